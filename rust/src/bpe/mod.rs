@@ -1,0 +1,4 @@
+//! Byte-pair encoding: the HF-compatible trainer and the rank-based encoder.
+
+pub mod encode;
+pub mod train;

@@ -1,0 +1,22 @@
+//! subword-core: the algorithms behind `subword`, with no knowledge of Python.
+//!
+//! Module map
+//! - [`normalize`]  text normalizers (NFC, NFKC, lowercase, strip accents) with offset alignment
+//! - [`pretok`]     pre-tokenizers: HF `Whitespace` and `ByteLevel` (GPT-2 pattern, byte-to-unicode table)
+//! - [`count`]      parallel word counting over pre-tokenized text
+//! - [`bpe`]        BPE training (HF-compatible merge loop) and encoding (merges by rank, cache, dropout)
+//! - [`tokenizer`]  the encode pipeline: added tokens -> normalizer -> pre-tokenizer -> model -> post-processor
+//!
+//! The PyO3 bindings live in `py.rs` (and `py/`), compiled only with the cargo feature `python`.
+//!
+//! Performance notes
+//! - Each hot module starts with its own notes (see `bpe/train.rs`, `bpe/encode.rs`, `pretok.rs`).
+
+pub mod bpe;
+pub mod count;
+pub mod normalize;
+pub mod pretok;
+pub mod tokenizer;
+
+#[cfg(feature = "python")]
+mod py;

@@ -1,0 +1,6 @@
+//! TODO(owner): bindings for this component.
+use pyo3::prelude::*;
+
+pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+    Ok(())
+}

@@ -1,0 +1,1 @@
+"""subword: train, compare and use subword tokenizers, with a Rust core."""
