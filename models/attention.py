@@ -1,0 +1,363 @@
+"""Attention, from kernel regression to multi-head self-attention.
+
+The building blocks go from the simplest to the one the encoders use:
+
+* :func:`masked_softmax` -- a softmax that gives *exactly* zero weight to masked
+  positions (and an all-zero row when nothing is visible);
+* :func:`nadaraya_watson` and :class:`NadarayaWatsonRegression` -- kernel
+  regression read as attention pooling: the query is a point, the keys are the
+  training inputs, the values are the training targets;
+* :class:`AdditiveAttention` -- Bahdanau's score ``w_v^T tanh(W_q q + W_k k)``;
+* :func:`scaled_dot_product_attention` -- ``softmax(Q K^T / sqrt(d)) V`` with a
+  fast path through :func:`torch.nn.functional.scaled_dot_product_attention`
+  and a plain path that spells the computation out (and can return weights);
+* :class:`MultiHeadAttention` -- learned query/key/value/output projections
+  around scaled dot-product attention, the block every encoder layer uses.
+
+Masks follow one convention everywhere: a boolean tensor where ``True`` means
+"may attend", broadcastable to the score tensor ``(..., T_q, T_k)``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+__all__ = [
+    "AdditiveAttention",
+    "MultiHeadAttention",
+    "NadarayaWatsonRegression",
+    "masked_softmax",
+    "nadaraya_watson",
+    "scaled_dot_product_attention",
+]
+
+AttnImpl = Literal["auto", "sdpa", "plain"]
+
+
+def _check_mask(mask: Tensor, scores_shape: torch.Size, what: str = "mask") -> Tensor:
+    """Return ``mask`` as bool after checking it broadcasts to ``scores_shape``."""
+    if mask.dtype != torch.bool:
+        if mask.is_floating_point():
+            raise TypeError(
+                f"{what} must be boolean (True = may attend) or 0/1 integers, got dtype {mask.dtype}"
+            )
+        mask = mask.bool()
+    try:
+        shape = torch.broadcast_shapes(mask.shape, scores_shape)
+    except RuntimeError:
+        shape = None
+    if shape != scores_shape:
+        raise ValueError(
+            f"{what} of shape {tuple(mask.shape)} does not broadcast to the attention "
+            f"scores of shape {tuple(scores_shape)} (..., T_q, T_k)"
+        )
+    return mask
+
+
+def _valid_lens_to_mask(valid_lens: Tensor, scores_shape: torch.Size) -> Tensor:
+    """Turn per-row or per-query valid lengths into a boolean key mask."""
+    n_keys = scores_shape[-1]
+    batch = scores_shape[0]
+    keys = torch.arange(n_keys, device=valid_lens.device)
+    if valid_lens.dim() == 1:
+        if valid_lens.shape[0] != batch:
+            raise ValueError(
+                f"valid_lens has {valid_lens.shape[0]} entries but the scores have batch size {batch}"
+            )
+        lens = valid_lens.view(batch, *([1] * (len(scores_shape) - 1)))
+    elif valid_lens.dim() == 2:
+        if len(scores_shape) < 3 or valid_lens.shape != (batch, scores_shape[-2]):
+            raise ValueError(
+                f"2-D valid_lens must have shape (B, T_q) = ({batch}, {scores_shape[-2]}), "
+                f"got {tuple(valid_lens.shape)}"
+            )
+        lens = valid_lens.view(batch, *([1] * (len(scores_shape) - 3)), scores_shape[-2], 1)
+    else:
+        raise ValueError(f"valid_lens must be 1-D (B,) or 2-D (B, T_q), got {valid_lens.dim()}-D")
+    return keys < lens
+
+
+def masked_softmax(
+    scores: Tensor, valid_lens: Tensor | None = None, *, mask: Tensor | None = None
+) -> Tensor:
+    """Softmax over the last axis that ignores masked keys.
+
+    Masked entries are filled with the most negative finite value before the
+    softmax (so no ``-inf - -inf`` NaNs appear, even in gradients), and the
+    result is then zeroed where masked: masked keys get *exactly* zero weight,
+    and a row with no visible key is all zeros rather than uniform.
+
+    Args:
+        scores: attention scores ``(B, ..., T_q, T_k)``.
+        valid_lens: the number of visible keys, either per batch row ``(B,)``
+            or per query ``(B, T_q)``; keys ``>= valid_len`` are masked.
+        mask: boolean, ``True`` = may attend, broadcastable to ``scores``.
+            Combined with ``valid_lens`` (both must allow a key) if both are given.
+
+    Returns:
+        Weights of the same shape as ``scores``, each row summing to 1 (or 0).
+
+    >>> import torch
+    >>> masked_softmax(torch.zeros(1, 1, 4), torch.tensor([2]))
+    tensor([[[0.5000, 0.5000, 0.0000, 0.0000]]])
+    """
+    keep = None
+    if valid_lens is not None:
+        keep = _valid_lens_to_mask(valid_lens, scores.shape)
+    if mask is not None:
+        m = _check_mask(mask, scores.shape)
+        keep = m if keep is None else keep & m
+    if keep is None:
+        return torch.softmax(scores, dim=-1)
+    filled = scores.masked_fill(~keep, torch.finfo(scores.dtype).min)
+    weights = torch.softmax(filled, dim=-1)
+    # A fully masked row softmaxes to uniform; zero it (and masked keys) explicitly.
+    return weights.masked_fill(~keep, 0.0)
+
+
+# ==== Kernel regression as attention pooling ====
+
+
+def nadaraya_watson(
+    queries: Tensor, keys: Tensor, values: Tensor, bandwidth: float | Tensor = 1.0
+) -> tuple[Tensor, Tensor]:
+    """Nadaraya-Watson kernel regression with a Gaussian kernel.
+
+    ``f(q) = sum_i softmax_i(-((q - k_i) / h)^2 / 2) * v_i``: attention pooling
+    where the score of a key is minus half its squared distance to the query.
+    With ``h -> inf`` it becomes average pooling; with ``h -> 0`` it returns
+    the value of the nearest key.
+
+    Args:
+        queries: ``(Q,)`` query points.
+        keys: ``(N,)`` training inputs.
+        values: ``(N,)`` or ``(N, D)`` training targets.
+        bandwidth: the kernel width ``h`` (> 0).
+
+    Returns:
+        ``(predictions, weights)`` of shapes ``(Q,)`` or ``(Q, D)``, and ``(Q, N)``.
+
+    >>> import torch
+    >>> pred, w = nadaraya_watson(torch.tensor([0.0]), torch.tensor([-1.0, 1.0]), torch.tensor([2.0, 4.0]))
+    >>> pred, w
+    (tensor([3.]), tensor([[0.5000, 0.5000]]))
+    """
+    if isinstance(bandwidth, (int, float)) and bandwidth <= 0:
+        raise ValueError(f"bandwidth must be > 0, got {bandwidth}")
+    if keys.shape[0] != values.shape[0]:
+        raise ValueError(f"{keys.shape[0]} keys but {values.shape[0]} values")
+    diff = (queries.unsqueeze(-1) - keys.unsqueeze(0)) / bandwidth  # (Q, N)
+    weights = torch.softmax(-0.5 * diff**2, dim=-1)  # (Q, N)
+    return weights @ values, weights
+
+
+class NadarayaWatsonRegression(nn.Module):
+    """Parametric Nadaraya-Watson regression: a learnable inverse bandwidth ``w``.
+
+    Scores are ``-((q - k) * w)^2 / 2``; training ``w`` by gradient descent
+    trades smoothness against fit, which is attention with one parameter.
+
+    >>> import torch
+    >>> m = NadarayaWatsonRegression(w=1.0)
+    >>> m(torch.tensor([0.0]), torch.tensor([-1.0, 1.0]), torch.tensor([2.0, 4.0]))
+    tensor([3.], grad_fn=<SqueezeBackward1>)
+    """
+
+    def __init__(self, w: float | None = None) -> None:
+        super().__init__()
+        self.w = nn.Parameter(torch.rand(1) if w is None else torch.tensor([float(w)]))
+
+    def forward(self, queries: Tensor, keys: Tensor, values: Tensor) -> Tensor:
+        """Predict at ``queries`` (Q,) from ``keys`` (N,) or (Q, N) and ``values`` likewise."""
+        if keys.dim() == 1:
+            keys = keys.unsqueeze(0).expand(queries.shape[0], -1)  # (Q, N)
+            values = values.unsqueeze(0).expand(queries.shape[0], -1)  # (Q, N)
+        diff = (queries.unsqueeze(-1) - keys) * self.w  # (Q, N)
+        weights = torch.softmax(-0.5 * diff**2, dim=-1)  # (Q, N)
+        return torch.bmm(weights.unsqueeze(1), values.unsqueeze(-1)).squeeze(-1).squeeze(-1)
+
+
+# ==== Additive attention ====
+
+
+class AdditiveAttention(nn.Module):
+    """Additive (Bahdanau) attention: ``a(q, k) = w_v^T tanh(W_q q + W_k k)``.
+
+    Useful when queries and keys have different sizes; costs a ``(B, Q, K, h)``
+    feature tensor, which is why dot-product attention replaced it at scale.
+
+    Args:
+        query_size: feature size of the queries.
+        key_size: feature size of the keys.
+        num_hiddens: size ``h`` of the hidden layer.
+        dropout: dropout on the attention weights (training only).
+
+    >>> import torch
+    >>> attn = AdditiveAttention(3, 2, 8).eval()
+    >>> out = attn(torch.randn(1, 4, 3), torch.ones(1, 5, 2), torch.randn(1, 5, 6))
+    >>> tuple(out.shape)
+    (1, 4, 6)
+    """
+
+    def __init__(self, query_size: int, key_size: int, num_hiddens: int, dropout: float = 0.0) -> None:
+        super().__init__()
+        self.W_q = nn.Linear(query_size, num_hiddens, bias=False)
+        self.W_k = nn.Linear(key_size, num_hiddens, bias=False)
+        self.w_v = nn.Linear(num_hiddens, 1, bias=False)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(
+        self,
+        queries: Tensor,
+        keys: Tensor,
+        values: Tensor,
+        valid_lens: Tensor | None = None,
+        *,
+        mask: Tensor | None = None,
+        return_weights: bool = False,
+    ) -> Tensor | tuple[Tensor, Tensor]:
+        """Attend ``queries`` (B, Q, dq) over ``keys`` (B, K, dk) and ``values`` (B, K, dv)."""
+        features = torch.tanh(self.W_q(queries).unsqueeze(2) + self.W_k(keys).unsqueeze(1))  # (B, Q, K, h)
+        scores = self.w_v(features).squeeze(-1)  # (B, Q, K)
+        weights = masked_softmax(scores, valid_lens, mask=mask)  # (B, Q, K)
+        out = torch.bmm(self.dropout(weights), values)  # (B, Q, dv)
+        return (out, weights) if return_weights else out
+
+
+# ==== Scaled dot-product attention ====
+
+
+def scaled_dot_product_attention(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None = None,
+    *,
+    dropout_p: float = 0.0,
+    scale: float | None = None,
+    impl: AttnImpl = "auto",
+    return_weights: bool = False,
+) -> Tensor | tuple[Tensor, Tensor]:
+    """``softmax(Q K^T * scale + mask) V`` with a fast and a plain path.
+
+    ``impl="sdpa"`` calls :func:`torch.nn.functional.scaled_dot_product_attention`
+    (fused kernels on CPU and GPU); ``impl="plain"`` spells the computation out
+    with :func:`masked_softmax`. Both agree to about 1e-6 in float32. ``"auto"``
+    takes the fast path unless the weights are asked for, which only the plain
+    path can return. In both paths a query with no visible key gets a zero
+    output (never NaN).
+
+    Args:
+        q: queries ``(..., T_q, d)``, typically ``(B, nh, T, hs)``.
+        k: keys ``(..., T_k, d)``.
+        v: values ``(..., T_k, d_v)``.
+        mask: boolean, ``True`` = may attend, broadcastable to ``(..., T_q, T_k)``.
+        dropout_p: dropout on the weights; pass 0 in eval mode.
+        scale: score scale, ``1 / sqrt(d)`` by default.
+        impl: ``"auto"``, ``"sdpa"`` or ``"plain"``.
+        return_weights: also return the ``(..., T_q, T_k)`` weights (plain path).
+
+    >>> import torch
+    >>> q = k = torch.zeros(1, 2, 4)
+    >>> v = torch.tensor([[[1.0, 0, 0, 0], [3.0, 0, 0, 0]]])
+    >>> scaled_dot_product_attention(q, k, v)[0, 0]
+    tensor([2., 0., 0., 0.])
+    """
+    if impl not in ("auto", "sdpa", "plain"):
+        raise ValueError(f"impl must be 'auto', 'sdpa' or 'plain', got {impl!r}")
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"queries have size {q.shape[-1]} but keys have size {k.shape[-1]}")
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(f"{k.shape[-2]} keys but {v.shape[-2]} values")
+    scores_shape = torch.Size((*torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q.shape[-2], k.shape[-2]))
+    if mask is not None:
+        mask = _check_mask(mask, scores_shape)
+    if scale is None:
+        scale = 1.0 / math.sqrt(q.shape[-1])
+    if impl == "sdpa" and return_weights:
+        raise ValueError("return_weights needs the plain path; use impl='plain' or 'auto'")
+    if impl == "plain" or (impl == "auto" and return_weights):
+        scores = torch.matmul(q, k.transpose(-2, -1)) * scale  # (B, nh, T_q, T_k)
+        weights = masked_softmax(scores, mask=mask)
+        dropped = F.dropout(weights, p=dropout_p) if dropout_p > 0 else weights
+        out = torch.matmul(dropped, v)  # (B, nh, T_q, hs)
+        return (out, weights) if return_weights else out
+    if mask is not None and mask.dim() < 2:
+        mask = mask.expand(scores_shape[-2:])  # the fused kernel wants (T_q, T_k) at least
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, scale=scale)
+    if mask is not None:
+        # Fused kernels may return NaN for a query that sees no key; the plain
+        # path returns 0 there, so make both paths agree.
+        visible = mask.any(dim=-1, keepdim=True)
+        if not bool(visible.all()):
+            out = out.masked_fill(~visible, 0.0)
+    return out
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention with learned projections ``q, k, v`` and ``o``.
+
+    Each head attends in its own ``hidden_size / num_heads`` subspace; the heads'
+    outputs are concatenated and mixed by ``o``. Self-attention when ``context``
+    is omitted, cross-attention otherwise.
+
+    Args:
+        hidden_size: model width (divisible by ``num_heads``).
+        num_heads: number of heads.
+        bias: whether the four projections have biases.
+        dropout: dropout on the attention weights (training only).
+        impl: ``"auto"``, ``"sdpa"`` or ``"plain"`` (see :func:`scaled_dot_product_attention`).
+
+    >>> import torch
+    >>> mha = MultiHeadAttention(8, 2).eval()
+    >>> tuple(mha(torch.randn(3, 5, 8)).shape)
+    (3, 5, 8)
+    """
+
+    def __init__(
+        self, hidden_size: int, num_heads: int, *, bias: bool = True, dropout: float = 0.0, impl: AttnImpl = "auto"
+    ) -> None:
+        super().__init__()
+        if hidden_size % num_heads != 0:
+            raise ValueError(f"hidden_size {hidden_size} is not divisible by num_heads {num_heads}")
+        self.num_heads = num_heads
+        self.head_size = hidden_size // num_heads
+        self.dropout = dropout
+        self.impl: AttnImpl = impl
+        self.q = nn.Linear(hidden_size, hidden_size, bias=bias)
+        self.k = nn.Linear(hidden_size, hidden_size, bias=bias)
+        self.v = nn.Linear(hidden_size, hidden_size, bias=bias)
+        self.o = nn.Linear(hidden_size, hidden_size, bias=bias)
+
+    def _split(self, x: Tensor) -> Tensor:
+        B, T, _ = x.shape
+        return x.view(B, T, self.num_heads, self.head_size).transpose(1, 2)  # (B, nh, T, hs)
+
+    def forward(
+        self,
+        x: Tensor,
+        context: Tensor | None = None,
+        mask: Tensor | None = None,
+        *,
+        return_weights: bool = False,
+    ) -> Tensor | tuple[Tensor, Tensor]:
+        """Attend from ``x`` (B, T, C) over ``context`` (B, S, C), default ``x``.
+
+        ``mask`` is boolean (True = may attend), broadcastable to (B, nh, T, S);
+        a key-padding mask is ``(B, 1, 1, S)``.
+        """
+        context = x if context is None else context
+        q, k, v = self._split(self.q(x)), self._split(self.k(context)), self._split(self.v(context))
+        res = scaled_dot_product_attention(
+            q, k, v, mask, dropout_p=self.dropout if self.training else 0.0,
+            impl=self.impl, return_weights=return_weights,
+        )
+        out, weights = res if return_weights else (res, None)
+        B, _, T, _ = out.shape
+        out = self.o(out.transpose(1, 2).reshape(B, T, -1))  # (B, T, C)
+        return (out, weights) if return_weights else out
