@@ -1,0 +1,202 @@
+"""The BPE model description: vocabulary, ranked merges and encoding options.
+
+This is data plus validation; encoding happens in the Rust core (``_core.CoreTokenizer``), with the
+readable reference in :mod:`subword.reference`. The fields and their meaning follow HF's ``BPE`` model and
+its ``tokenizer.json`` ``"model"`` dict, so a model round-trips through HF unchanged.
+
+>>> m = BPE({"a": 0, "b": 1, "ab": 2}, [("a", "b")])
+>>> m.vocab_size, m.merges
+(3, [('a', 'b')])
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from subword.errors import ModelError
+
+__all__ = ["BPE"]
+
+log = logging.getLogger(__name__)
+
+_FIELDS = (
+    "dropout",
+    "unk_token",
+    "continuing_subword_prefix",
+    "end_of_word_suffix",
+    "fuse_unk",
+    "byte_fallback",
+    "ignore_merges",
+)
+
+
+class BPE:
+    """A byte-pair-encoding model: ``vocab`` (token -> id) and ``merges`` (pairs in rank order).
+
+    Args:
+        vocab: Token -> id. Ids must be distinct non-negative ints (holes are allowed but logged, as HF does).
+        merges: ``(left, right)`` pairs, best rank first. The legacy ``"left right"`` strings are accepted.
+            ``left``, ``right`` and their concatenation (``right`` without ``continuing_subword_prefix``)
+            must be in ``vocab``.
+        unk_token: Token for characters the vocab cannot spell; must be in ``vocab``. ``None`` drops them
+            (HF behaviour).
+        continuing_subword_prefix: Prefix of every non-initial subword (e.g. ``"##"``).
+        end_of_word_suffix: Suffix of every word-final subword (e.g. ``"</w>"``).
+        fuse_unk: Merge consecutive unknown characters into one ``unk_token``.
+        byte_fallback: Spell unknown characters as ``<0xXX>`` byte tokens when all of them are in ``vocab``.
+        dropout: BPE-dropout probability in ``[0, 1]``, or ``None``.
+        ignore_merges: Emit a whole pre-token directly when it is in ``vocab``.
+
+    Raises:
+        ModelError: inconsistent vocab/merges/options.
+        TypeError: an argument of the wrong type.
+
+    >>> BPE({"a": 0}, [], unk_token="b")
+    Traceback (most recent call last):
+    ...
+    subword.errors.ModelError: unk_token 'b' is not in the vocab
+    """
+
+    def __init__(
+        self,
+        vocab: Mapping[str, int],
+        merges: Iterable[tuple[str, str] | list[str] | str],
+        *,
+        unk_token: str | None = None,
+        continuing_subword_prefix: str | None = None,
+        end_of_word_suffix: str | None = None,
+        fuse_unk: bool = False,
+        byte_fallback: bool = False,
+        dropout: float | None = None,
+        ignore_merges: bool = False,
+    ) -> None:
+        if not isinstance(vocab, Mapping):
+            raise TypeError(f"vocab must be a mapping token -> id, got {type(vocab).__name__}")
+        self.vocab: dict[str, int] = dict(vocab)
+        self.merges: list[tuple[str, str]] = [_parse_merge(m, i) for i, m in enumerate(merges)]
+        self.unk_token = unk_token
+        self.continuing_subword_prefix = continuing_subword_prefix
+        self.end_of_word_suffix = end_of_word_suffix
+        self.fuse_unk = fuse_unk
+        self.byte_fallback = byte_fallback
+        self.dropout = dropout
+        self.ignore_merges = ignore_merges
+        self._validate()
+
+    # ==== validation ====
+
+    def _validate(self) -> None:
+        for name in ("unk_token", "continuing_subword_prefix", "end_of_word_suffix"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"BPE.{name} must be a str or None, got {type(value).__name__}")
+        for name in ("fuse_unk", "byte_fallback", "ignore_merges"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"BPE.{name} must be a bool, got {getattr(self, name)!r}")
+        if self.dropout is not None:
+            if isinstance(self.dropout, bool) or not isinstance(self.dropout, (int, float)):
+                raise TypeError(f"BPE.dropout must be a float or None, got {self.dropout!r}")
+            if not 0.0 <= self.dropout <= 1.0:
+                raise ModelError(f"dropout must be in [0, 1], got {self.dropout}")
+            self.dropout = float(self.dropout)
+        seen: dict[int, str] = {}
+        for token, idx in self.vocab.items():
+            if not isinstance(token, str):
+                raise TypeError(f"vocab keys must be str, got {type(token).__name__} {token!r}")
+            if isinstance(idx, bool) or not isinstance(idx, int) or idx < 0:
+                raise ModelError(f"vocab id of {token!r} must be a non-negative int, got {idx!r}")
+            if idx in seen:
+                raise ModelError(f"vocab id {idx} is used by both {seen[idx]!r} and {token!r}")
+            seen[idx] = token
+        if self.vocab and max(seen) + 1 != len(seen):
+            log.warning("BPE vocab ids have holes: %d tokens, largest id %d", len(seen), max(seen))
+        if self.unk_token is not None and self.unk_token not in self.vocab:
+            raise ModelError(f"unk_token {self.unk_token!r} is not in the vocab")
+        prefix = self.continuing_subword_prefix or ""
+        for rank, (left, right) in enumerate(self.merges):
+            for part in (left, right):
+                if part not in self.vocab:
+                    raise ModelError(f"merge #{rank} ({left!r}, {right!r}): {part!r} is not in the vocab")
+            # With a continuing-subword prefix the right part carries it, the merged token does not.
+            merged = left + (right[len(prefix):] if prefix and right.startswith(prefix) else right)
+            if merged not in self.vocab:
+                raise ModelError(
+                    f"merge #{rank} ({left!r}, {right!r}): the merged token {merged!r} is not in the vocab"
+                )
+
+    # ==== accessors ====
+
+    @property
+    def vocab_size(self) -> int:
+        """Number of tokens in the vocab (added tokens not included)."""
+        return len(self.vocab)
+
+    def id_to_token_map(self) -> dict[int, str]:
+        """The inverse of ``vocab``."""
+        return {i: t for t, i in self.vocab.items()}
+
+    def options(self) -> dict[str, Any]:
+        """The non-data fields, in HF's key order."""
+        return {name: getattr(self, name) for name in _FIELDS}
+
+    # ==== serialisation (HF "model" dict) ====
+
+    def to_dict(self) -> dict[str, Any]:
+        """The HF ``tokenizer.json`` ``"model"`` dict: vocab ordered by id, merges as pairs.
+
+        >>> BPE({"b": 1, "a": 0, "ab": 2}, [("a", "b")]).to_dict()["vocab"]
+        {'a': 0, 'b': 1, 'ab': 2}
+        """
+        out: dict[str, Any] = {"type": "BPE", **self.options()}
+        out["vocab"] = dict(sorted(self.vocab.items(), key=lambda kv: kv[1]))
+        out["merges"] = [[a, b] for a, b in self.merges]
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "BPE":
+        """Build from an HF ``"model"`` dict (``type`` may be absent in old files; legacy merges accepted).
+
+        Raises:
+            ModelError: unknown keys, wrong types, or inconsistent contents.
+
+        >>> BPE.from_dict({"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]}).merges
+        [('a', 'b')]
+        """
+        data = dict(data)
+        data.pop("type", None)
+        unknown = sorted(set(data) - {"vocab", "merges", *_FIELDS})
+        if unknown:
+            raise ModelError(f"unknown BPE model field(s) {unknown}")
+        if "vocab" not in data or "merges" not in data:
+            raise ModelError("a BPE model needs 'vocab' and 'merges'")
+        if not isinstance(data["merges"], list):
+            raise ModelError(f"BPE 'merges' must be a list, got {type(data['merges']).__name__}")
+        try:
+            return cls(data.pop("vocab"), data.pop("merges"), **data)
+        except TypeError as exc:
+            raise ModelError(str(exc)) from exc
+
+    # ==== dunder ====
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BPE):
+            return NotImplemented
+        return (self.vocab, self.merges, self.options()) == (other.vocab, other.merges, other.options())
+
+    def __repr__(self) -> str:
+        opts = ", ".join(f"{k}={v!r}" for k, v in self.options().items())
+        return f"BPE(vocab=<{len(self.vocab)} tokens>, merges=<{len(self.merges)} merges>, {opts})"
+
+
+def _parse_merge(m: object, rank: int) -> tuple[str, str]:
+    if isinstance(m, str):
+        # Legacy "a b" form. Splitting on the first space is HF's rule; tokens cannot contain spaces here.
+        parts = m.split(" ")
+        if len(parts) != 2:
+            raise ModelError(f"merge #{rank} {m!r} is not of the form 'left right'")
+        return parts[0], parts[1]
+    if isinstance(m, (tuple, list)) and len(m) == 2 and all(isinstance(p, str) for p in m):
+        return m[0], m[1]
+    raise ModelError(f"merge #{rank} must be a pair of strings, got {m!r}")

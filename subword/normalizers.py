@@ -1,0 +1,191 @@
+"""Normalizers: text -> text transforms applied before pre-tokenization.
+
+Each class is a spec that serialises to the HF ``tokenizer.json`` ``"normalizer"`` dict and carries a
+short pure-Python *reference* ``normalize_str``; the Rust core (``_core.Normalizer``) implements the same
+semantics fast and the tests hold the three (reference, Rust, HF) equal.
+
+Semantics worth knowing (checked against ``tokenizers`` 0.23.3):
+
+* ``Lowercase`` lowercases **char by char** (``"ΣΑΣ"`` -> ``"σασ"``, no final-sigma rule, unlike
+  ``str.lower``), and a char may expand (``"İ"`` -> ``"i̇"``).
+* ``StripAccents`` only removes combining marks (General_Category M*); it does not decompose, so
+  ``"é"`` (precomposed) survives. Use ``Sequence([NFD(), StripAccents()])`` to strip accents.
+
+>>> Sequence([NFD(), StripAccents(), Lowercase()]).normalize_str("Héllo")
+'hello'
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from subword._components import Component, Registry
+
+__all__ = [
+    "Normalizer",
+    "NFC",
+    "NFD",
+    "NFKC",
+    "NFKD",
+    "Lowercase",
+    "StripAccents",
+    "Sequence",
+    "from_dict",
+    "REGISTRY",
+]
+
+REGISTRY: Registry["Normalizer"] = Registry("normalizer")
+
+
+class Normalizer(Component):
+    """Base class: a serialisable text transform with a reference implementation."""
+
+    def normalize_str(self, text: str) -> str:
+        """Return the normalized text (pure-Python reference implementation).
+
+        Args:
+            text: Any string.
+
+        Returns:
+            The normalized string.
+
+        >>> Lowercase().normalize_str("ABC")
+        'abc'
+        """
+        raise NotImplementedError
+
+    def native(self) -> Any:
+        """The equivalent Rust normalizer, ``_core.Normalizer(self.to_json())``.
+
+        Raises:
+            CoreUnavailableError: the compiled core has no ``Normalizer`` class.
+        """
+        from subword._native import core_class
+
+        return core_class("Normalizer")(self.to_json())
+
+
+def from_dict(data: object, source: str = "<string>") -> Normalizer:
+    """Build a normalizer from its HF ``tokenizer.json`` dict.
+
+    Args:
+        data: The dict, e.g. ``{"type": "NFKC"}``.
+        source: Where it came from, for error messages.
+
+    Raises:
+        subword.errors.UnsupportedComponentError: unknown ``"type"``.
+        subword.errors.FormatError: malformed dict.
+
+    >>> from_dict({"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "Lowercase"}]})
+    Sequence(normalizers=(NFC(), Lowercase()))
+    """
+    return REGISTRY.from_dict(data, source)
+
+
+class _UnicodeForm(Normalizer):
+    """Shared body of the four Unicode normalization forms (the form is the ``type_name``)."""
+
+    def normalize_str(self, text: str) -> str:
+        return unicodedata.normalize(self.type_name, text)  # type: ignore[arg-type]
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class NFC(_UnicodeForm):
+    """Unicode canonical composition. ``NFC().normalize_str("e\\u0301") == "é"``"""
+
+    type_name: ClassVar[str] = "NFC"
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class NFD(_UnicodeForm):
+    """Unicode canonical decomposition. ``NFD().normalize_str("é") == "e\\u0301"``"""
+
+    type_name: ClassVar[str] = "NFD"
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class NFKC(_UnicodeForm):
+    """Unicode compatibility composition. ``NFKC().normalize_str("ﬁ") == "fi"``"""
+
+    type_name: ClassVar[str] = "NFKC"
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class NFKD(_UnicodeForm):
+    """Unicode compatibility decomposition. ``NFKD().normalize_str("ﬁ") == "fi"``"""
+
+    type_name: ClassVar[str] = "NFKD"
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class Lowercase(Normalizer):
+    """Lowercase each character independently (HF semantics: no context-dependent final sigma).
+
+    >>> Lowercase().normalize_str("ΣΑΣ İ")
+    'σασ i̇'
+    """
+
+    type_name: ClassVar[str] = "Lowercase"
+
+    def normalize_str(self, text: str) -> str:
+        # str.lower() applies the final-sigma rule to whole strings; HF maps chars one at a time.
+        return "".join(c.lower() for c in text)
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class StripAccents(Normalizer):
+    """Remove combining marks (General_Category Mn, Mc, Me); does not decompose first.
+
+    >>> StripAccents().normalize_str("e\\u0301t\\u00e9")
+    'eté'
+    """
+
+    type_name: ClassVar[str] = "StripAccents"
+
+    def normalize_str(self, text: str) -> str:
+        return "".join(c for c in text if not unicodedata.category(c).startswith("M"))
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class Sequence(Normalizer):
+    """Apply normalizers in order.
+
+    Args:
+        normalizers: The normalizers, applied left to right (a list is accepted and stored as a tuple).
+
+    >>> Sequence([NFKC(), Lowercase()]).normalize_str("ＡＢＣ")
+    'abc'
+    """
+
+    type_name: ClassVar[str] = "Sequence"
+    normalizers: tuple[Normalizer, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "normalizers", tuple(self.normalizers))
+        for i, n in enumerate(self.normalizers):
+            if not isinstance(n, Normalizer):
+                raise TypeError(f"Sequence.normalizers[{i}] must be a Normalizer, got {type(n).__name__}")
+
+    def normalize_str(self, text: str) -> str:
+        for n in self.normalizers:
+            text = n.normalize_str(text)
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type_name, "normalizers": [n.to_dict() for n in self.normalizers]}
+
+    @classmethod
+    def _from_fields(cls, fields: dict[str, Any], registry: Registry[Any], source: str) -> "Sequence":
+        items = fields.get("normalizers", [])
+        if not isinstance(items, list):
+            raise TypeError("'normalizers' must be a list")
+        return cls(tuple(registry.from_dict(item, source) for item in items))

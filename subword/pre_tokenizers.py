@@ -1,0 +1,181 @@
+"""Pre-tokenizers: split (normalized) text into the pieces the model encodes one at a time.
+
+Each class serialises to the HF ``tokenizer.json`` ``"pre_tokenizer"`` dict and has a short pure-Python
+*reference* ``pre_tokenize_str`` returning ``[(piece, (start, end)), ...]`` with **character** offsets into
+the input, exactly what HF's Python ``pre_tokenize_str`` returns. The Rust core
+(``_core.PreTokenizer``) implements the same; tests hold reference, Rust and HF equal.
+
+>>> Whitespace().pre_tokenize_str("Hi, there!")
+[('Hi', (0, 2)), (',', (2, 3)), ('there', (4, 9)), ('!', (9, 10))]
+>>> ByteLevel(add_prefix_space=False).pre_tokenize_str("a é")
+[('a', (0, 1)), ('ĠÃ©', (1, 3))]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, ClassVar
+
+import regex
+
+from subword._components import Component, Registry
+
+__all__ = [
+    "PreTokenizer",
+    "Whitespace",
+    "ByteLevel",
+    "bytes_to_unicode",
+    "from_dict",
+    "REGISTRY",
+    "GPT2_PATTERN",
+]
+
+REGISTRY: Registry["PreTokenizer"] = Registry("pre_tokenizer")
+
+Piece = tuple[str, tuple[int, int]]
+
+# HF's Whitespace uses the Rust `regex` crate, whose Unicode \w is Alphabetic|M|Nd|Pc|Join_Control and \s is
+# White_Space; the `regex` module's \w and \s are defined the same way (stdlib `re` differs: it counts
+# U+001C..U+001F as space and misses Join_Control), hence `regex`.
+_WHITESPACE_RE = regex.compile(r"\w+|[^\w\s]+")
+
+#: The GPT-2 split pattern used by HF's ByteLevel (Oniguruma there; the same matches here).
+GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+_GPT2_RE = regex.compile(GPT2_PATTERN)
+
+
+@lru_cache(maxsize=1)
+def bytes_to_unicode() -> tuple[str, ...]:
+    """The GPT-2 byte -> printable char table: ``bytes_to_unicode()[b]`` is the char for byte ``b``.
+
+    The 188 printable Latin-1 bytes map to themselves; the others, in byte order, to U+0100 upwards.
+
+    >>> bytes_to_unicode()[ord(" ")], bytes_to_unicode()[ord("\\n")], bytes_to_unicode()[ord("a")]
+    ('Ġ', 'Ċ', 'a')
+    """
+    printable = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    table = {b: chr(b) for b in printable}
+    extra = 0
+    for b in range(256):
+        if b not in table:
+            table[b] = chr(256 + extra)
+            extra += 1
+    return tuple(table[b] for b in range(256))
+
+
+class PreTokenizer(Component):
+    """Base class: a serialisable splitter with a reference implementation."""
+
+    def pre_tokenize_str(self, text: str) -> list[Piece]:
+        """Split ``text`` into ``(piece, (start, end))`` with character offsets (reference implementation).
+
+        Args:
+            text: Any string.
+
+        Returns:
+            The pieces as the model sees them, each with its character span in ``text``.
+
+        >>> Whitespace().pre_tokenize_str("a b")
+        [('a', (0, 1)), ('b', (2, 3))]
+        """
+        raise NotImplementedError
+
+    def native(self) -> Any:
+        """The equivalent Rust pre-tokenizer, ``_core.PreTokenizer(self.to_json())``.
+
+        Raises:
+            CoreUnavailableError: the compiled core has no ``PreTokenizer`` class.
+        """
+        from subword._native import core_class
+
+        return core_class("PreTokenizer")(self.to_json())
+
+
+def from_dict(data: object, source: str = "<string>") -> PreTokenizer:
+    """Build a pre-tokenizer from its HF ``tokenizer.json`` dict.
+
+    Args:
+        data: The dict, e.g. ``{"type": "Whitespace"}``.
+        source: Where it came from, for error messages.
+
+    Raises:
+        subword.errors.UnsupportedComponentError: unknown ``"type"``.
+        subword.errors.FormatError: malformed dict.
+
+    >>> from_dict({"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True})
+    ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True)
+    """
+    return REGISTRY.from_dict(data, source)
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class Whitespace(PreTokenizer):
+    """Split into runs of word characters and runs of other non-space characters (``\\w+|[^\\w\\s]+``).
+
+    Whitespace is dropped. ``\\w`` is Unicode-aware: letters, marks, decimal digits, connector
+    punctuation and the zero-width joiners.
+
+    >>> Whitespace().pre_tokenize_str("don't  stop")
+    [('don', (0, 3)), ("'", (3, 4)), ('t', (4, 5)), ('stop', (7, 11))]
+    """
+
+    type_name: ClassVar[str] = "Whitespace"
+
+    def pre_tokenize_str(self, text: str) -> list[Piece]:
+        return [(m.group(), m.span()) for m in _WHITESPACE_RE.finditer(text)]
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class ByteLevel(PreTokenizer):
+    """GPT-2 byte-level pre-tokenizer: optional prefix space, GPT-2 regex split, bytes mapped to chars.
+
+    Args:
+        add_prefix_space: Prepend ``" "`` when the text does not start with one, so the first word is
+            encoded like the others.
+        trim_offsets: Stored for the file (the post-processor trims offsets; splitting ignores it).
+        use_regex: Split with :data:`GPT2_PATTERN`; when False the whole text is one piece.
+
+    The offsets are character spans of the original text. The added prefix space has no character of its
+    own: it takes the span of the text's first character (HF's alignment rule), so a piece made only of
+    that space spans the first character too.
+
+    >>> ByteLevel().pre_tokenize_str("hi\\n")
+    [('Ġhi', (0, 2)), ('Ċ', (2, 3))]
+    """
+
+    type_name: ClassVar[str] = "ByteLevel"
+    add_prefix_space: bool = True
+    trim_offsets: bool = True
+    use_regex: bool = True
+
+    @staticmethod
+    def alphabet() -> list[str]:
+        """The 256 chars a byte-level model starts from (sorted by code point, as HF assigns their ids).
+
+        >>> len(ByteLevel.alphabet()), ByteLevel.alphabet()[:3]
+        (256, ['!', '"', '#'])
+        """
+        return sorted(bytes_to_unicode())
+
+    def pre_tokenize_str(self, text: str) -> list[Piece]:
+        if not text:
+            return []  # HF adds no prefix space to an empty text
+        # spans[i] = the original character span that char i of `work` stands for.
+        spans = [(i, i + 1) for i in range(len(text))]
+        work = text
+        if self.add_prefix_space and not text.startswith(" "):
+            work = " " + text
+            spans.insert(0, spans[0])
+        if self.use_regex:
+            matches = [m.span() for m in _GPT2_RE.finditer(work)]
+        else:
+            matches = [(0, len(work))]
+        table = bytes_to_unicode()
+        out: list[Piece] = []
+        for start, end in matches:
+            mapped = "".join(table[b] for b in work[start:end].encode("utf-8"))
+            out.append((mapped, (spans[start][0], spans[end - 1][1])))
+        return out
