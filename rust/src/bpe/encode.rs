@@ -1,1 +1,735 @@
-//! TODO(owner): see lib.rs module map.
+//! The BPE encoder: HF `tokenizers`' `BPE` model (SPEC §1.5), bit-for-bit on ids and offsets.
+//!
+//! Semantics (all from HF `models/bpe/model.rs` / `word.rs`, checked in `tests/test_bpe_encode.py`):
+//! - a word starts as one symbol per char; `continuing_subword_prefix` is prepended to every char
+//!   but the first and `end_of_word_suffix` appended to the last, exactly as in training;
+//! - a char missing from the vocab becomes `<0xXX>` byte tokens when `byte_fallback` is on and ALL
+//!   its bytes (prefix/suffix included, as HF does) have one; otherwise an unk (consecutive unks
+//!   fused into one with `fuse_unk`); with no unk token the char is silently dropped. HF quirk kept:
+//!   byte-fallback tokens do not flush a pending unk, so the unk lands after them;
+//! - merges are applied one at a time, lowest rank first, leftmost first among equal ranks, which is
+//!   what HF's heap pops; a duplicate pair in the merge list keeps its LAST rank;
+//! - `ignore_merges`: a word that is itself in the vocab is a single token;
+//! - BPE-dropout: each candidate merge is skipped with probability p; skipped candidates come back
+//!   after the next merge that is applied. The RNG is our own (SplitMix64), seeded from the model's
+//!   seed, the word and its position, so a given seed always gives the same segmentation whatever
+//!   the thread schedule. HF draws from `thread_rng` and is not reproducible; only the
+//!   distribution-level behaviour can be compared (p=0: no dropout, p=1: no merges at all).
+//!
+//! Performance notes
+//! - Merge lookups use one flat hash map keyed by the pair packed into a `u64`, with a
+//!   multiplicative hash (pairs are small integers; SipHash would dominate the profile).
+//! - Short words (the vast majority) are merged with a linear scan over a small pair-rank array,
+//!   which is faster than a heap below ~50 symbols and pops the same (rank, position) order.
+//!   Longer words, and all dropout runs, use a binary heap over a linked list of symbols.
+//! - Results are cached per word in a THREAD-LOCAL map (no lock, so rayon workers never
+//!   serialize), keyed by the model instance id. Words of 256 bytes or more are not cached (they
+//!   are rare and would bloat the cache); the cache is cleared when it reaches its capacity. Each
+//!   thread keeps caches for at most `MAX_MODELS_PER_THREAD` models.
+//! - Byte-level models whose vocab holds all 256 byte chars (every GPT-2-style file) get a fast
+//!   path that works on the RAW bytes of a piece: the byte->id table replaces the per-char string
+//!   lookups and no mapped string is ever built. Units are then raw bytes, which for byte-level
+//!   equal the mapped chars HF counts.
+
+use std::cell::RefCell;
+use std::collections::{BinaryHeap, HashMap};
+use std::cmp::Reverse;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::pretok::bytes_to_unicode;
+
+/// Errors building or running the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BpeError {
+    /// A merge refers to a token that is not in the vocab (HF: MergeTokenOutOfVocabulary).
+    MergeTokenOutOfVocabulary(String),
+    /// The unk token is set but not in the vocab, and it is needed.
+    UnkTokenOutOfVocabulary(String),
+    /// Any other invalid configuration.
+    Invalid(String),
+}
+
+impl std::fmt::Display for BpeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BpeError::MergeTokenOutOfVocabulary(t) => write!(f, "BPE merge token {t:?} is not in the vocab"),
+            BpeError::UnkTokenOutOfVocabulary(t) => write!(f, "BPE unk token {t:?} is not in the vocab"),
+            BpeError::Invalid(m) => write!(f, "invalid BPE model: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for BpeError {}
+
+/// Multiplicative hasher for packed pair keys (u64) — see the performance notes.
+#[derive(Default, Clone, Copy)]
+pub struct PairHasher(u64);
+
+impl Hasher for PairHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        // Fibonacci hashing; the high bits are well mixed, hashbrown uses the top 7 bits as tags.
+        self.0 = (x ^ (x >> 29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+type PairMap = HashMap<u64, (u32, u32), BuildHasherDefault<PairHasher>>;
+
+#[inline]
+fn pack(a: u32, b: u32) -> u64 {
+    (u64::from(a) << 32) | u64::from(b)
+}
+
+/// Configuration of a BPE model besides vocab and merges (the HF `model` JSON fields).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BpeOptions {
+    pub unk_token: Option<String>,
+    pub fuse_unk: bool,
+    pub byte_fallback: bool,
+    pub ignore_merges: bool,
+    pub continuing_subword_prefix: Option<String>,
+    pub end_of_word_suffix: Option<String>,
+    pub dropout: Option<f32>,
+    /// Seed of our dropout RNG (not an HF field).
+    pub dropout_seed: u64,
+}
+
+/// A symbol of a word being merged: token id and length in units (bytes of the word string, or raw
+/// bytes on the byte-level fast path).
+pub type Sym = (u32, u32);
+
+const MAX_CACHED_WORD_BYTES: usize = 256;
+const DEFAULT_CACHE_CAPACITY: usize = 1 << 18;
+const MAX_MODELS_PER_THREAD: usize = 4;
+const SMALL_WORD: usize = 48;
+
+static BYTE_CHARS: std::sync::OnceLock<[char; 256]> = std::sync::OnceLock::new();
+
+fn byte_chars() -> &'static [char; 256] {
+    BYTE_CHARS.get_or_init(bytes_to_unicode)
+}
+
+static NEXT_MODEL_ID: AtomicU64 = AtomicU64::new(1);
+
+type WordCache = HashMap<Box<[u8]>, Box<[Sym]>, ahash::RandomState>;
+
+thread_local! {
+    // (model id, cache) pairs, most recently created model last.
+    static CACHES: RefCell<Vec<(u64, WordCache)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// An HF-compatible BPE model.
+#[derive(Debug)]
+pub struct BpeModel {
+    vocab: HashMap<String, u32, ahash::RandomState>,
+    /// id -> token; `None` for ids not used by the model.
+    vocab_r: Vec<Option<String>>,
+    merges: PairMap,
+    opts: BpeOptions,
+    /// For byte-level models: token id of the mapped char of every byte, when all 256 exist and
+    /// no prefix/suffix is set (the raw-byte fast path).
+    byte_ids: Option<[u32; 256]>,
+    /// `<0xXX>` ids for byte fallback (None per byte where absent).
+    fallback_ids: [Option<u32>; 256],
+    cache_capacity: usize,
+    instance: u64,
+}
+
+impl Clone for BpeModel {
+    fn clone(&self) -> Self {
+        BpeModel {
+            vocab: self.vocab.clone(),
+            vocab_r: self.vocab_r.clone(),
+            merges: self.merges.clone(),
+            opts: self.opts.clone(),
+            byte_ids: self.byte_ids,
+            fallback_ids: self.fallback_ids,
+            cache_capacity: self.cache_capacity,
+            // A clone may get different options (dropout); give it its own cache.
+            instance: NEXT_MODEL_ID.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+}
+
+/// SplitMix64: tiny, fast, and good enough to draw dropout coins.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    /// Uniform in [0, 1) with 24 bits, like an f32 draw.
+    fn next_f32(&mut self) -> f32 {
+        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
+    }
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+impl BpeModel {
+    /// Builds a model from a vocab (token -> id) and merges in rank order.
+    ///
+    /// As in HF, every merge's parts and its result (`a` + `b` without `b`'s continuing-subword
+    /// prefix) must be in the vocab; a pair listed twice keeps the rank of its last occurrence.
+    pub fn new(
+        vocab: HashMap<String, u32, ahash::RandomState>,
+        merges: &[(String, String)],
+        opts: BpeOptions,
+    ) -> Result<Self, BpeError> {
+        if let Some(p) = opts.dropout {
+            if !(0.0..=1.0).contains(&p) {
+                return Err(BpeError::Invalid(format!("dropout must be in [0, 1], got {p}")));
+            }
+        }
+        let max_id = vocab.values().copied().max().map_or(0, |m| m as usize + 1);
+        if max_id > (1 << 28) {
+            return Err(BpeError::Invalid(format!("token id {} is too large", max_id - 1)));
+        }
+        let mut vocab_r: Vec<Option<String>> = vec![None; max_id];
+        for (tok, &id) in &vocab {
+            vocab_r[id as usize] = Some(tok.clone());
+        }
+        let prefix_len = opts.continuing_subword_prefix.as_ref().map_or(0, |p| p.len());
+        let mut map = PairMap::with_capacity_and_hasher(merges.len(), Default::default());
+        for (rank, (a, b)) in merges.iter().enumerate() {
+            let ida = *vocab.get(a).ok_or_else(|| BpeError::MergeTokenOutOfVocabulary(a.clone()))?;
+            let idb = *vocab.get(b).ok_or_else(|| BpeError::MergeTokenOutOfVocabulary(b.clone()))?;
+            // HF strips prefix_len bytes from `b` unconditionally; we do the same, but refuse a
+            // cut that is out of range or inside a char instead of panicking.
+            let tail = b.get(prefix_len..).ok_or_else(|| {
+                BpeError::Invalid(format!("merge ({a:?}, {b:?}): second part is shorter than the prefix"))
+            })?;
+            let new_token = format!("{a}{tail}");
+            let new_id =
+                *vocab.get(&new_token).ok_or_else(|| BpeError::MergeTokenOutOfVocabulary(new_token.clone()))?;
+            map.insert(pack(ida, idb), (rank as u32, new_id));
+        }
+        let table = bytes_to_unicode();
+        let mut byte_ids = [0u32; 256];
+        let mut all_bytes = opts.continuing_subword_prefix.is_none() && opts.end_of_word_suffix.is_none();
+        for b in 0..256 {
+            match vocab.get(table[b].encode_utf8(&mut [0u8; 4]) as &str) {
+                Some(&id) => byte_ids[b] = id,
+                None => all_bytes = false,
+            }
+        }
+        let mut fallback_ids = [None; 256];
+        for (b, slot) in fallback_ids.iter_mut().enumerate() {
+            *slot = vocab.get(&format!("<0x{b:02X}>")).copied();
+        }
+        Ok(BpeModel {
+            vocab,
+            vocab_r,
+            merges: map,
+            opts,
+            byte_ids: if all_bytes { Some(byte_ids) } else { None },
+            fallback_ids,
+            cache_capacity: DEFAULT_CACHE_CAPACITY,
+            instance: NEXT_MODEL_ID.fetch_add(1, Ordering::Relaxed),
+        })
+    }
+
+    pub fn options(&self) -> &BpeOptions {
+        &self.opts
+    }
+
+    /// Sets (or clears) dropout and its seed. Results of dropout runs are never cached.
+    pub fn set_dropout(&mut self, p: Option<f32>, seed: u64) -> Result<(), BpeError> {
+        if let Some(p) = p {
+            if !(0.0..=1.0).contains(&p) {
+                return Err(BpeError::Invalid(format!("dropout must be in [0, 1], got {p}")));
+            }
+        }
+        self.opts.dropout = p;
+        self.opts.dropout_seed = seed;
+        Ok(())
+    }
+
+    /// Sets the per-thread cache capacity (0 disables the cache).
+    pub fn set_cache_capacity(&mut self, n: usize) {
+        self.cache_capacity = n;
+    }
+
+    pub fn token_to_id(&self, t: &str) -> Option<u32> {
+        self.vocab.get(t).copied()
+    }
+
+    pub fn id_to_token(&self, id: u32) -> Option<&str> {
+        self.vocab_r.get(id as usize).and_then(|t| t.as_deref())
+    }
+
+    pub fn vocab(&self) -> &HashMap<String, u32, ahash::RandomState> {
+        &self.vocab
+    }
+
+    pub fn vocab_size(&self) -> usize {
+        self.vocab.len()
+    }
+
+    /// One past the largest id.
+    pub fn id_bound(&self) -> usize {
+        self.vocab_r.len()
+    }
+
+    /// True when [`Self::tokenize_raw_bytes`] may be used (byte-level fast path).
+    pub fn has_byte_fast_path(&self) -> bool {
+        self.byte_ids.is_some()
+    }
+
+    fn dropout_active(&self) -> bool {
+        matches!(self.opts.dropout, Some(p) if p > 0.0)
+    }
+
+    /// Tokenizes one word (the string the model sees, e.g. byte-mapped), appending symbols with
+    /// their lengths in BYTES of `word`. `salt` only feeds the dropout RNG (use the word's
+    /// position so repeated words get independent draws).
+    pub fn tokenize_into(&self, word: &str, salt: u64, out: &mut Vec<Sym>) -> Result<(), BpeError> {
+        if word.is_empty() {
+            return Ok(());
+        }
+        if self.opts.ignore_merges {
+            if let Some(&id) = self.vocab.get(word) {
+                out.push((id, word.len() as u32));
+                return Ok(());
+            }
+        }
+        if self.dropout_active() {
+            let mut syms = self.initial_symbols(word)?;
+            self.merge_heap(&mut syms, Some(self.rng_for(word.as_bytes(), salt)));
+            out.extend_from_slice(&syms);
+            return Ok(());
+        }
+        self.cached(word.as_bytes(), out, || {
+            let mut syms = self.initial_symbols(word)?;
+            self.merge(&mut syms);
+            Ok(syms)
+        })
+    }
+
+    /// Byte-level fast path: tokenizes the RAW bytes of a piece (before the byte->char mapping).
+    /// Lengths are in raw bytes (= mapped chars). Equal to `tokenize_into(map(raw))` up to units.
+    /// Falls back to an error if the model has no fast path (callers check
+    /// [`Self::has_byte_fast_path`]).
+    pub fn tokenize_raw_bytes(&self, raw: &[u8], salt: u64, out: &mut Vec<Sym>) -> Result<(), BpeError> {
+        let Some(byte_ids) = &self.byte_ids else {
+            return Err(BpeError::Invalid("no byte-level fast path for this model".into()));
+        };
+        if raw.is_empty() {
+            return Ok(());
+        }
+        if self.opts.ignore_merges {
+            let table = byte_chars();
+            let mapped: String = raw.iter().map(|&b| table[b as usize]).collect();
+            if let Some(&id) = self.vocab.get(&mapped) {
+                out.push((id, raw.len() as u32));
+                return Ok(());
+            }
+        }
+        let init = || raw.iter().map(|&b| (byte_ids[b as usize], 1u32)).collect::<Vec<Sym>>();
+        if self.dropout_active() {
+            let mut syms = init();
+            self.merge_heap(&mut syms, Some(self.rng_for(raw, salt)));
+            out.extend_from_slice(&syms);
+            return Ok(());
+        }
+        self.cached(raw, out, || {
+            let mut syms = init();
+            self.merge(&mut syms);
+            Ok(syms)
+        })
+    }
+
+    /// Looks `key` up in this thread's cache, computing and storing it on a miss.
+    #[inline]
+    fn cached(
+        &self,
+        key: &[u8],
+        out: &mut Vec<Sym>,
+        compute: impl FnOnce() -> Result<Vec<Sym>, BpeError>,
+    ) -> Result<(), BpeError> {
+        if self.cache_capacity == 0 || key.len() >= MAX_CACHED_WORD_BYTES {
+            out.extend_from_slice(&compute()?);
+            return Ok(());
+        }
+        CACHES.with(|cell| {
+            let mut caches = cell.borrow_mut();
+            let pos = match caches.iter().position(|(id, _)| *id == self.instance) {
+                Some(p) => p,
+                None => {
+                    if caches.len() >= MAX_MODELS_PER_THREAD {
+                        caches.remove(0);
+                    }
+                    caches.push((self.instance, WordCache::default()));
+                    caches.len() - 1
+                }
+            };
+            let cache = &mut caches[pos].1;
+            if let Some(hit) = cache.get(key) {
+                out.extend_from_slice(hit);
+                return Ok(());
+            }
+            let syms = compute()?;
+            out.extend_from_slice(&syms);
+            if cache.len() >= self.cache_capacity {
+                cache.clear();
+            }
+            cache.insert(key.into(), syms.into_boxed_slice());
+            Ok(())
+        })
+    }
+
+    fn rng_for(&self, word: &[u8], salt: u64) -> SplitMix64 {
+        let mut r = SplitMix64(self.opts.dropout_seed ^ fnv1a(word).rotate_left(17) ^ salt.wrapping_mul(0xa076_1d64_78bd_642f));
+        r.next_u64();
+        r
+    }
+
+    /// HF `merge_word` up to (not including) the merges: one symbol per char, prefix/suffix,
+    /// unk/fuse_unk/byte_fallback handling.
+    fn initial_symbols(&self, w: &str) -> Result<Vec<Sym>, BpeError> {
+        let mut syms: Vec<Sym> = Vec::with_capacity(w.len());
+        let mut unk: Option<(u32, u32)> = None;
+        let prefix = self.opts.continuing_subword_prefix.as_deref();
+        let suffix = self.opts.end_of_word_suffix.as_deref();
+        let mut buf = String::new();
+        let mut it = w.char_indices().peekable();
+        while let Some((i, c)) = it.next() {
+            let is_first = i == 0;
+            let is_last = it.peek().is_none();
+            let byte_len = c.len_utf8() as u32;
+            let piece = &w[i..i + c.len_utf8()];
+            let s: &str = if (!is_first && prefix.is_some()) || (is_last && suffix.is_some()) {
+                buf.clear();
+                if !is_first {
+                    buf.push_str(prefix.unwrap_or(""));
+                }
+                buf.push_str(piece);
+                if is_last {
+                    buf.push_str(suffix.unwrap_or(""));
+                }
+                &buf
+            } else {
+                piece
+            };
+            if let Some(&id) = self.vocab.get(s) {
+                if let Some(u) = unk.take() {
+                    syms.push(u);
+                }
+                syms.push((id, byte_len));
+                continue;
+            }
+            if self.opts.byte_fallback {
+                let ids: Option<Vec<u32>> = s.bytes().map(|b| self.fallback_ids[b as usize]).collect();
+                if let Some(ids) = ids {
+                    // HF gives each byte token a length of 1, prefix bytes included.
+                    syms.extend(ids.into_iter().map(|id| (id, 1)));
+                    continue;
+                }
+            }
+            if let Some(unk_tok) = &self.opts.unk_token {
+                let unk_id = || {
+                    self.vocab.get(unk_tok).copied().ok_or_else(|| BpeError::UnkTokenOutOfVocabulary(unk_tok.clone()))
+                };
+                unk = match unk {
+                    Some((id, len)) if self.opts.fuse_unk => Some((id, len + byte_len)),
+                    Some(prev) => {
+                        syms.push(prev);
+                        Some((unk_id()?, byte_len))
+                    }
+                    None => Some((unk_id()?, byte_len)),
+                };
+            }
+            // No unk token: the char is dropped, as in HF.
+        }
+        if let Some(u) = unk {
+            syms.push(u);
+        }
+        Ok(syms)
+    }
+
+    #[inline]
+    fn rank_of(&self, a: u32, b: u32) -> Option<(u32, u32)> {
+        self.merges.get(&pack(a, b)).copied()
+    }
+
+    /// Applies all merges (no dropout).
+    fn merge(&self, syms: &mut Vec<Sym>) {
+        if syms.len() < 2 {
+            return;
+        }
+        if syms.len() > SMALL_WORD {
+            self.merge_heap(syms, None);
+            return;
+        }
+        // Linear scan: ranks[i] = (rank, new id) of the pair (syms[i], syms[i+1]).
+        const NONE: (u32, u32) = (u32::MAX, 0);
+        let mut ranks: Vec<(u32, u32)> =
+            syms.windows(2).map(|w| self.rank_of(w[0].0, w[1].0).unwrap_or(NONE)).collect();
+        loop {
+            let mut best = usize::MAX;
+            let mut best_rank = u32::MAX;
+            for (i, r) in ranks.iter().enumerate() {
+                if r.0 < best_rank {
+                    best_rank = r.0;
+                    best = i;
+                }
+            }
+            if best == usize::MAX {
+                break;
+            }
+            let new_id = ranks[best].1;
+            syms[best] = (new_id, syms[best].1 + syms[best + 1].1);
+            syms.remove(best + 1);
+            ranks.remove(best);
+            if best > 0 {
+                ranks[best - 1] = self.rank_of(syms[best - 1].0, new_id).unwrap_or(NONE);
+            }
+            if best < ranks.len() {
+                ranks[best] = self.rank_of(new_id, syms[best + 1].0).unwrap_or(NONE);
+            }
+        }
+    }
+
+    /// Heap-driven merging over a linked list (long words, dropout). Pops `(rank, position)` in
+    /// increasing order, like HF's `Word::merge_all`.
+    fn merge_heap(&self, syms: &mut Vec<Sym>, mut rng: Option<SplitMix64>) {
+        let n = syms.len();
+        if n < 2 {
+            return;
+        }
+        let p = self.opts.dropout.unwrap_or(0.0);
+        let mut prev: Vec<usize> = (0..n).map(|i| i.wrapping_sub(1)).collect();
+        let mut next: Vec<usize> = (1..=n).collect();
+        let mut alive = vec![true; n];
+        // (rank, pos, new_id); Reverse for a min-heap.
+        let mut heap: BinaryHeap<Reverse<(u32, usize, u32)>> = BinaryHeap::with_capacity(n);
+        for i in 0..n - 1 {
+            if let Some((r, id)) = self.rank_of(syms[i].0, syms[i + 1].0) {
+                heap.push(Reverse((r, i, id)));
+            }
+        }
+        let mut skipped: Vec<Reverse<(u32, usize, u32)>> = Vec::new();
+        while let Some(Reverse((rank, pos, new_id))) = heap.pop() {
+            if let Some(r) = rng.as_mut() {
+                if r.next_f32() < p {
+                    skipped.push(Reverse((rank, pos, new_id)));
+                    continue;
+                }
+            }
+            // Stale entries: the left symbol was absorbed, has no right neighbour any more, or the
+            // pair at this position changed since it was pushed.
+            if !alive[pos] || next[pos] >= n {
+                continue;
+            }
+            let right = next[pos];
+            match self.rank_of(syms[pos].0, syms[right].0) {
+                Some((r, id)) if r == rank && id == new_id => {}
+                _ => continue,
+            }
+            heap.extend(skipped.drain(..));
+            syms[pos] = (new_id, syms[pos].1 + syms[right].1);
+            alive[right] = false;
+            next[pos] = next[right];
+            if next[pos] < n {
+                prev[next[pos]] = pos;
+            }
+            if prev[pos] < n {
+                let l = prev[pos];
+                if let Some((r, id)) = self.rank_of(syms[l].0, new_id) {
+                    heap.push(Reverse((r, l, id)));
+                }
+            }
+            if next[pos] < n {
+                if let Some((r, id)) = self.rank_of(new_id, syms[next[pos]].0) {
+                    heap.push(Reverse((r, pos, id)));
+                }
+            }
+        }
+        let mut w = 0;
+        for i in 0..n {
+            if alive[i] {
+                syms[w] = syms[i];
+                w += 1;
+            }
+        }
+        syms.truncate(w);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(vocab: &[&str], merges: &[(&str, &str)], opts: BpeOptions) -> BpeModel {
+        let v = vocab.iter().enumerate().map(|(i, t)| (t.to_string(), i as u32)).collect();
+        let m: Vec<(String, String)> = merges.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+        BpeModel::new(v, &m, opts).unwrap()
+    }
+
+    fn ids(m: &BpeModel, w: &str) -> Vec<Sym> {
+        let mut out = Vec::new();
+        m.tokenize_into(w, 0, &mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn merges_by_rank_leftmost_first() {
+        // a=0 b=1 ab=2 aab? no: "aaa" with merge a+a -> "aa a" (left to right, non-overlapping).
+        let m = model(&["a", "b", "aa", "ab"], &[("a", "a"), ("a", "b")], BpeOptions::default());
+        assert_eq!(ids(&m, "aaa"), vec![(2, 2), (0, 1)]);
+        assert_eq!(ids(&m, "aab"), vec![(2, 2), (1, 1)]);
+        // Rank decides, not position: (a,b) has rank 0 here.
+        let m = model(&["a", "b", "aa", "ab"], &[("a", "b"), ("a", "a")], BpeOptions::default());
+        assert_eq!(ids(&m, "aab"), vec![(0, 1), (3, 2)]);
+    }
+
+    #[test]
+    fn duplicate_merge_last_rank_wins() {
+        // (b,c) listed first and last: its rank is 2, so (a,b) (rank 1) wins on "abc".
+        let m = model(&["a", "b", "c", "bc", "ab"], &[("b", "c"), ("a", "b"), ("b", "c")], BpeOptions::default());
+        assert_eq!(ids(&m, "abc"), vec![(4, 2), (2, 1)]);
+    }
+
+    #[test]
+    fn heap_and_scan_agree() {
+        let vocab = ["a", "b", "c", "ab", "bc", "abc", "ca", "cab", "bca"];
+        let merges = [("a", "b"), ("b", "c"), ("ab", "c"), ("c", "a"), ("c", "ab"), ("bc", "a")];
+        let m = model(&vocab, &merges, BpeOptions::default());
+        let mut x: u64 = 7;
+        for len in 2..120 {
+            let w: String = (0..len)
+                .map(|_| {
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    ['a', 'b', 'c'][(x >> 33) as usize % 3]
+                })
+                .collect();
+            let mut s1: Vec<Sym> = w.chars().map(|c| (m.token_to_id(&c.to_string()).unwrap(), 1)).collect();
+            let mut s2 = s1.clone();
+            // Force both algorithms regardless of length.
+            m.merge_heap(&mut s1, None);
+            let n = s2.len();
+            if n <= SMALL_WORD {
+                m.merge(&mut s2);
+            } else {
+                // Compare against the scan by running it in chunks-free form: temporarily raise the limit.
+                let mut ranks_scan = s2.clone();
+                scan_only(&m, &mut ranks_scan);
+                s2 = ranks_scan;
+            }
+            assert_eq!(s1, s2, "{w}");
+        }
+    }
+
+    fn scan_only(m: &BpeModel, syms: &mut Vec<Sym>) {
+        loop {
+            let best = syms
+                .windows(2)
+                .enumerate()
+                .filter_map(|(i, w)| m.rank_of(w[0].0, w[1].0).map(|(r, id)| (r, i, id)))
+                .min();
+            let Some((_, i, id)) = best else { break };
+            syms[i] = (id, syms[i].1 + syms[i + 1].1);
+            syms.remove(i + 1);
+        }
+    }
+
+    #[test]
+    fn unk_fuse_and_byte_fallback() {
+        let opts = BpeOptions { unk_token: Some("<unk>".into()), ..Default::default() };
+        let m = model(&["<unk>", "a"], &[], opts.clone());
+        assert_eq!(ids(&m, "axya"), vec![(1, 1), (0, 1), (0, 1), (1, 1)]);
+        let m = model(&["<unk>", "a"], &[], BpeOptions { fuse_unk: true, ..opts.clone() });
+        assert_eq!(ids(&m, "axéa"), vec![(1, 1), (0, 3), (1, 1)]);
+        // No unk token: unknown chars vanish.
+        let m = model(&["a"], &[], BpeOptions::default());
+        assert_eq!(ids(&m, "xax"), vec![(0, 1)]);
+        // Byte fallback: é = C3 A9.
+        let m = model(&["a", "<0xC3>", "<0xA9>"], &[], BpeOptions { byte_fallback: true, ..Default::default() });
+        assert_eq!(ids(&m, "aé"), vec![(0, 1), (1, 1), (2, 1)]);
+        // Unk set but missing from the vocab: an error, only when needed.
+        let m = model(&["a"], &[], opts);
+        assert!(ids_err(&m, "a").is_ok());
+        assert!(matches!(ids_err(&m, "b"), Err(BpeError::UnkTokenOutOfVocabulary(_))));
+    }
+
+    fn ids_err(m: &BpeModel, w: &str) -> Result<Vec<Sym>, BpeError> {
+        let mut out = Vec::new();
+        m.tokenize_into(w, 0, &mut out).map(|_| out)
+    }
+
+    #[test]
+    fn prefix_and_suffix() {
+        let opts = BpeOptions {
+            continuing_subword_prefix: Some("##".into()),
+            end_of_word_suffix: Some("</w>".into()),
+            ..Default::default()
+        };
+        let m = model(&["a", "##b", "##c</w>", "a##b", "ab", "ab##c</w>", "abc</w>"], &[("a", "##b"), ("ab", "##c</w>")], opts);
+        assert_eq!(ids(&m, "abc"), vec![(6, 3)]);
+    }
+
+    #[test]
+    fn dropout_extremes_and_determinism() {
+        let vocab = ["a", "b", "ab", "abab"];
+        let merges = [("a", "b"), ("ab", "ab")];
+        let mut m = model(&vocab, &merges, BpeOptions::default());
+        assert_eq!(ids(&m, "abab"), vec![(3, 4)]);
+        m.set_dropout(Some(1.0), 3).unwrap();
+        assert_eq!(ids(&m, "abab"), vec![(0, 1), (1, 1), (0, 1), (1, 1)]);
+        m.set_dropout(Some(0.5), 3).unwrap();
+        let w = "ab".repeat(40);
+        let mut a = Vec::new();
+        let mut b = Vec::new();
+        m.tokenize_into(&w, 9, &mut a).unwrap();
+        m.tokenize_into(&w, 9, &mut b).unwrap();
+        assert_eq!(a, b);
+        assert!(m.set_dropout(Some(1.5), 0).is_err());
+    }
+
+    #[test]
+    fn byte_fast_path_equals_mapped_path() {
+        let table = bytes_to_unicode();
+        let mut vocab: Vec<String> = table.iter().map(|c| c.to_string()).collect();
+        vocab.push("Ġt".into());
+        vocab.push("he".into());
+        vocab.push("Ġthe".into());
+        let v = vocab.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
+        let merges = vec![("Ġ".to_string(), "t".to_string()), ("h".into(), "e".into()), ("Ġt".into(), "he".into())];
+        let m = BpeModel::new(v, &merges, BpeOptions::default()).unwrap();
+        assert!(m.has_byte_fast_path());
+        for raw in [" the", " thé", "hello", " the the"] {
+            let mapped = crate::pretok::byte_level_map(raw);
+            let mut a = Vec::new();
+            m.tokenize_raw_bytes(raw.as_bytes(), 0, &mut a).unwrap();
+            let b = ids(&m, &mapped);
+            assert_eq!(a.iter().map(|s| s.0).collect::<Vec<_>>(), b.iter().map(|s| s.0).collect::<Vec<_>>());
+            assert_eq!(a.iter().map(|s| s.1).sum::<u32>() as usize, raw.len());
+        }
+    }
+
+    #[test]
+    fn bad_merges_are_errors() {
+        let v = [("a".to_string(), 0u32)].into_iter().collect();
+        let e = BpeModel::new(v, &[("a".into(), "b".into())], BpeOptions::default()).unwrap_err();
+        assert_eq!(e, BpeError::MergeTokenOutOfVocabulary("b".into()));
+    }
+}
