@@ -4,7 +4,7 @@
 download. The text is the docstrings and comments of the running Python's standard library
 (several MB of technical English), extracted deterministically:
 
-* files: every ``*.py`` under ``sysconfig.get_paths()["stdlib"]``, in sorted relative-path order,
+* files: every ``*.py`` under ``sysconfig.get_paths()["stdlib"]``, sorted by relative path parts,
   skipping ``site-packages``, ``__pycache__`` and hidden directories (third-party code differs
   between machines; the standard library of one Python version does not);
 * docstrings: module, class and function docstrings via ``ast`` (``ast.get_docstring``, which
@@ -128,7 +128,7 @@ def stdlib_prose(root: Path) -> Iterator[str]:
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
         files.extend(Path(dirpath, name) for name in filenames if name.endswith(".py"))
-    files.sort(key=lambda p: p.relative_to(root).as_posix())
+    files.sort(key=lambda p: p.relative_to(root).parts)
     for path in files:
         try:
             pieces = _file_pieces(path.read_bytes())

@@ -107,21 +107,22 @@ def looks_like_text(path: Path) -> tuple[bool, str]:
 
 
 def _walk_dir(root: Path) -> list[Source]:
-    found: list[Source] = []
+    paths: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(root):
-        # Sorting in place also fixes the order os.walk descends in.
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for name in sorted(filenames):
-            if name.startswith("."):
-                continue
-            path = Path(dirpath, name)
-            if not path.is_file():
-                continue
-            ok, why = looks_like_text(path)
-            if not ok:
-                logger.warning("skipping %s: it %s", path, why)
-                continue
-            found.append(Source(str(path), path))
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        paths.extend(Path(dirpath, name) for name in filenames if not name.startswith("."))
+    # Sort by path components, so a/b/c.txt sorts like the path it is ("a" < "a0"), the same on
+    # every file system whatever order the directory listing came in.
+    paths.sort(key=lambda p: p.relative_to(root).parts)
+    found: list[Source] = []
+    for path in paths:
+        if not path.is_file():
+            continue
+        ok, why = looks_like_text(path)
+        if not ok:
+            logger.warning("skipping %s: it %s", path, why)
+            continue
+        found.append(Source(str(path), path))
     return found
 
 
