@@ -1,1 +1,73 @@
-"""subword: train, compare and use subword tokenizers, with a Rust core."""
+"""subword: train, compare and use subword tokenizers, with a Rust core.
+
+>>> from subword import BPE, Tokenizer
+>>> from subword.pre_tokenizers import Whitespace
+>>> tok = Tokenizer(BPE({"a": 0, "b": 1, "ab": 2}, [("a", "b")]), pre_tokenizer=Whitespace())
+>>> tok.get_vocab_size()
+3
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from subword import decoders as decoders
+from subword import errors as errors
+from subword import normalizers as normalizers
+from subword import pre_tokenizers as pre_tokenizers
+from subword import processors as processors
+from subword.errors import FormatError as FormatError
+from subword.errors import SubwordError as SubwordError
+from subword.errors import UnsupportedComponentError as UnsupportedComponentError
+from subword.model import BPE as BPE
+from subword.tokenizer import AddedToken as AddedToken
+from subword.tokenizer import Tokenizer as Tokenizer
+
+if TYPE_CHECKING:
+    from subword._core import Encoding as Encoding
+    from subword.trainers import BpeTrainer as BpeTrainer
+    from subword.trainers import train_bpe as train_bpe
+
+__all__ = [
+    "Tokenizer",
+    "Encoding",
+    "AddedToken",
+    "BPE",
+    "BpeTrainer",
+    "train_bpe",
+    "normalizers",
+    "pre_tokenizers",
+    "decoders",
+    "processors",
+    "errors",
+    "SubwordError",
+    "FormatError",
+    "UnsupportedComponentError",
+]
+
+# Resolved on first use: `Encoding` lives in the compiled core and the trainers pull in the training
+# machinery; neither should make `import subword` fail or slow for users who only load files.
+_LAZY = {
+    "Encoding": ("subword._core", "Encoding"),
+    "BpeTrainer": ("subword.trainers", "BpeTrainer"),
+    "train_bpe": ("subword.trainers", "train_bpe"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        module_name, attr = _LAZY[name]
+        try:
+            value = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError) as exc:
+            # AttributeError keeps hasattr() and `from subword import *` tooling well-behaved.
+            raise AttributeError(f"subword.{name} is unavailable: {exc}") from exc
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'subword' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

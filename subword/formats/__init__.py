@@ -1,0 +1,1 @@
+"""File formats: ``hf_json`` (HF ``tokenizer.json``, the one serialisation standard) and friends."""

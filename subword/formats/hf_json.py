@@ -1,0 +1,404 @@
+"""Read and write HF ``tokenizer.json`` (the whole file), and the transformers side files.
+
+What we write loads in ``tokenizers.Tokenizer.from_file`` and ``transformers.PreTrainedTokenizerFast``;
+what HF writes for a BPE model with the supported components loads here. Anything else is refused with an
+error naming the section, the type and the file, never silently ignored.
+
+Provenance (how the tokenizer was trained) is stored at ``model["provenance"]``: HF's loader rejects an
+unknown top-level key (checked with tokenizers 0.23.3: ``Tokenizer.from_file`` fails with "expected `,` or
+`}`") but tolerates extra keys inside ``"model"`` (it drops them when it re-saves), and so does
+transformers 5.24's ``PreTrainedTokenizerFast``.
+
+>>> from subword import BPE, Tokenizer
+>>> tok = loads(dumps(Tokenizer(BPE({"a": 0, "b": 1, "ab": 2}, [("a", "b")]), provenance={"seed": 0})))
+>>> tok.model.merges, tok.provenance
+([('a', 'b')], {'seed': 0})
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from subword import decoders, normalizers, pre_tokenizers, processors
+from subword.errors import FormatError, ModelError, UnsupportedComponentError
+from subword.model import BPE
+from subword.tokenizer import AddedToken, Tokenizer
+
+__all__ = [
+    "to_dict",
+    "from_dict",
+    "dumps",
+    "loads",
+    "load",
+    "save",
+    "atomic_write_text",
+    "save_pretrained_files",
+    "SUPPORTED",
+]
+
+log = logging.getLogger(__name__)
+
+_SECTIONS = {
+    "normalizer": normalizers.REGISTRY,
+    "pre_tokenizer": pre_tokenizers.REGISTRY,
+    "post_processor": processors.REGISTRY,
+    "decoder": decoders.REGISTRY,
+}
+_TOP_LEVEL = ("version", "truncation", "padding", "added_tokens", *_SECTIONS, "model")
+
+#: Supported ``"type"`` names per section.
+SUPPORTED: dict[str, list[str]] = {**{k: r.supported for k, r in _SECTIONS.items()}, "model": ["BPE"]}
+
+
+# ==== writing ====
+
+
+def to_dict(tok: Tokenizer, *, include_provenance: bool = True) -> dict[str, Any]:
+    """The ``tokenizer.json`` content of ``tok`` as a dict (HF's key order).
+
+    >>> from subword import BPE, Tokenizer
+    >>> list(to_dict(Tokenizer(BPE({"a": 0}, []))))
+    ['version', 'truncation', 'padding', 'added_tokens', 'normalizer', 'pre_tokenizer', 'post_processor', 'decoder', 'model']
+    """
+    model = tok.model.to_dict()
+    if include_provenance and tok.provenance:
+        model = {**{k: v for k, v in model.items() if k not in ("vocab", "merges")},
+                 "provenance": tok.provenance, "vocab": model["vocab"], "merges": model["merges"]}
+    return {
+        "version": "1.0",
+        "truncation": tok._truncation,
+        "padding": tok._padding,
+        # HF writes added tokens sorted by id.
+        "added_tokens": [t.to_dict(i) for i, t in sorted(tok.added_tokens, key=lambda it: it[0])],
+        "normalizer": tok.normalizer.to_dict() if tok.normalizer else None,
+        "pre_tokenizer": tok.pre_tokenizer.to_dict() if tok.pre_tokenizer else None,
+        "post_processor": tok.post_processor.to_dict() if tok.post_processor else None,
+        "decoder": tok.decoder.to_dict() if tok.decoder else None,
+        "model": model,
+    }
+
+
+def dumps(tok: Tokenizer, *, pretty: bool = False, include_provenance: bool = True) -> str:
+    """Serialise ``tok`` to ``tokenizer.json`` text (UTF-8, not ASCII-escaped; deterministic).
+
+    Args:
+        tok: The tokenizer.
+        pretty: Indent by 2 (what :func:`save` writes) instead of the compact form.
+        include_provenance: Keep ``model["provenance"]``.
+
+    >>> from subword import BPE, Tokenizer
+    >>> dumps(Tokenizer(BPE({"é": 0}, []))).endswith('"vocab":{"é":0},"merges":[]}}')
+    True
+    """
+    data = to_dict(tok, include_provenance=include_provenance)
+    if pretty:
+        return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` so that readers see the old file or the new one, never a part.
+
+    The data goes to a temporary file in the same folder, is flushed to disk, and replaces ``path`` with
+    ``os.replace``. On any failure, KeyboardInterrupt included, the temporary file is removed and ``path``
+    is left untouched.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "x.txt"
+    >>> atomic_write_text(p, "hi"); p.read_text()
+    'hi'
+    """
+    target = Path(path)
+    directory = target.parent if str(target.parent) else Path(".")
+    fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        # mkstemp creates the file 0600; give it the permissions a plain open() would have.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp_name, 0o666 & ~umask)
+        os.replace(tmp_name, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        raise
+
+
+def save(tok: Tokenizer, path: str | os.PathLike[str], *, pretty: bool = True) -> None:
+    """Write ``tok`` to ``path`` as ``tokenizer.json``, atomically.
+
+    >>> import tempfile, pathlib
+    >>> from subword import BPE, Tokenizer
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "tokenizer.json"
+    >>> save(Tokenizer(BPE({"a": 0}, [])), p); load(p).get_vocab()
+    {'a': 0}
+    """
+    atomic_write_text(path, dumps(tok, pretty=pretty))
+
+
+_ROLES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
+
+
+def save_pretrained_files(
+    tok: Tokenizer,
+    directory: str | os.PathLike[str],
+    *,
+    model_max_length: int | None = None,
+    **roles: str | None,
+) -> list[str]:
+    """Write ``tokenizer.json``, ``tokenizer_config.json`` and ``special_tokens_map.json`` into ``directory``.
+
+    ``transformers.AutoTokenizer.from_pretrained(directory)`` and
+    ``PreTrainedTokenizerFast(tokenizer_file=directory/"tokenizer.json")`` then load it with the same ids.
+
+    Args:
+        tok: The tokenizer.
+        directory: Created if missing.
+        model_max_length: Recorded for transformers; defaults to the truncation ``max_length`` when set.
+        **roles: ``bos_token``, ``eos_token``, ``unk_token``, ``sep_token``, ``pad_token``, ``cls_token``,
+            ``mask_token``; each must be a token of ``tok``. ``unk_token`` defaults to the model's and
+            ``pad_token`` to the padding token.
+
+    Returns:
+        The paths written.
+
+    Raises:
+        TypeError: an unknown role.
+        ValueError: a role names a token that is not in the vocabulary.
+
+    >>> import tempfile
+    >>> from subword import BPE, Tokenizer
+    >>> tok = Tokenizer(BPE({"a": 0}, []), special_tokens=["<pad>"])
+    >>> [Path(p).name for p in save_pretrained_files(tok, tempfile.mkdtemp(), pad_token="<pad>")]
+    ['tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json']
+    """
+    unknown = sorted(set(roles) - set(_ROLES))
+    if unknown:
+        raise TypeError(f"save_pretrained_files() got unknown argument(s) {unknown} (roles: {list(_ROLES)})")
+    chosen: dict[str, str] = {}
+    if tok.model.unk_token is not None:
+        chosen["unk_token"] = tok.model.unk_token
+    if tok.padding is not None:
+        chosen["pad_token"] = tok.padding["pad_token"]
+    chosen.update({k: v for k, v in roles.items() if v is not None})
+    for role, token in chosen.items():
+        if not isinstance(token, str):
+            raise TypeError(f"{role} must be a str, got {type(token).__name__}")
+        if tok.token_to_id(token) is None:
+            raise ValueError(f"{role}={token!r} is not a token of this tokenizer")
+    if model_max_length is None and tok.truncation is not None:
+        model_max_length = tok.truncation["max_length"]
+
+    config: dict[str, Any] = {
+        # "PreTrainedTokenizerFast" is understood by transformers 4.x and 5.x (where it aliases
+        # TokenizersBackend); it reads everything else from tokenizer.json.
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        # transformers 4.x defaults this to True, which rewrites " ." as "." when decoding; HF tokenizers
+        # and we do not, so ask for the same text back.
+        "clean_up_tokenization_spaces": False,
+        **chosen,
+    }
+    if model_max_length is not None:
+        config["model_max_length"] = model_max_length
+    if tok.padding is not None:
+        config["padding_side"] = tok.padding["direction"]
+    if tok.truncation is not None:
+        config["truncation_side"] = tok.truncation["direction"]
+
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    files = {
+        "tokenizer.json": dumps(tok, pretty=True),
+        "tokenizer_config.json": json.dumps(config, ensure_ascii=False, indent=2) + "\n",
+        "special_tokens_map.json": json.dumps(chosen, ensure_ascii=False, indent=2) + "\n",
+    }
+    written = []
+    for name, text in files.items():
+        atomic_write_text(out / name, text)
+        written.append(str(out / name))
+    return written
+
+
+# ==== reading ====
+
+
+def load(path: str | os.PathLike[str]) -> Tokenizer:
+    """Read a ``tokenizer.json`` file.
+
+    Raises:
+        FileNotFoundError: no such file.
+        FormatError: not UTF-8, not JSON (e.g. truncated), or not a supported tokenizer; the message names
+            the path.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "bad.json"
+    >>> _ = p.write_text('{"version": "1.0", "model": {')
+    >>> load(p)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    subword.errors.FormatError: .../bad.json is not valid JSON (truncated or corrupt?): ...
+    """
+    p = Path(path)
+    data = p.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FormatError(f"{p} is not UTF-8 text (byte {exc.start}): not a tokenizer.json") from None
+    return loads(text, source=str(p))
+
+
+def loads(text: str, source: str = "<string>") -> Tokenizer:
+    """Parse ``tokenizer.json`` text.
+
+    Args:
+        text: The JSON text.
+        source: A name for error messages (the path, when reading a file).
+
+    Raises:
+        FormatError: invalid JSON or unsupported/invalid content.
+
+    >>> loads('{"model": {"type": "WordPiece"}}')
+    Traceback (most recent call last):
+    ...
+    subword.errors.UnsupportedComponentError: unsupported model type 'WordPiece' in <string> (supported: BPE)
+    """
+    if not text.strip():
+        raise FormatError(f"{source} is empty: not a tokenizer.json")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FormatError(
+            f"{source} is not valid JSON (truncated or corrupt?): {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
+    return from_dict(data, source=source)
+
+
+def from_dict(data: object, source: str = "<string>") -> Tokenizer:
+    """Build a :class:`Tokenizer` from a parsed ``tokenizer.json`` dict.
+
+    Raises:
+        FormatError: unsupported or invalid content, naming ``source``.
+
+    >>> from_dict({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}}).get_vocab()
+    {'a': 0}
+    """
+    if not isinstance(data, dict):
+        raise FormatError(f"{source}: a tokenizer.json must be a JSON object, got {type(data).__name__}")
+    unknown = sorted(set(data) - set(_TOP_LEVEL))
+    if unknown:
+        raise FormatError(f"{source}: unknown top-level key(s) {unknown} (expected: {', '.join(_TOP_LEVEL)})")
+    version = data.get("version", "1.0")
+    if version != "1.0":
+        raise FormatError(f"{source}: unsupported tokenizer.json version {version!r} (supported: '1.0')")
+    if "model" not in data:
+        raise FormatError(f"{source}: no 'model' section")
+
+    model, provenance = _read_model(data["model"], source)
+    components = {}
+    for section, registry in _SECTIONS.items():
+        value = data.get(section)
+        components[section] = None if value is None else registry.from_dict(value, source)
+    try:
+        tok = Tokenizer(model, provenance=provenance, **components)
+        tok._set_added(_read_added_tokens(data.get("added_tokens", []), source))
+        if data.get("truncation") is not None:
+            _read_truncation(tok, data["truncation"])
+        if data.get("padding") is not None:
+            _read_padding(tok, data["padding"])
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, FormatError):
+            raise
+        raise FormatError(f"{source}: {exc}") from exc
+    return tok
+
+
+def _read_model(data: object, source: str) -> tuple[BPE, dict[str, Any] | None]:
+    if not isinstance(data, dict):
+        raise FormatError(f"{source}: 'model' must be a JSON object")
+    type_name = data.get("type")
+    if type_name is None and "merges" not in data:
+        # Old files omit "type"; only a BPE model has merges.
+        raise UnsupportedComponentError("model", "<untyped, no merges>", SUPPORTED["model"], source)
+    if type_name not in (None, "BPE"):
+        raise UnsupportedComponentError("model", str(type_name), SUPPORTED["model"], source)
+    fields = dict(data)
+    provenance = fields.pop("provenance", None)
+    if provenance is not None and not isinstance(provenance, dict):
+        raise FormatError(f"{source}: model.provenance must be an object")
+    try:
+        return BPE.from_dict(fields), provenance
+    except ModelError as exc:
+        raise FormatError(f"{source}: invalid BPE model: {exc}") from exc
+
+
+_ADDED_FLAGS = ("single_word", "lstrip", "rstrip", "normalized", "special")
+
+
+def _read_added_tokens(items: object, source: str) -> list[tuple[int, AddedToken]]:
+    if not isinstance(items, list):
+        raise FormatError(f"{source}: 'added_tokens' must be a list")
+    out = []
+    for n, item in enumerate(items):
+        if not isinstance(item, dict) or "id" not in item or "content" not in item:
+            raise FormatError(f"{source}: added_tokens[{n}] needs 'id' and 'content'")
+        unknown = sorted(set(item) - {"id", "content", *_ADDED_FLAGS})
+        if unknown:
+            raise FormatError(f"{source}: added_tokens[{n}] has unknown field(s) {unknown}")
+        token_id = item["id"]
+        if isinstance(token_id, bool) or not isinstance(token_id, int) or token_id < 0:
+            raise FormatError(f"{source}: added_tokens[{n}] id must be a non-negative int, got {token_id!r}")
+        try:
+            token = AddedToken(item["content"], **{k: item[k] for k in _ADDED_FLAGS if k in item})
+        except TypeError as exc:
+            raise FormatError(f"{source}: added_tokens[{n}]: {exc}") from None
+        out.append((token_id, token))
+    return out
+
+
+def _check_keys(section: str, data: object, required: set[str], optional: set[str]) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise ValueError(f"'{section}' must be an object or null")
+    missing = sorted(required - set(data))
+    unknown = sorted(set(data) - required - optional)
+    if missing or unknown:
+        raise ValueError(f"'{section}' has missing key(s) {missing} / unknown key(s) {unknown}")
+    return data
+
+
+def _read_truncation(tok: Tokenizer, data: object) -> None:
+    d = _check_keys("truncation", data, {"max_length", "strategy", "stride"}, {"direction"})
+    strategies = {"LongestFirst": "longest_first", "OnlyFirst": "only_first", "OnlySecond": "only_second"}
+    if d["strategy"] not in strategies:
+        raise ValueError(f"truncation strategy {d['strategy']!r} (supported: {sorted(strategies)})")
+    direction = d.get("direction", "Right")
+    if direction not in ("Left", "Right"):
+        raise ValueError(f"truncation direction {direction!r} (supported: Left, Right)")
+    tok.enable_truncation(d["max_length"], d["stride"], strategies[d["strategy"]], direction.lower())
+
+
+def _read_padding(tok: Tokenizer, data: object) -> None:
+    d = _check_keys(
+        "padding", data, {"strategy", "pad_id", "pad_type_id", "pad_token"}, {"direction", "pad_to_multiple_of"}
+    )
+    strategy = d["strategy"]
+    if strategy == "BatchLongest":
+        length = None
+    elif isinstance(strategy, dict) and set(strategy) == {"Fixed"}:
+        length = strategy["Fixed"]
+    else:
+        raise ValueError(f"padding strategy {strategy!r} (supported: 'BatchLongest', {{'Fixed': n}})")
+    direction = d.get("direction", "Right")
+    if direction not in ("Left", "Right"):
+        raise ValueError(f"padding direction {direction!r} (supported: Left, Right)")
+    tok.enable_padding(direction.lower(), d["pad_id"], d["pad_type_id"], d["pad_token"], length,
+                       d.get("pad_to_multiple_of"))
+
