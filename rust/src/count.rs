@@ -1,1 +1,182 @@
-//! TODO(owner): see lib.rs module map.
+//! Parallel word counting: lines -> (optional normalizer) -> pre-tokenizer -> word counts.
+//!
+//! Mirrors what HF `Tokenizer::train` feeds `BpeTrainer::feed`: every pre-token of every line is
+//! one word occurrence (lines keep their line endings, as in `train_from_files`).
+//!
+//! Performance notes
+//! - Raw pieces (slices of the line, not byte-mapped) are counted; each DISTINCT word is mapped
+//!   through the byte-level table once, in [`WordCounter::words`], not once per occurrence.
+//! - A batch is split into chunks counted on the rayon pool into chunk-local maps keyed by owned
+//!   strings (looked up by `&str` first, so a string is allocated once per distinct word per chunk),
+//!   then folded into the counter. The result does not depend on chunking or thread count.
+
+use crate::normalize::Normalizer;
+use crate::pretok::PreTokenizer;
+use ahash::AHashMap;
+use rayon::prelude::*;
+
+/// Word counts built from batches of lines. Counts are u64 and saturate instead of wrapping.
+#[derive(Clone, Debug)]
+pub struct WordCounter {
+    pre: PreTokenizer,
+    norm: Option<Normalizer>,
+    /// raw (unmapped) word -> count
+    counts: AHashMap<String, u64>,
+}
+
+/// Lines per parallel task; large enough that map merging stays cheap.
+const MIN_CHUNK_LINES: usize = 2048;
+
+fn count_chunk<S: AsRef<str>>(lines: &[S], pre: &PreTokenizer, norm: Option<&Normalizer>) -> AHashMap<String, u64> {
+    let mut m: AHashMap<String, u64> = AHashMap::new();
+    let mut add = |p: &str| {
+        if let Some(c) = m.get_mut(p) {
+            *c = c.saturating_add(1);
+        } else {
+            m.insert(p.to_string(), 1);
+        }
+    };
+    for line in lines {
+        let line = line.as_ref();
+        match norm {
+            Some(n) => {
+                let t = n.normalize_str(line);
+                pre.for_each_raw_piece(&t, &mut add);
+            }
+            None => pre.for_each_raw_piece(line, &mut add),
+        }
+    }
+    m
+}
+
+fn merge_into(dst: &mut AHashMap<String, u64>, src: AHashMap<String, u64>) {
+    for (k, v) in src {
+        match dst.get_mut(&k) {
+            Some(c) => *c = c.saturating_add(v),
+            None => {
+                dst.insert(k, v);
+            }
+        }
+    }
+}
+
+impl WordCounter {
+    pub fn new(pre: PreTokenizer, norm: Option<Normalizer>) -> Self {
+        WordCounter { pre, norm, counts: AHashMap::new() }
+    }
+
+    pub fn pre_tokenizer(&self) -> &PreTokenizer {
+        &self.pre
+    }
+
+    pub fn normalizer(&self) -> Option<&Normalizer> {
+        self.norm.as_ref()
+    }
+
+    /// Counts the words of `lines` (in parallel on the current rayon pool).
+    pub fn feed<S: AsRef<str> + Sync>(&mut self, lines: &[S]) {
+        if lines.is_empty() {
+            return;
+        }
+        let threads = rayon::current_num_threads().max(1);
+        let chunk = lines.len().div_ceil(threads * 4).max(MIN_CHUNK_LINES);
+        let pre = &self.pre;
+        let norm = self.norm.as_ref();
+        let merged = lines
+            .par_chunks(chunk)
+            .map(|c| count_chunk(c, pre, norm))
+            .reduce(AHashMap::new, |mut a, b| {
+                // Fold the smaller map into the larger one.
+                if a.len() < b.len() {
+                    let mut b = b;
+                    merge_into(&mut b, a);
+                    return b;
+                }
+                merge_into(&mut a, b);
+                a
+            });
+        if self.counts.is_empty() {
+            self.counts = merged;
+        } else {
+            merge_into(&mut self.counts, merged);
+        }
+    }
+
+    /// Adds `count` occurrences of an already pre-tokenized raw word.
+    pub fn add_word(&mut self, raw: &str, count: u64) {
+        let c = self.counts.entry(raw.to_string()).or_insert(0);
+        *c = c.saturating_add(count);
+    }
+
+    /// Number of distinct words.
+    pub fn len(&self) -> usize {
+        self.counts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.counts.is_empty()
+    }
+
+    /// The words as the model sees them (byte-level mapped when the pre-tokenizer is ByteLevel),
+    /// in unspecified order. Mapping is done once per distinct word, in parallel.
+    pub fn words_unsorted(&self) -> Vec<(String, u64)> {
+        let raw: Vec<(&String, &u64)> = self.counts.iter().collect();
+        if self.pre.is_byte_level() {
+            raw.par_iter().map(|(w, c)| (self.pre.map_piece(w), **c)).collect()
+        } else {
+            raw.into_iter().map(|(w, c)| (w.clone(), *c)).collect()
+        }
+    }
+
+    /// The words as the model sees them, sorted by word (a deterministic order).
+    pub fn words(&self) -> Vec<(String, u64)> {
+        let mut v = self.words_unsorted();
+        v.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_byte_level_words() {
+        let mut wc = WordCounter::new(
+            PreTokenizer::ByteLevel { add_prefix_space: false, use_regex: true, trim_offsets: true },
+            None,
+        );
+        wc.feed(&["the cat\n", "the dog\n"]);
+        assert_eq!(
+            wc.words(),
+            vec![
+                ("the".to_string(), 2),
+                ("Ċ".to_string(), 2),
+                ("Ġcat".to_string(), 1),
+                ("Ġdog".to_string(), 1)
+            ]
+        );
+        assert_eq!(wc.len(), 4);
+    }
+
+    #[test]
+    fn chunking_does_not_change_counts() {
+        let lines: Vec<String> = (0..20000).map(|i| format!("w{} x{} shared\n", i % 97, i % 13)).collect();
+        let mut a = WordCounter::new(PreTokenizer::Whitespace, None);
+        a.feed(&lines);
+        let mut b = WordCounter::new(PreTokenizer::Whitespace, None);
+        for part in lines.chunks(333) {
+            b.feed(part);
+        }
+        assert_eq!(a.words(), b.words());
+        let shared = a.words().into_iter().find(|(w, _)| w == "shared").unwrap();
+        assert_eq!(shared.1, 20000);
+    }
+
+    #[test]
+    fn normalizer_applies_before_splitting() {
+        let mut wc = WordCounter::new(PreTokenizer::Whitespace, Some(Normalizer::Lowercase));
+        wc.feed(&["Hello HELLO"]);
+        assert_eq!(wc.words(), vec![("hello".to_string(), 2)]);
+    }
+}
