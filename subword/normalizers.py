@@ -160,7 +160,8 @@ class Sequence(Normalizer):
     """Apply normalizers in order.
 
     Args:
-        normalizers: The normalizers, applied left to right (a list is accepted and stored as a tuple).
+        normalizers: The normalizers, applied left to right (a list is accepted and stored as a tuple;
+            nested sequences are flattened).
 
     >>> Sequence([NFKC(), Lowercase()]).normalize_str("ＡＢＣ")
     'abc'
@@ -170,10 +171,13 @@ class Sequence(Normalizer):
     normalizers: tuple[Normalizer, ...] = ()
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "normalizers", tuple(self.normalizers))
+        flat: list[Normalizer] = []
         for i, n in enumerate(self.normalizers):
             if not isinstance(n, Normalizer):
                 raise TypeError(f"Sequence.normalizers[{i}] must be a Normalizer, got {type(n).__name__}")
+            # Nested sequences are flattened, as HF's Python constructor does; the result is the same.
+            flat.extend(n.normalizers if isinstance(n, Sequence) else [n])
+        object.__setattr__(self, "normalizers", tuple(flat))
 
     def normalize_str(self, text: str) -> str:
         for n in self.normalizers:

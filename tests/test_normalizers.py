@@ -1,0 +1,116 @@
+"""Normalizers: the Python reference vs HF ``tokenizers`` vs our Rust core."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+
+import pytest
+from hypothesis import given, settings
+
+from _unicode_samples import MIXED_TEXT, TRICKY, corpus_lines
+from subword import normalizers as ours
+from subword._native import has_core_class
+from subword.errors import FormatError, UnsupportedComponentError
+
+hf = pytest.importorskip("tokenizers.normalizers")
+
+MAX_EXAMPLES = int(os.environ.get("SUBWORD_MAX_EXAMPLES", "300"))
+
+CONFIGS = [
+    pytest.param(ours.NFC(), hf.NFC(), id="NFC"),
+    pytest.param(ours.NFD(), hf.NFD(), id="NFD"),
+    pytest.param(ours.NFKC(), hf.NFKC(), id="NFKC"),
+    pytest.param(ours.NFKD(), hf.NFKD(), id="NFKD"),
+    pytest.param(ours.Lowercase(), hf.Lowercase(), id="Lowercase"),
+    pytest.param(ours.StripAccents(), hf.StripAccents(), id="StripAccents"),
+    pytest.param(
+        ours.Sequence([ours.NFD(), ours.StripAccents(), ours.Lowercase()]),
+        hf.Sequence([hf.NFD(), hf.StripAccents(), hf.Lowercase()]),
+        id="Sequence-bert-like",
+    ),
+    pytest.param(ours.Sequence([]), hf.Sequence([]), id="Sequence-empty"),
+    pytest.param(
+        ours.Sequence([ours.NFKC(), ours.Sequence([ours.Lowercase()])]),
+        hf.Sequence([hf.NFKC(), hf.Sequence([hf.Lowercase()])]),
+        id="Sequence-nested",
+    ),
+]
+
+needs_rust = pytest.mark.skipif(
+    not has_core_class("Normalizer"),
+    reason="subword._core.Normalizer binding is not in the built extension yet; rebuild with `pip install -e . --no-deps`",
+)
+
+REAL_LINES = corpus_lines("tinyshakespeare.txt", 300) + corpus_lines("gutenberg_en_20M.txt", 300)
+# Beyond the shared samples: chars whose case mapping or decomposition is unusual.
+EXTRA = ["ΣΑΣ", "ς", "İ", "ẞ", "ǅǄǆ", "Ⅻ", "ﬀﬃ", "ｶﾞ", "㍿", "가각", "\u0344", "Å\u212b", "क्षि", "\u1e9e"]
+
+
+@pytest.mark.parametrize("ref, norm", CONFIGS)
+def test_reference_matches_hf_on_tricky_and_corpus_text(ref, norm):
+    for text in TRICKY + EXTRA + REAL_LINES:
+        assert ref.normalize_str(text) == norm.normalize_str(text), repr(text)
+
+
+@pytest.mark.parametrize("ref, norm", CONFIGS)
+@settings(max_examples=MAX_EXAMPLES, deadline=None)
+@given(text=MIXED_TEXT)
+def test_reference_matches_hf_on_generated_text(ref, norm, text):
+    assert ref.normalize_str(text) == norm.normalize_str(text)
+
+
+def test_lowercase_is_per_char_not_str_lower():
+    """``str.lower`` turns a word-final Σ into ς; HF (and we) map each char alone."""
+    assert "ΣΑΣ".lower() == "σας"
+    assert ours.Lowercase().normalize_str("ΣΑΣ") == hf.Lowercase().normalize_str("ΣΑΣ") == "σασ"
+
+
+def test_strip_accents_does_not_decompose():
+    assert ours.StripAccents().normalize_str("é") == hf.StripAccents().normalize_str("é") == "é"
+    assert ours.StripAccents().normalize_str("e\u0301") == "e"
+
+
+@needs_rust
+@pytest.mark.parametrize("ref, norm", CONFIGS)
+def test_rust_matches_reference_on_tricky_and_corpus_text(ref, norm):
+    native = ref.native()
+    for text in TRICKY + EXTRA + REAL_LINES:
+        assert native.normalize_str(text) == ref.normalize_str(text), repr(text)
+
+
+@needs_rust
+@pytest.mark.parametrize("ref, norm", CONFIGS)
+@settings(max_examples=MAX_EXAMPLES, deadline=None)
+@given(text=MIXED_TEXT)
+def test_rust_matches_reference_on_generated_text(ref, norm, text):
+    assert ref.native().normalize_str(text) == ref.normalize_str(text)
+
+
+@pytest.mark.parametrize("ref, norm", CONFIGS)
+def test_dict_equals_hf_serialisation(ref, norm):
+    assert ref.to_dict() == json.loads(norm.__getstate__())
+    assert ours.from_dict(json.loads(norm.__getstate__())) == ref
+    assert pickle.loads(pickle.dumps(ref)) == ref
+
+
+def test_unsupported_type_names_section_and_choices():
+    with pytest.raises(UnsupportedComponentError) as err:
+        ours.from_dict(json.loads(hf.Sequence([hf.NFC(), hf.Replace("a", "b")]).__getstate__()), "x.json")
+    msg = str(err.value)
+    assert "normalizer type 'Replace'" in msg and "x.json" in msg and "NFKC" in msg
+
+
+@pytest.mark.parametrize("bad", [{"type": "NFC", "form": 1}, {"type": "Sequence", "normalizers": {}},
+                                 {"type": "Sequence", "normalizers": [{"typ": "NFC"}]}, "NFC"])
+def test_malformed_dicts_are_format_errors(bad):
+    with pytest.raises(FormatError):
+        ours.from_dict(bad)
+
+
+def test_constructor_rejects_unknown_options_and_bad_members():
+    with pytest.raises(TypeError):
+        ours.NFC(strict=True)
+    with pytest.raises(TypeError, match="must be a Normalizer"):
+        ours.Sequence([ours.NFC(), "Lowercase"])
