@@ -1,0 +1,366 @@
+"""BERT: embeddings, the shared encoder, a pooler, and the MLM + NSP heads.
+
+Everything a variant can change is in its config (see ``models/config.py``):
+the embedding layout (segment table or none, factorised width E, RoBERTa's
+padding-offset positions), the pooler, and the sentence head (NSP, SOP, none).
+RoBERTa, ALBERT and DistilBERT are therefore these same classes with other
+configs; their modules only name them.
+
+State-dict names are ours (``embeddings.word``, ``encoder.layers.0.attn.q``, ...);
+``models/hf.py`` maps them to each transformers checkpoint layout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from models.config import BertConfig
+from models.encoder import Encoder, get_activation
+
+__all__ = [
+    "BertForPreTraining",
+    "BertModel",
+    "Embeddings",
+    "EncoderOutput",
+    "MLMHead",
+    "Pooler",
+    "PreTrainingOutput",
+]
+
+
+@dataclass
+class EncoderOutput:
+    """What a base model returns.
+
+    Attributes:
+        last_hidden_state: (B, T, H).
+        pooler_output: (B, H) ``tanh(dense(h[:, 0]))`` where the model has a pooler.
+        hidden_states: embeddings output then each layer's output, if asked.
+    """
+
+    last_hidden_state: Tensor
+    pooler_output: Tensor | None = None
+    hidden_states: tuple[Tensor, ...] | None = None
+
+
+@dataclass
+class PreTrainingOutput:
+    """What a model with pretraining heads returns.
+
+    Attributes:
+        logits: MLM logits (B, T, V).
+        sentence_logits: NSP/SOP logits (B, 2) where the model has that head.
+        loss: MLM cross-entropy (ignoring label -100) plus the sentence loss, for
+            whichever labels were given.
+        last_hidden_state, pooler_output, hidden_states: as in :class:`EncoderOutput`.
+    """
+
+    logits: Tensor
+    sentence_logits: Tensor | None = None
+    loss: Tensor | None = None
+    last_hidden_state: Tensor | None = None
+    pooler_output: Tensor | None = None
+    hidden_states: tuple[Tensor, ...] | None = None
+
+
+def _check_ids(name: str, ids: Tensor, limit: int, what: str) -> None:
+    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= limit):
+        raise ValueError(
+            f"{name} must lie in [0, {limit}) ({what}), got values in [{int(ids.min())}, {int(ids.max())}]"
+        )
+
+
+class Embeddings(nn.Module):
+    """Token + position (+ segment) embeddings, layer norm, dropout (+ projection).
+
+    Positions are ``0..T-1``, or for ``position_style="padding_offset"``
+    (RoBERTa) ``pad+1, pad+2, ...`` counted over non-pad tokens only, with pad
+    tokens at ``pad``: padding on either side leaves real tokens' positions alone.
+    With ``embedding_size`` set (ALBERT) the tables are E wide and a linear
+    ``project`` maps E -> H after the norm.
+
+    >>> import torch
+    >>> emb = Embeddings(BertConfig.preset("tiny", vocab_size=10)).eval()
+    >>> tuple(emb(torch.tensor([[1, 2, 0]])).shape)
+    (1, 3, 64)
+    """
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.config = config
+        E = config.embed_dim
+        self.word = nn.Embedding(config.vocab_size, E, padding_idx=config.pad_token_id)
+        pos_pad = config.pad_token_id if config.position_style == "padding_offset" else None
+        self.position = nn.Embedding(config.max_position_embeddings, E, padding_idx=pos_pad)
+        self.token_type = nn.Embedding(config.type_vocab_size, E) if config.type_vocab_size > 0 else None
+        self.norm = nn.LayerNorm(E, eps=config.layer_norm_eps, bias=config.bias)
+        self.dropout = nn.Dropout(config.hidden_dropout)
+        self.project = (
+            nn.Linear(E, config.hidden_size, bias=config.bias) if config.embedding_size is not None else None
+        )
+
+    def position_ids(self, input_ids: Tensor) -> Tensor:
+        """Position ids (B, T) for ``input_ids`` (B, T), after checking the length."""
+        cfg = self.config
+        T = input_ids.shape[1]
+        if T > cfg.max_sequence_length:
+            offset = f" minus the padding offset {cfg.position_offset}" if cfg.position_offset else ""
+            raise ValueError(
+                f"sequence length {T} exceeds the {cfg.max_sequence_length} positions this model has "
+                f"(max_position_embeddings {cfg.max_position_embeddings}{offset})"
+            )
+        if cfg.position_style == "padding_offset":
+            real = input_ids.ne(cfg.pad_token_id).long()
+            return torch.cumsum(real, dim=1) * real + cfg.pad_token_id  # (B, T)
+        return torch.arange(T, device=input_ids.device).expand_as(input_ids)  # (B, T)
+
+    def forward(self, input_ids: Tensor, token_type_ids: Tensor | None = None) -> Tensor:
+        """``input_ids`` (B, T) -> embeddings (B, T, H)."""
+        x = self.word(input_ids) + self.position(self.position_ids(input_ids))  # (B, T, E)
+        if self.token_type is not None:
+            if token_type_ids is None:
+                token_type_ids = torch.zeros_like(input_ids)
+            x = x + self.token_type(token_type_ids)
+        x = self.dropout(self.norm(x))
+        return self.project(x) if self.project is not None else x  # (B, T, H)
+
+
+class Pooler(nn.Module):
+    """``tanh(dense(h[:, 0]))``: the [CLS] summary used by NSP/SOP and classifiers."""
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.hidden_size, bias=config.bias)
+
+    def forward(self, hidden: Tensor) -> Tensor:
+        """(B, T, H) -> (B, H)."""
+        return torch.tanh(self.dense(hidden[:, 0]))
+
+
+class MLMHead(nn.Module):
+    """Masked-LM head: ``dense -> act -> LayerNorm -> decoder``.
+
+    The decoder's weight *is* the word-embedding table (passed in at call time,
+    so the tie cannot come undone), with a separate bias of size V. With
+    factorised embeddings the transform maps H -> E.
+    """
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        E = config.embed_dim
+        self.dense = nn.Linear(config.hidden_size, E, bias=config.bias)
+        self.act = get_activation(config.head_act or config.hidden_act)
+        self.norm = nn.LayerNorm(E, eps=config.layer_norm_eps, bias=config.bias)
+        self.bias = nn.Parameter(torch.zeros(config.vocab_size))
+
+    def forward(self, hidden: Tensor, word_embeddings: Tensor) -> Tensor:
+        """(B, T, H) and the (V, E) table -> logits (B, T, V)."""
+        x = self.norm(self.act(self.dense(hidden)))  # (B, T, E)
+        return F.linear(x, word_embeddings, self.bias)  # (B, T, V)
+
+
+class _Base(nn.Module):
+    """Shared plumbing: initialisation, parameter counts, export."""
+
+    config_class: ClassVar[type[BertConfig]] = BertConfig
+
+    def _init_weights(self, module: nn.Module) -> None:
+        # transformers' scheme: plain normal(0, 0.02), zero biases, unit norms,
+        # zeroed padding rows.
+        std = self.config.initializer_range
+        if isinstance(module, nn.Linear):
+            nn.init.normal_(module.weight, 0.0, std)
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            nn.init.normal_(module.weight, 0.0, std)
+            if module.padding_idx is not None:
+                with torch.no_grad():
+                    module.weight[module.padding_idx].zero_()
+        elif isinstance(module, nn.LayerNorm):
+            if module.weight is not None:
+                nn.init.ones_(module.weight)
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+
+    def num_parameters(self) -> int:
+        """Distinct parameters (shared and tied ones counted once).
+
+        >>> BertModel(BertConfig.preset("tiny", vocab_size=100)).num_parameters()
+        112384
+        """
+        return sum(p.numel() for p in self.parameters())
+
+    def to_hf(self, directory: str | Path) -> Path:
+        """Write a transformers checkpoint (config.json + model.safetensors).
+
+        See :func:`models.hf.to_hf`.
+        """
+        from models.hf import to_hf
+
+        return to_hf(self, directory)
+
+
+class BertModel(_Base):
+    """The encoder with its embeddings (and pooler): BERT, RoBERTa, ALBERT, DistilBERT.
+
+    Args:
+        config: the model configuration.
+        add_pooler: override ``config.add_pooler``.
+
+    >>> import torch
+    >>> model = BertModel(BertConfig.preset("tiny", vocab_size=100)).eval()
+    >>> out = model(torch.tensor([[2, 5, 7, 0]]), attention_mask=torch.tensor([[1, 1, 1, 0]]))
+    >>> tuple(out.last_hidden_state.shape), tuple(out.pooler_output.shape)
+    ((1, 4, 64), (1, 64))
+    """
+
+    def __init__(self, config: BertConfig, *, add_pooler: bool | None = None) -> None:
+        super().__init__()
+        if not isinstance(config, BertConfig):
+            raise TypeError(f"config must be a BertConfig (or a variant's), got {type(config).__name__}")
+        self.config = config
+        self.embeddings = Embeddings(config)
+        self.encoder = Encoder(config)
+        add_pooler = config.add_pooler if add_pooler is None else add_pooler
+        self.pooler = Pooler(config) if add_pooler else None
+        self.apply(self._init_weights)
+
+    def _attention_mask(self, attention_mask: Tensor | None, input_ids: Tensor) -> Tensor | None:
+        """(B, T) key mask or (B, T, T) full mask of 0/1 -> boolean (B, 1, 1|T, T)."""
+        if attention_mask is None:
+            return None
+        B, T = input_ids.shape
+        if attention_mask.is_floating_point():
+            raise TypeError(
+                f"attention_mask must hold 0/1 integers or booleans (1 = attend), got dtype {attention_mask.dtype}"
+            )
+        if attention_mask.shape == (B, T):
+            return attention_mask.bool()[:, None, None, :]  # (B, 1, 1, T)
+        if attention_mask.shape == (B, T, T):
+            return attention_mask.bool()[:, None, :, :]  # (B, 1, T, T)
+        raise ValueError(
+            f"attention_mask has shape {tuple(attention_mask.shape)} but input_ids has shape {(B, T)}; "
+            f"expected {(B, T)} (padding mask) or {(B, T, T)} (per-query mask)"
+        )
+
+    def forward(
+        self,
+        input_ids: Tensor,
+        attention_mask: Tensor | None = None,
+        token_type_ids: Tensor | None = None,
+        *,
+        output_hidden_states: bool = False,
+    ) -> EncoderOutput:
+        """Encode ``input_ids`` (B, T).
+
+        Args:
+            input_ids: token ids (B, T).
+            attention_mask: 1 for real tokens, 0 for padding, (B, T); or (B, T, T).
+            token_type_ids: segment ids (B, T), default all 0.
+            output_hidden_states: also return every layer's output.
+        """
+        cfg = self.config
+        if input_ids.dim() != 2:
+            raise ValueError(f"input_ids must have shape (B, T), got {tuple(input_ids.shape)}")
+        _check_ids("input_ids", input_ids, cfg.vocab_size, "vocab_size")
+        if token_type_ids is not None:
+            if self.embeddings.token_type is None:
+                raise ValueError(f"this {cfg.model_type} model has no segment embedding (type_vocab_size=0); "
+                                 "do not pass token_type_ids")
+            if token_type_ids.shape != input_ids.shape:
+                raise ValueError(
+                    f"token_type_ids has shape {tuple(token_type_ids.shape)} but input_ids has shape "
+                    f"{tuple(input_ids.shape)}"
+                )
+            _check_ids("token_type_ids", token_type_ids, cfg.type_vocab_size, "type_vocab_size")
+        mask = self._attention_mask(attention_mask, input_ids)
+        x = self.embeddings(input_ids, token_type_ids)  # (B, T, H)
+        x, states = self.encoder(x, mask, output_hidden_states=output_hidden_states)
+        pooled = self.pooler(x) if self.pooler is not None else None
+        return EncoderOutput(last_hidden_state=x, pooler_output=pooled, hidden_states=states)
+
+
+class BertForPreTraining(_Base):
+    """The base model plus the MLM head and, per config, the NSP or SOP head.
+
+    BERT: MLM + NSP; RoBERTa and DistilBERT: MLM only; ALBERT: MLM + SOP
+    (``config.sentence_head``). The sentence head is ``Linear(H, 2)`` on the
+    pooled output (after ``classifier_dropout``).
+
+    >>> import torch
+    >>> model = BertForPreTraining(BertConfig.preset("tiny", vocab_size=100)).eval()
+    >>> out = model(torch.tensor([[2, 5, 7]]), labels=torch.tensor([[-100, 5, -100]]),
+    ...             sentence_label=torch.tensor([0]))
+    >>> tuple(out.logits.shape), tuple(out.sentence_logits.shape), out.loss.dim()
+    ((1, 3, 100), (1, 2), 0)
+    """
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        if not isinstance(config, BertConfig):
+            raise TypeError(f"config must be a BertConfig (or a variant's), got {type(config).__name__}")
+        self.config = config
+        has_sentence = config.sentence_head is not None
+        self.backbone = BertModel(config, add_pooler=has_sentence)
+        self.mlm = MLMHead(config)
+        self.sentence_dropout = nn.Dropout(config.classifier_dropout)
+        self.sentence = nn.Linear(config.hidden_size, 2, bias=config.bias) if has_sentence else None
+        self.apply(self._init_weights)
+        nn.init.zeros_(self.mlm.bias)
+
+    def forward(
+        self,
+        input_ids: Tensor,
+        attention_mask: Tensor | None = None,
+        token_type_ids: Tensor | None = None,
+        *,
+        labels: Tensor | None = None,
+        sentence_label: Tensor | None = None,
+        output_hidden_states: bool = False,
+    ) -> PreTrainingOutput:
+        """Logits for every position and, with labels, the summed losses.
+
+        Args:
+            input_ids, attention_mask, token_type_ids, output_hidden_states: as in
+                :meth:`BertModel.forward`.
+            labels: MLM targets (B, T), -100 where no prediction is scored.
+            sentence_label: (B,) NSP (0 = B follows A) or SOP (0 = original order).
+        """
+        base = self.backbone(input_ids, attention_mask, token_type_ids, output_hidden_states=output_hidden_states)
+        logits = self.mlm(base.last_hidden_state, self.backbone.embeddings.word.weight)  # (B, T, V)
+        sentence_logits = None
+        if self.sentence is not None:
+            sentence_logits = self.sentence(self.sentence_dropout(base.pooler_output))  # (B, 2)
+        loss = None
+        if labels is not None:
+            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=-100)
+        if sentence_label is not None:
+            if sentence_logits is None:
+                raise ValueError(f"this {self.config.model_type} model has no sentence head; "
+                                 "do not pass sentence_label")
+            s_loss = F.cross_entropy(sentence_logits, sentence_label.reshape(-1))
+            loss = s_loss if loss is None else loss + s_loss
+        return PreTrainingOutput(
+            logits=logits,
+            sentence_logits=sentence_logits,
+            loss=loss,
+            last_hidden_state=base.last_hidden_state,
+            pooler_output=base.pooler_output,
+            hidden_states=base.hidden_states,
+        )
+
+
+def build(config: BertConfig, *, heads: bool = False, **kwargs: Any) -> _Base:
+    """The base model (or the model with pretraining heads) for ``config``.
+
+    >>> type(build(BertConfig.preset("tiny", vocab_size=100), heads=True)).__name__
+    'BertForPreTraining'
+    """
+    return BertForPreTraining(config) if heads else BertModel(config, **kwargs)

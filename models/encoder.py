@@ -1,0 +1,183 @@
+"""The one transformer encoder layer and stack that every variant uses.
+
+Faithful mode is BERT's post-LN block::
+
+    x = LN(x + drop(attn(x)))
+    x = LN(x + drop(ffn(x)))
+
+``norm="pre"`` gives the pre-LN block (``x + drop(attn(LN(x)))``) with a final
+norm after the stack, which tolerates higher learning rates; ``bias=False``
+removes every bias; ``gated_ffn=True`` uses a GLU feed-forward. Parameter
+sharing (ALBERT) is a property of the stack: it holds the distinct layers and a
+*schedule* saying which of them run at each depth.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from models.attention import MultiHeadAttention
+from models.config import BertConfig
+
+__all__ = ["Encoder", "EncoderLayer", "FeedForward", "get_activation"]
+
+
+def _gelu_tanh(x: Tensor) -> Tensor:
+    return F.gelu(x, approximate="tanh")
+
+
+_ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
+    "gelu": F.gelu,
+    "gelu_python": F.gelu,
+    "gelu_new": _gelu_tanh,
+    "gelu_pytorch_tanh": _gelu_tanh,
+    "relu": F.relu,
+    "silu": F.silu,
+}
+
+
+def get_activation(name: str) -> Callable[[Tensor], Tensor]:
+    """The activation function for a transformers activation name.
+
+    ``"gelu"`` is the exact (erf) GELU; ``"gelu_new"`` is the tanh form of
+    Google's TF code (ALBERT, BigBird). They differ by up to 4.7e-4.
+
+    >>> import torch
+    >>> get_activation("gelu")(torch.tensor([0.0, 1.0]))
+    tensor([0.0000, 0.8413])
+    """
+    try:
+        return _ACTIVATIONS[name]
+    except KeyError:
+        raise ValueError(f"unknown activation {name!r}; known: {', '.join(_ACTIVATIONS)}") from None
+
+
+def _layer_norm(config: BertConfig, size: int | None = None) -> nn.LayerNorm:
+    return nn.LayerNorm(size or config.hidden_size, eps=config.layer_norm_eps, bias=config.bias)
+
+
+class FeedForward(nn.Module):
+    """Position-wise feed-forward: ``fc_out(act(fc_in(x)))``, or gated.
+
+    Gated (GLU): ``fc_in`` produces 2I features split as ``(gate, up)`` and the
+    block computes ``fc_out(act(gate) * up)``.
+
+    >>> import torch
+    >>> ffn = FeedForward(BertConfig.preset("tiny"))
+    >>> tuple(ffn(torch.zeros(1, 3, 64)).shape)
+    (1, 3, 64)
+    """
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        inner = config.intermediate_size * (2 if config.gated_ffn else 1)
+        self.gated = config.gated_ffn
+        self.fc_in = nn.Linear(config.hidden_size, inner, bias=config.bias)
+        self.fc_out = nn.Linear(config.intermediate_size, config.hidden_size, bias=config.bias)
+        self.act = get_activation(config.hidden_act)
+
+    def forward(self, x: Tensor) -> Tensor:
+        """(B, T, H) -> (B, T, H)."""
+        h = self.fc_in(x)  # (B, T, I) or (B, T, 2I)
+        if self.gated:
+            gate, up = h.chunk(2, dim=-1)
+            h = self.act(gate) * up
+        else:
+            h = self.act(h)
+        return self.fc_out(h)
+
+
+class EncoderLayer(nn.Module):
+    """One transformer encoder layer: self-attention then feed-forward, each
+    wrapped in a residual connection and a layer norm (post- or pre-LN).
+
+    >>> import torch
+    >>> layer = EncoderLayer(BertConfig.preset("tiny")).eval()
+    >>> tuple(layer(torch.randn(2, 5, 64)).shape)
+    (2, 5, 64)
+    """
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.pre_ln = config.norm == "pre"
+        self.attn = MultiHeadAttention(
+            config.hidden_size, config.num_heads, bias=config.bias,
+            dropout=config.attention_dropout, impl=config.attn_impl,
+        )
+        self.attn_norm = _layer_norm(config)
+        self.ffn = FeedForward(config)
+        self.ffn_norm = _layer_norm(config)
+        self.dropout = nn.Dropout(config.hidden_dropout)
+
+    def forward(self, x: Tensor, mask: Tensor | None = None) -> Tensor:
+        """``x`` (B, T, H); ``mask`` boolean (B, 1, 1|T, T), True = may attend."""
+        if self.pre_ln:
+            x = x + self.dropout(self.attn(self.attn_norm(x), mask=mask))
+            return x + self.dropout(self.ffn(self.ffn_norm(x)))
+        x = self.attn_norm(x + self.dropout(self.attn(x, mask=mask)))
+        return self.ffn_norm(x + self.dropout(self.ffn(x)))
+
+
+def _schedule(config: BertConfig) -> tuple[int, list[list[int]]]:
+    """How many distinct layers to build, and which run at each depth."""
+    L = config.num_layers
+    if config.share == "all":
+        # transformers' ALBERT: depth i runs group int(i / (L / G)), and each
+        # group runs its inner layers one after the other.
+        G, inner = config.num_hidden_groups, config.inner_group_num
+        groups = [int(i / (L / G)) for i in range(L)]
+        return G * inner, [[g * inner + j for j in range(inner)] for g in groups]
+    return L, [[i] for i in range(L)]
+
+
+class Encoder(nn.Module):
+    """A stack of :class:`EncoderLayer`, with optional parameter sharing.
+
+    ``layers`` holds the distinct layers; ``schedule[i]`` lists those that run at
+    depth ``i``. ``share="attention"`` / ``"ffn"`` build one layer per depth but
+    make them all use layer 0's attention (with its norm) or feed-forward (with
+    its norm) -- the ALBERT paper's ablations, which transformers lacks.
+
+    >>> import torch
+    >>> enc = Encoder(BertConfig.preset("tiny", share="all")).eval()
+    >>> len(enc.layers), enc.schedule
+    (1, [[0], [0]])
+    """
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        n_unique, self.schedule = _schedule(config)
+        self.layers = nn.ModuleList(EncoderLayer(config) for _ in range(n_unique))
+        if config.share in ("attention", "ffn"):
+            first = self.layers[0]
+            for layer in self.layers[1:]:
+                if config.share == "attention":
+                    layer.attn, layer.attn_norm = first.attn, first.attn_norm
+                else:
+                    layer.ffn, layer.ffn_norm = first.ffn, first.ffn_norm
+        self.final_norm = _layer_norm(config) if config.norm == "pre" else None
+
+    def forward(
+        self, x: Tensor, mask: Tensor | None = None, *, output_hidden_states: bool = False
+    ) -> tuple[Tensor, tuple[Tensor, ...] | None]:
+        """Run the stack on ``x`` (B, T, H).
+
+        Returns:
+            The last hidden state (B, T, H) and, if asked, the hidden states
+            ``(embeddings, after layer 1, ...)``: one entry per layer *run*, so
+            ALBERT with ``inner_group_num=2`` gives ``2L + 1`` entries, as in
+            transformers. With pre-LN the last entry is after the final norm.
+        """
+        states = [x] if output_hidden_states else None
+        last = len(self.schedule) - 1
+        for depth, idx in enumerate(self.schedule):
+            for n, i in enumerate(idx):
+                x = self.layers[i](x, mask)
+                if self.final_norm is not None and depth == last and n == len(idx) - 1:
+                    x = self.final_norm(x)
+                if states is not None:
+                    states.append(x)
+        return x, tuple(states) if states is not None else None
