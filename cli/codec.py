@@ -1,0 +1,207 @@
+"""``subword encode`` and ``subword decode``: one line in, one line out, streaming.
+
+Encoding batches lines (``_BATCH_LINES`` at a time) through ``Tokenizer.encode_batch``, which
+runs in parallel in the Rust core; ``--stream`` (or an interactive stdin) instead encodes and
+flushes each line as it arrives, for use in pipes that wait for answers.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+
+import corpora
+from subword import Tokenizer
+
+__all__ = ["encode_command", "decode_command", "load_tokenizer"]
+
+# Lines per encode_batch call: large enough to keep all cores busy, small enough that the first
+# output appears quickly and memory stays flat for any input size.
+_BATCH_LINES = 2048
+
+
+def load_tokenizer(path: Path) -> Tokenizer:
+    """Loads a tokenizer file, turning every way it can be broken into one clear error (exit 1)."""
+    try:
+        return Tokenizer.from_file(path)
+    except (ValueError, OSError, KeyError, TypeError) as exc:
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if str(path) not in detail:
+            detail = f"{path}: {detail}"
+        raise click.ClickException(f"cannot load tokenizer: {detail}") from exc
+
+
+def _strip_eol(line: str) -> str:
+    if line.endswith("\n"):
+        line = line[:-1]
+        if line.endswith("\r"):
+            line = line[:-1]
+    return line
+
+
+def _input_lines(source: str, errors: str) -> Iterator[str]:
+    try:
+        reader = corpora.CorpusReader([source], errors=errors)  # type: ignore[arg-type]
+    except corpora.CorpusError as exc:
+        raise click.BadParameter(str(exc), param_hint="FILE") from exc
+    for line in reader:
+        yield _strip_eol(line)
+
+
+def _batches(lines: Iterator[str], size: int) -> Iterator[list[str]]:
+    batch: list[str] = []
+    for line in lines:
+        batch.append(line)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _interactive(source: str) -> bool:
+    if source != "-":
+        return False
+    stdin = click.get_text_stream("stdin")
+    return bool(getattr(stdin, "isatty", lambda: False)())
+
+
+_tokenizer_option = click.option(
+    "-t", "--tokenizer", "tokenizer_path", required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The tokenizer file (HF tokenizer.json, ours or HF's).",
+)
+_input_argument = click.argument("source", default="-", metavar="[FILE|-]")
+_errors_option = click.option(
+    "--encoding-errors", type=click.Choice(["strict", "replace"]), default="strict",
+    help="On bytes that are not UTF-8: stop with an error naming the line, or replace them with U+FFFD.",
+)
+_stream_option = click.option(
+    "--stream", is_flag=True,
+    help="Handle and flush one line at a time (default when stdin is a terminal); otherwise lines are batched.",
+)
+
+ENCODE_EPILOG = """\b
+Examples:
+  echo "Hello world" | subword encode -t tok.json
+  subword encode -t tok.json --format tokens notes.txt
+  subword encode -t tok.json --format json corpus.txt.gz > corpus.jsonl
+  tail -f log.txt | subword encode -t tok.json --stream
+"""
+
+
+@click.command("encode", epilog=ENCODE_EPILOG)
+@_tokenizer_option
+@_input_argument
+@click.option(
+    "--format", "output_format", type=click.Choice(["ids", "tokens", "json"]), default="ids",
+    help='ids: space-separated ids; tokens: space-separated tokens; json: {"ids", "tokens", "offsets"} per line, '
+    "offsets in characters of the line.",
+)
+@click.option("--add-special/--no-add-special", default=True, help="Let the post-processor add its special tokens.")
+@_stream_option
+@_errors_option
+def encode_command(
+    tokenizer_path: Path, source: str, output_format: str, add_special: bool, stream: bool, encoding_errors: str
+) -> None:
+    """Encode text, one line of FILE (or stdin) to one line of output.
+
+    The line ending is not part of the text encoded.
+    """
+    tok = load_tokenizer(tokenizer_path)
+    out = click.get_text_stream("stdout")
+    stream = stream or _interactive(source)
+    size = 1 if stream else _BATCH_LINES
+    for batch in _batches(_input_lines(source, encoding_errors), size):
+        if output_format == "ids":
+            rows = tok.encode_batch_ids(batch, add_special_tokens=add_special)
+            text = "".join(" ".join(map(str, ids)) + "\n" for ids in rows)
+        else:
+            encodings = tok.encode_batch(batch, add_special_tokens=add_special)
+            if output_format == "tokens":
+                text = "".join(" ".join(e.tokens) + "\n" for e in encodings)
+            else:
+                text = "".join(
+                    json.dumps(
+                        {"ids": list(e.ids), "tokens": list(e.tokens), "offsets": [list(o) for o in e.offsets]},
+                        ensure_ascii=False,
+                    )
+                    + "\n"
+                    for e in encodings
+                )
+        out.write(text)
+        if stream:
+            out.flush()
+
+
+def _parse_ids(line: str, where: str, vocab_size: int) -> list[int]:
+    text = line.strip()
+    if not text:
+        return []
+    value: Any
+    if text[0] in "[{":
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise click.ClickException(f"{where}: not valid JSON ({exc.msg})") from None
+        if isinstance(value, dict):
+            if "ids" not in value:
+                raise click.ClickException(f"{where}: JSON object has no \"ids\" field")
+            value = value["ids"]
+        if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+            raise click.ClickException(f"{where}: expected a list of integer ids")
+        ids = value
+    else:
+        try:
+            ids = [int(tok) for tok in text.split()]
+        except ValueError:
+            bad = next(t for t in text.split() if not t.lstrip("-").isdigit())
+            raise click.ClickException(f"{where}: {bad!r} is not an integer id") from None
+    for i in ids:
+        if not 0 <= i < vocab_size:
+            raise click.ClickException(f"{where}: id {i} is outside the vocabulary (0..{vocab_size - 1})")
+    return ids
+
+
+DECODE_EPILOG = """\b
+Examples:
+  echo "15496 995" | subword decode -t tok.json
+  subword encode -t tok.json notes.txt | subword decode -t tok.json
+  subword encode -t tok.json --format json notes.txt | subword decode -t tok.json
+"""
+
+
+@click.command("decode", epilog=DECODE_EPILOG)
+@_tokenizer_option
+@_input_argument
+@click.option(
+    "--skip-special/--keep-special", default=True, help="Leave special tokens out of the decoded text, or keep them."
+)
+@_stream_option
+def decode_command(tokenizer_path: Path, source: str, skip_special: bool, stream: bool) -> None:
+    """Decode ids back to text, one line of ids to one line of text.
+
+    A line holds space-separated ids, a JSON list of ids, or a JSON object with an "ids"
+    field (what encode --format json writes).
+    """
+    tok = load_tokenizer(tokenizer_path)
+    vocab_size = tok.get_vocab_size(with_added_tokens=True)
+    out = click.get_text_stream("stdout")
+    stream = stream or _interactive(source)
+    size = 1 if stream else _BATCH_LINES
+    name = "<stdin>" if source == "-" else source
+    lineno = 0
+    for batch in _batches(_input_lines(source, "strict"), size):
+        rows = []
+        for line in batch:
+            lineno += 1
+            rows.append(_parse_ids(line, f"{name}:{lineno}", vocab_size))
+        texts = tok.decode_batch(rows, skip_special_tokens=skip_special)
+        out.write("".join(t + "\n" for t in texts))
+        if stream:
+            out.flush()

@@ -1,0 +1,104 @@
+"""``subword inspect -t TOK``: what a tokenizer file holds, for people (text) or programs (``--json``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from cli.codec import load_tokenizer
+
+__all__ = ["inspect_command", "describe_tokenizer"]
+
+_COMPONENTS = ("normalizer", "pre_tokenizer", "post_processor", "decoder")
+
+
+def _component_text(spec: Any) -> str:
+    """``ByteLevel(add_prefix_space=false, ...)`` from a tokenizer.json component, ``none`` for null."""
+    if spec is None:
+        return "none"
+    if not isinstance(spec, dict):
+        return json.dumps(spec)
+    kind = spec.get("type", "?")
+    if kind == "Sequence":
+        inner = spec.get("normalizers") or spec.get("pretokenizers") or spec.get("processors") or spec.get("decoders")
+        return "Sequence[" + ", ".join(_component_text(s) for s in inner or []) + "]"
+    args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in spec.items() if k != "type")
+    return f"{kind}({args})" if args else kind
+
+
+def describe_tokenizer(path: Path) -> dict[str, Any]:
+    """Collects the facts ``inspect`` shows: model, sizes, special tokens, components, provenance.
+
+    Args:
+        path: A ``tokenizer.json`` that :meth:`subword.Tokenizer.from_file` accepts.
+
+    Returns:
+        A JSON-serialisable dict (the ``--json`` output).
+    """
+    tok = load_tokenizer(path)
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    model = raw.get("model") or {}
+    specials = [
+        {"id": entry.get("id"), "content": entry.get("content"), "special": bool(entry.get("special"))}
+        for entry in raw.get("added_tokens") or []
+    ]
+    model_options = {
+        key: model.get(key)
+        for key in ("unk_token", "continuing_subword_prefix", "end_of_word_suffix", "fuse_unk", "byte_fallback",
+                    "dropout", "ignore_merges")
+        if key in model
+    }
+    return {
+        "path": str(path),
+        "model": model.get("type", "?"),
+        "vocab_size": tok.get_vocab_size(with_added_tokens=True),
+        "merges": len(model.get("merges") or []),
+        "added_tokens": specials,
+        "model_options": model_options,
+        **{name: raw.get(name) for name in _COMPONENTS},
+        "provenance": tok.provenance or None,
+    }
+
+
+@click.command("inspect", epilog="\b\nExamples:\n  subword inspect -t tok.json\n  subword inspect -t tok.json --json | jq .vocab_size\n")
+@click.option(
+    "-t", "--tokenizer", "tokenizer_path", required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The tokenizer file (HF tokenizer.json).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+def inspect_command(tokenizer_path: Path, as_json: bool) -> None:
+    """Show a tokenizer's model, vocabulary size, special tokens, pipeline and training options."""
+    info = describe_tokenizer(tokenizer_path)
+    if as_json:
+        click.echo(json.dumps(info, ensure_ascii=False, indent=2))
+        return
+    rows: list[tuple[str, str]] = [
+        ("file", info["path"]),
+        ("model", info["model"]),
+        ("vocab size", f"{info['vocab_size']:,} (with added tokens)"),
+        ("merges", f"{info['merges']:,}"),
+    ]
+    for key, value in info["model_options"].items():
+        if value not in (None, False):
+            rows.append((key.replace("_", " "), json.dumps(value, ensure_ascii=False)))
+    added = info["added_tokens"]
+    rows.append(("special tokens", ", ".join(f"{t['content']} ({t['id']})" for t in added if t["special"]) or "none"))
+    plain = [t for t in added if not t["special"]]
+    if plain:
+        rows.append(("added tokens", ", ".join(f"{t['content']} ({t['id']})" for t in plain)))
+    for name in _COMPONENTS:
+        rows.append((name.replace("_", "-"), _component_text(info[name])))
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        click.echo(f"{key:<{width}}  {value}")
+    provenance = info["provenance"]
+    if provenance:
+        click.echo("training (recorded in the file):")
+        for key, value in provenance.items():
+            click.echo(f"  {key}: {json.dumps(value, ensure_ascii=False, sort_keys=True)}")
+    else:
+        click.echo("training: not recorded in this file")

@@ -1,0 +1,237 @@
+"""``subword train {bpe,byte-bpe} [INPUT...] -o OUT``: train a tokenizer from text.
+
+The training options come from :class:`subword.trainers.BpeTrainer` (see
+:mod:`cli.trainer_options`); this module adds what is about the *input* (which files, how much of
+them, how to decode them) and the output file, and checks the results a user would otherwise
+misread: an empty input, an input without words, a vocabulary smaller than asked for.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+
+import corpora
+from cli.progress import ProgressReporter, resolve_mode
+from cli.trainer_options import add_trainer_options, build_trainer
+from subword.trainers import BpeTrainer, train_bpe
+
+__all__ = ["train_command", "ByteSize"]
+
+logger = logging.getLogger("cli")
+
+# byte-bpe starts from all 256 byte symbols (GPT-2's alphabet), so smaller vocabularies cannot exist.
+_BYTE_ALPHABET = 256
+
+
+class ByteSize(click.ParamType):
+    """A size in bytes: ``5000``, ``64k``, ``100M``, ``1.5G`` (powers of 1000; ``Ki``/``Mi``/``Gi`` for 1024).
+
+    >>> ByteSize().convert("100M", None, None)
+    100000000
+    >>> ByteSize().convert("2Ki", None, None)
+    2048
+    """
+
+    name = "size"
+    _UNITS = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12, "ki": 2**10, "mi": 2**20, "gi": 2**30, "ti": 2**40}
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]i?)?[bB]?\s*", str(value))
+        if not match:
+            self.fail(f"{value!r} is not a size (examples: 5000, 64k, 100M, 1.5G)", param, ctx)
+        number, unit = match.group(1), (match.group(2) or "").lower()
+        return int(float(number) * self._UNITS[unit])
+
+
+class _Watch:
+    """Passes lines through while noting whether any held a non-space character, and hashing them.
+
+    The hash (SHA-256 of the UTF-8 text actually trained on) goes into the tokenizer's provenance,
+    so two tokenizers can be traced to the same corpus.
+    """
+
+    def __init__(self, lines: Iterable[str]) -> None:
+        self._lines = lines
+        self.has_text = False
+        self.count = 0
+        self.sha256 = hashlib.sha256()
+
+    def __iter__(self) -> Iterator[str]:
+        update = self.sha256.update
+        for line in self._lines:
+            self.count += 1
+            if not self.has_text and line.strip():
+                self.has_text = True
+            update(line.encode("utf-8", "surrogatepass"))
+            yield line
+
+
+EPILOG = """\b
+Examples:
+  subword train byte-bpe -o tok.json                   # built-in corpus, GPT-2 style
+  subword train bpe data/*.txt --vocab-size 8000 -o tok.json
+  subword train byte-bpe corpus.txt.gz --vocab-size 32000 \\
+      --special-token "<|endoftext|>" -o tok.json
+  subword train bpe docs.jsonl --jsonl-field text --sample 100000 --seed 1 -o tok.json
+  zcat big.gz | subword train byte-bpe - --progress json -o tok.json
+"""
+
+
+@click.command("train", epilog=EPILOG)
+@click.argument("algorithm", type=click.Choice(["bpe", "byte-bpe"]), metavar="{bpe|byte-bpe}")
+@click.argument("inputs", nargs=-1, metavar="[INPUT]...")
+@click.option(
+    "-o", "--output", required=True,
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    help="Where to write the tokenizer (HF tokenizer.json; written atomically).",
+)
+@add_trainer_options(BpeTrainer)
+@click.option("--max-lines", type=click.IntRange(min=1), help="Read only the first N lines of the input.")
+@click.option("--max-bytes", type=ByteSize(), help="Read only this much of the input (e.g. 100M); lines are never cut.")
+@click.option(
+    "--sample", type=click.IntRange(min=1), metavar="N",
+    help="Train on N lines drawn uniformly at random (reservoir sampling, seeded by --seed) from what is read.",
+)
+@click.option("--jsonl-field", metavar="FIELD", help="Inputs are JSON lines; train on this field (dots for nesting: meta.text).")
+@click.option(
+    "--encoding-errors", type=click.Choice(["strict", "replace"]), default="strict",
+    help="On bytes that are not UTF-8: stop with an error naming file and line, or replace them with U+FFFD.",
+)
+@click.option(
+    "--progress", "progress_mode", type=click.Choice(["auto", "bar", "json", "none"]), default="auto",
+    help="Progress on stderr: a bar on a terminal (auto), JSON lines {stage, current, total} for logs, or none.",
+)
+@click.option("-q", "--quiet", is_flag=True, help="No progress and no informational messages (warnings and errors still show).")
+def train_command(
+    algorithm: str,
+    inputs: tuple[str, ...],
+    output: Path,
+    max_lines: int | None,
+    max_bytes: int | None,
+    sample: int | None,
+    jsonl_field: str | None,
+    encoding_errors: str,
+    progress_mode: str,
+    quiet: bool,
+    **trainer_values: Any,
+) -> None:
+    """Train a BPE (whitespace words) or byte-level BPE (GPT-2 style) tokenizer.
+
+    INPUT is files, globs, directories (read recursively) or - for stdin; .gz, .bz2 and .xz are
+    decompressed. Lines keep their line endings, as HF tokenizers' train_from_files reads them.
+    Without INPUT, trains on the built-in corpus (the running Python's standard-library docstrings).
+    """
+    say = (lambda msg: None) if quiet else (lambda msg: click.echo(msg, err=True))
+    byte_level = algorithm == "byte-bpe"
+    if not quiet:
+        for name in ("corpora", "cli"):
+            logging.getLogger(name).setLevel(min(logging.INFO, logging.getLogger(name).level or logging.INFO))
+
+    trainer = build_trainer(BpeTrainer, trainer_values)
+    _check_vocab_size(trainer, byte_level)
+    if not output.parent.exists():
+        raise click.BadParameter(f"directory {str(output.parent)!r} does not exist", param_hint="'-o' / '--output'")
+
+    if inputs:
+        sources: list[str] = list(inputs)
+    else:
+        path = corpora.builtin_corpus()
+        say(
+            f"No INPUT given: training on the built-in corpus ({path.stat().st_size / 1e6:.1f} MB of "
+            f"Python {sys.version_info[0]}.{sys.version_info[1]} standard-library docstrings, {path})."
+        )
+        sources = [str(path)]
+
+    mode = resolve_mode(progress_mode, quiet)  # type: ignore[arg-type]
+    reporter = ProgressReporter(mode, units={"read": "bytes"})
+    try:
+        reader = corpora.CorpusReader(
+            sources, jsonl_field=jsonl_field, errors=encoding_errors,  # type: ignore[arg-type]
+            max_bytes=max_bytes, max_lines=max_lines,
+            progress=lambda done, total: reporter("read", done, total),
+        )
+    except corpora.CorpusError as exc:
+        # A missing file or a pattern matching nothing is a bad argument, like click.Path(exists=True).
+        raise click.BadParameter(str(exc), param_hint="INPUT") from exc
+
+    lines: Iterable[str] = reader
+    if sample is not None:
+        lines = corpora.sample_lines(reader, sample, seed=trainer.seed)
+    watch = _Watch(lines)
+
+    started = time.monotonic()
+    try:
+        tokenizer = train_bpe(watch, trainer, byte_level=byte_level, progress=reporter)
+    except corpora.CorpusError:
+        raise
+    except (ValueError, RuntimeError) as exc:
+        # Say "empty input" plainly if that is why the trainer gave up.
+        _check_input(reader, watch, sources)
+        raise click.ClickException(f"training failed: {exc}") from exc
+    finally:
+        reporter.close()
+    _check_input(reader, watch, sources)
+
+    reached = tokenizer.vocab_size
+    if reached > trainer.vocab_size:
+        raise click.ClickException(
+            f"--vocab-size {trainer.vocab_size} is smaller than the alphabet plus special tokens of this corpus "
+            f"({reached}): use --vocab-size {reached} or more, or lower --limit-alphabet"
+        )
+    if reached < trainer.vocab_size:
+        click.echo(
+            f"note: reached a vocabulary of {reached} tokens, not the {trainer.vocab_size} asked for: "
+            f"no pair occurring at least --min-frequency={trainer.min_frequency} times was left to merge",
+            err=True,
+        )
+    tokenizer.provenance["corpus"] = {
+        "inputs": [str(s) for s in sources] if inputs else ["<builtin>"],
+        "lines": watch.count,
+        "bytes_read": reader.bytes_read,
+        "truncated": reader.truncated,
+        "sample": sample,
+        "sha256": watch.sha256.hexdigest(),
+        "jsonl_field": jsonl_field,
+        "encoding_errors": encoding_errors,
+    }
+    tokenizer.save(output)
+    say(
+        f"Wrote {output}: {algorithm}, vocab size {reached}, trained on {watch.count:,} lines "
+        f"({reader.bytes_read / 1e6:.1f} MB) in {time.monotonic() - started:.1f} s."
+    )
+
+
+def _check_vocab_size(trainer: Any, byte_level: bool) -> None:
+    """Refuses a byte-level vocabulary that cannot hold its own alphabet (before any work is done)."""
+    if not byte_level:
+        return
+    specials = len(dict.fromkeys(trainer.special_tokens))
+    minimum = _BYTE_ALPHABET + specials
+    if trainer.vocab_size < minimum:
+        raise click.BadParameter(
+            f"{trainer.vocab_size} is smaller than the byte-level alphabet ({_BYTE_ALPHABET} bytes"
+            f"{f' + {specials} special tokens' if specials else ''}); the minimum is {minimum}",
+            param_hint="'--vocab-size'",
+        )
+
+
+def _check_input(reader: corpora.CorpusReader, watch: _Watch, sources: list[str]) -> None:
+    """Turns an empty or word-less input into a clear error instead of a useless tokenizer."""
+    names = ", ".join(sources) if len(sources) <= 3 else f"{', '.join(sources[:3])}, ... ({len(sources)} inputs)"
+    if reader.lines_read == 0 or watch.count == 0:
+        raise click.ClickException(f"the input is empty: no lines read from {names}")
+    if not watch.has_text:
+        raise click.ClickException(
+            f"the input has no words: its {watch.count:,} lines hold only whitespace ({names})"
+        )
