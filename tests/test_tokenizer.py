@@ -1,0 +1,270 @@
+"""The Tokenizer front: configuration, added tokens, truncation/padding policy, pickling, repr, and (with the
+Rust core built) encode/decode parity with HF ``tokenizers`` on real text."""
+
+from __future__ import annotations
+
+import json
+import pickle
+
+import pytest
+
+from _hf_fixtures import SPECIALS_GPT2, byte_level_hf, eval_lines, whitespace_hf
+from subword import BPE, AddedToken, Tokenizer, decoders, normalizers, pre_tokenizers, processors
+from subword._native import has_core_class
+
+tokenizers = pytest.importorskip("tokenizers")
+
+needs_core = pytest.mark.skipif(
+    not has_core_class("CoreTokenizer"),
+    reason="subword._core.CoreTokenizer is not in the built extension yet; rebuild with `pip install -e . --no-deps`",
+)
+
+
+def tiny_model() -> BPE:
+    vocab = {"a": 0, "b": 1, "c": 2, "ab": 3, "abc": 4}
+    return BPE(vocab, [("a", "b"), ("ab", "c")])
+
+
+# ==== construction and validation ====
+
+
+def test_added_token_ids_follow_hf_rules():
+    """An added token already in the vocab keeps its id; new ones are numbered from the vocab size."""
+    ours = Tokenizer(tiny_model())
+    theirs = tokenizers.Tokenizer(tokenizers.models.BPE(tiny_model().vocab, tiny_model().merges))
+    batches = [["<s>", "ab"], ["</s>", "<s>"], [tokenizers.AddedToken("<mask>", lstrip=True)]]
+    for batch in batches:
+        ours_batch = [AddedToken(t.content, lstrip=t.lstrip, special=True) if not isinstance(t, str) else t
+                      for t in batch]
+        assert ours.add_special_tokens(ours_batch) == theirs.add_special_tokens(batch)
+    assert ours.get_vocab() == theirs.get_vocab(with_added_tokens=True)
+    assert ours.add_tokens(["xyz"]) == theirs.add_tokens(["xyz"]) == 1
+    assert ours.get_vocab() == theirs.get_vocab(with_added_tokens=True)
+    assert json.loads(ours.to_json_str())["added_tokens"] == json.loads(theirs.to_str())["added_tokens"]
+
+
+def test_components_are_type_checked():
+    with pytest.raises(TypeError, match="pre_tokenizer must be a PreTokenizer"):
+        Tokenizer(tiny_model(), pre_tokenizer=normalizers.NFC())
+    with pytest.raises(TypeError, match="model must be a BPE"):
+        Tokenizer({"a": 0})
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        Tokenizer(tiny_model(), pretokenizer=pre_tokenizers.Whitespace())
+    with pytest.raises(TypeError, match="not a single token"):
+        Tokenizer(tiny_model(), special_tokens="<s>")
+    tok = Tokenizer(tiny_model())
+    with pytest.raises(TypeError, match="decoder must be a Decoder"):
+        tok.decoder = processors.ByteLevel()
+    with pytest.raises(TypeError, match="unknown option"):
+        tok.with_options(pre_tokeniser=pre_tokenizers.Whitespace())
+
+
+@pytest.mark.parametrize(
+    "vocab, merges, kwargs, message",
+    [
+        ({"a": 0, "b": 1}, [("a", "b")], {}, "merged token 'ab' is not in the vocab"),
+        ({"a": 0, "ab": 1}, [("a", "b")], {}, "'b' is not in the vocab"),
+        ({"a": 0, "b": 0}, [], {}, "used by both"),
+        ({"a": -1}, [], {}, "non-negative"),
+        ({"a": 0}, [], {"unk_token": "<unk>"}, "unk_token '<unk>' is not in the vocab"),
+        ({"a": 0}, [], {"dropout": 1.5}, "dropout must be in"),
+        ({"a": 0}, ["a b c"], {}, "not of the form"),
+    ],
+)
+def test_bpe_validation(vocab, merges, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        BPE(vocab, merges, **kwargs)
+
+
+def test_bpe_prefix_merges_validate_like_hf():
+    vocab = {"a": 0, "##b": 1, "ab": 2}
+    BPE(vocab, [("a", "##b")], continuing_subword_prefix="##")
+    tokenizers.models.BPE(vocab, [("a", "##b")], continuing_subword_prefix="##")  # HF accepts it as well
+    with pytest.raises(ValueError):
+        BPE({"a": 0, "##b": 1}, [("a", "##b")], continuing_subword_prefix="##")
+
+
+# ==== truncation and padding policy ====
+
+
+@pytest.mark.parametrize(
+    "trunc, pad",
+    [
+        ({"max_length": 16}, {}),
+        ({"max_length": 32, "stride": 4, "strategy": "only_first", "direction": "left"},
+         {"direction": "left", "pad_id": 3, "pad_token": "[PAD]", "length": 40}),
+        ({"max_length": 8, "strategy": "only_second"}, {"pad_to_multiple_of": 8, "pad_type_id": 1}),
+    ],
+)
+def test_truncation_and_padding_settings_match_hf(trunc, pad):
+    ours = Tokenizer(tiny_model())
+    theirs = tokenizers.Tokenizer(tokenizers.models.BPE(tiny_model().vocab, tiny_model().merges))
+    ours.enable_truncation(**trunc)
+    theirs.enable_truncation(**trunc)
+    ours.enable_padding(**pad)
+    theirs.enable_padding(**pad)
+    assert ours.truncation == theirs.truncation
+    assert ours.padding == theirs.padding
+    ours_json, their_json = json.loads(ours.to_json_str()), json.loads(theirs.to_str())
+    assert (ours_json["truncation"], ours_json["padding"]) == (their_json["truncation"], their_json["padding"])
+    ours.no_truncation()
+    ours.no_padding()
+    assert ours.truncation is None and ours.padding is None
+    assert json.loads(ours.to_json_str())["truncation"] is None
+
+
+@pytest.mark.parametrize(
+    "call, exc",
+    [
+        (lambda t: t.enable_truncation(0), ValueError),
+        (lambda t: t.enable_truncation(8, stride=8), ValueError),
+        (lambda t: t.enable_truncation(8, strategy="longest"), ValueError),
+        (lambda t: t.enable_truncation(8, direction="up"), ValueError),
+        (lambda t: t.enable_truncation("8"), TypeError),
+        (lambda t: t.enable_truncation(8, strides=2), TypeError),
+        (lambda t: t.enable_padding(pad_id=-1), ValueError),
+        (lambda t: t.enable_padding(length=0), ValueError),
+        (lambda t: t.enable_padding(pad_token=3), TypeError),
+        (lambda t: t.enable_padding(side="left"), TypeError),
+    ],
+)
+def test_bad_policy_arguments_are_errors(call, exc):
+    with pytest.raises(exc):
+        call(Tokenizer(tiny_model()))
+
+
+# ==== pickling and repr ====
+
+
+@pytest.mark.parametrize("make", [byte_level_hf, whitespace_hf], ids=["byte-level", "whitespace"])
+def test_can_pickle(make):
+    tok = Tokenizer.from_str(make().to_str())
+    tok.enable_truncation(20)
+    tok.provenance = {"seed": 1}
+    clone = pickle.loads(pickle.dumps(tok))
+    assert isinstance(clone, Tokenizer)
+    assert clone == tok
+    assert clone.to_json_str() == tok.to_json_str()
+    assert clone.truncation == tok.truncation and clone.provenance == {"seed": 1}
+
+
+def test_repr_shows_configuration_and_elides_vocabulary():
+    tok = Tokenizer.from_str(byte_level_hf().to_str())
+    tok.provenance = {"trainer": "BpeTrainer", "seed": 0}
+    text = repr(tok)
+    assert len(text) < 1000
+    assert "vocab=<600 tokens>" in text and "merges=<" in text
+    assert "pre_tokenizer=ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True)" in text
+    assert "decoder=ByteLevel(" in text and "'<|endoftext|>'" in text
+    assert "provenance=<seed, trainer>" in text
+    assert "Ġthe" not in text  # no vocabulary entries
+
+
+def test_with_options_copies():
+    tok = Tokenizer(tiny_model(), special_tokens=["<s>"])
+    other = tok.with_options(normalizer=normalizers.Lowercase(), decoder=decoders.BPEDecoder())
+    assert tok.normalizer is None and other.normalizer == normalizers.Lowercase()
+    assert other.get_vocab() == tok.get_vocab()
+
+
+# ==== encoding through the Rust core: parity with HF on real text ====
+
+
+def _pairs(make):
+    hf_tok = make()
+    return hf_tok, Tokenizer.from_str(hf_tok.to_str())
+
+
+@needs_core
+@pytest.mark.parametrize("make", [byte_level_hf, whitespace_hf], ids=["byte-level", "whitespace"])
+def test_encode_matches_hf_ids_tokens_offsets(make):
+    hf_tok, ours = _pairs(make)
+    for line in eval_lines():
+        for add_special in (True, False):
+            expected = hf_tok.encode(line, add_special_tokens=add_special)
+            got = ours.encode(line, add_special_tokens=add_special)
+            assert got.ids == expected.ids, repr(line)
+            assert got.tokens == expected.tokens, repr(line)
+            assert [tuple(o) for o in got.offsets] == [tuple(o) for o in expected.offsets], repr(line)
+            assert got.type_ids == expected.type_ids
+            assert got.special_tokens_mask == expected.special_tokens_mask
+            assert got.attention_mask == expected.attention_mask
+            assert len(got) == len(expected)
+
+
+@needs_core
+@pytest.mark.parametrize("make", [byte_level_hf, whitespace_hf], ids=["byte-level", "whitespace"])
+def test_encode_batch_and_decode_match_hf(make):
+    hf_tok, ours = _pairs(make)
+    lines = eval_lines()
+    expected = hf_tok.encode_batch(lines)
+    got = ours.encode_batch(lines)
+    assert [e.ids for e in got] == [e.ids for e in expected]
+    assert ours.encode_batch_ids(lines) == [e.ids for e in expected]
+    for skip in (True, False):
+        assert ours.decode_batch([e.ids for e in expected], skip_special_tokens=skip) == hf_tok.decode_batch(
+            [e.ids for e in expected], skip_special_tokens=skip
+        )
+
+
+@needs_core
+def test_special_tokens_in_text_are_never_split():
+    hf_tok, ours = _pairs(byte_level_hf)
+    text = "a<|endoftext|>b <pad><|endoftext|>"
+    enc = ours.encode(text)
+    assert enc.ids == hf_tok.encode(text).ids
+    assert enc.tokens.count("<|endoftext|>") == 2 and "<pad>" in enc.tokens
+    assert ours.decode(enc.ids, skip_special_tokens=False) == text
+    assert ours.decode(enc.ids) == hf_tok.decode(enc.ids)
+    assert all(ours.token_to_id(t) is not None for t in SPECIALS_GPT2)
+
+
+@needs_core
+@pytest.mark.parametrize(
+    "trunc, pad",
+    [
+        ({"max_length": 12}, None),
+        ({"max_length": 12, "stride": 3}, {"pad_to_multiple_of": 8}),
+        ({"max_length": 10, "direction": "left"}, {"direction": "left", "length": 16}),
+        (None, {}),
+    ],
+)
+@pytest.mark.parametrize("make", [byte_level_hf, whitespace_hf], ids=["byte-level", "whitespace"])
+def test_truncation_and_padding_match_hf(make, trunc, pad):
+    hf_tok, ours = _pairs(make)
+    pad_token = "<pad>" if make is byte_level_hf else "[PAD]"
+    for tok in (hf_tok, ours):
+        if trunc is not None:
+            tok.enable_truncation(**trunc)
+        if pad is not None:
+            tok.enable_padding(pad_id=hf_tok.token_to_id(pad_token), pad_token=pad_token, **pad)
+    lines = eval_lines()[:120]
+
+    def view(e):
+        return (e.ids, e.tokens, [tuple(o) for o in e.offsets], e.attention_mask, e.special_tokens_mask,
+                [(o.ids, [tuple(x) for x in o.offsets]) for o in e.overflowing])
+
+    assert [view(e) for e in ours.encode_batch(lines)] == [view(e) for e in hf_tok.encode_batch(lines)]
+    for line in lines[:30]:
+        assert view(ours.encode(line)) == view(hf_tok.encode(line))
+
+
+@needs_core
+def test_pickled_tokenizer_encodes_the_same():
+    hf_tok, ours = _pairs(byte_level_hf)
+    clone = pickle.loads(pickle.dumps(ours))
+    lines = eval_lines()[:50]
+    assert [e.ids for e in clone.encode_batch(lines)] == [e.ids for e in hf_tok.encode_batch(lines)]
+
+
+@needs_core
+def test_configuration_changes_reach_the_core():
+    hf_tok, ours = _pairs(byte_level_hf)
+    line = "A line of real text, long enough to truncate."
+    before = ours.encode(line).ids
+    ours.enable_truncation(3)
+    assert ours.encode(line).ids == before[:3]
+    ours.no_truncation()
+    assert ours.encode(line).ids == before
+    ours.add_special_tokens(["line"])
+    assert ours.token_to_id("line") in ours.encode(line).ids
