@@ -122,11 +122,14 @@ class Embeddings(nn.Module):
 
     def forward(self, input_ids: Tensor, token_type_ids: Tensor | None = None) -> Tensor:
         """``input_ids`` (B, T) -> embeddings (B, T, H)."""
-        x = self.word(input_ids) + self.position(self.position_ids(input_ids))  # (B, T, E)
+        x = self.word(input_ids)  # (B, T, E)
+        # Summed in transformers' order (word, segment, position): float addition
+        # is not associative, and the real-checkpoint check is at 1e-5.
         if self.token_type is not None:
             if token_type_ids is None:
                 token_type_ids = torch.zeros_like(input_ids)
             x = x + self.token_type(token_type_ids)
+        x = x + self.position(self.position_ids(input_ids))
         x = self.dropout(self.norm(x))
         return self.project(x) if self.project is not None else x  # (B, T, H)
 
