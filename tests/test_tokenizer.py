@@ -268,3 +268,20 @@ def test_configuration_changes_reach_the_core():
     assert ours.encode(line).ids == before
     ours.add_special_tokens(["line"])
     assert ours.token_to_id("line") in ours.encode(line).ids
+
+
+# ==== the docstring examples run ====
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["subword", "subword.errors", "subword.model", "subword.tokenizer", "subword.normalizers",
+     "subword.pre_tokenizers", "subword.decoders", "subword.processors", "subword.formats.hf_json",
+     "subword._native"],
+)
+def test_docstring_examples(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
