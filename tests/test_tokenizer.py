@@ -167,6 +167,49 @@ def test_with_options_copies():
     assert other.get_vocab() == tok.get_vocab()
 
 
+# ==== decoders and post-processors: reference and serialisation vs HF ====
+
+
+@pytest.mark.parametrize("make", [byte_level_hf, whitespace_hf], ids=["byte-level", "whitespace"])
+def test_reference_decoders_match_hf(make):
+    hf_tok = make()
+    ours = Tokenizer.from_str(hf_tok.to_str())
+    for line in eval_lines()[::5]:
+        tokens = hf_tok.encode(line, add_special_tokens=False).tokens
+        assert ours.decoder.decode(tokens) == hf_tok.decoder.decode(tokens), repr(line)
+    # Invalid UTF-8 from a cut multi-byte char becomes U+FFFD in both.
+    odd = ["Ġh", "Ã", "Ċ", "ðŁĺ"]
+    assert decoders.ByteLevel().decode(odd) == tokenizers.decoders.ByteLevel().decode(odd)
+    assert decoders.BPEDecoder("_").decode(["a_b", "c_"]) == tokenizers.decoders.BPEDecoder("_").decode(["a_b", "c_"])
+
+
+@pytest.mark.parametrize(
+    "single, pair",
+    [
+        ("[CLS] $A [SEP]", "[CLS] $A [SEP] $B:1 [SEP]:1"),
+        ("$A [SEP]", None),
+        ("[CLS]:1 $0 [SEP]:2", "$A:0 $B:1"),
+        (["[CLS]", "$A", "[SEP]"], ["$A", "[SEP]", "$B:1"]),
+    ],
+)
+def test_template_processing_serialises_like_hf(single, pair):
+    specials = [("[CLS]", 1), ("[SEP]", 2)]
+    kwargs = {} if pair is None else {"pair": pair}
+    ours = processors.TemplateProcessing(single, special_tokens=specials, **kwargs)
+    theirs = tokenizers.processors.TemplateProcessing(single=single, special_tokens=specials, **kwargs)
+    assert ours.to_dict() == json.loads(theirs.__getstate__())
+    assert processors.from_dict(ours.to_dict()) == ours
+    assert ours.num_special_tokens_to_add(False) == theirs.num_special_tokens_to_add(False)
+    assert ours.num_special_tokens_to_add(True) == theirs.num_special_tokens_to_add(True)
+
+
+def test_template_with_undeclared_special_token_is_refused_like_hf():
+    with pytest.raises(ValueError, match="not in special_tokens"):
+        processors.TemplateProcessing("[CLS] $A [EOS]", special_tokens=[("[CLS]", 1)])
+    with pytest.raises(Exception):
+        tokenizers.processors.TemplateProcessing(single="[CLS] $A [EOS]", special_tokens=[("[CLS]", 1)])
+
+
 # ==== encoding through the Rust core: parity with HF on real text ====
 
 
