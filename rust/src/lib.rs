@@ -12,8 +12,10 @@
 //! Performance notes
 //! - Each hot module starts with its own notes (see `bpe/train.rs`, `bpe/encode.rs`, `pretok.rs`).
 
+pub mod added;
 pub mod bpe;
 pub mod count;
+pub mod encoding;
 pub mod normalize;
 pub mod pretok;
 pub mod tokenizer;

@@ -1,1 +1,1141 @@
-//! TODO(owner): see lib.rs module map.
+//! The encode pipeline, HF `tokenizers` semantics:
+//! added tokens (raw) -> normalizer -> added tokens (normalized) -> pre-tokenizer -> BPE model
+//! -> truncation -> post-processor -> padding, and the way back (decoders).
+//!
+//! Loaded from the text of an HF `tokenizer.json` (the supported subset; anything else is an error
+//! that names the section and the type, e.g. "unsupported decoder type 'Metaspace'").
+//!
+//! Offsets are byte offsets into the ORIGINAL text (the Python binding converts them to chars).
+//! How a token's offsets are found, step by step:
+//! 1. the model reports each token's range in the word (bytes of the word string, or raw bytes on
+//!    the byte-level fast path);
+//! 2. for ByteLevel, a range of mapped chars is a range of raw bytes of the piece; it is widened to
+//!    whole chars, because HF aligns every byte of a char to the whole char (so two tokens that
+//!    split one multi-byte char both report the whole char). The prefix space that
+//!    `add_prefix_space` inserts is aligned to the first char of the text;
+//! 3. the normalizer's alignment maps normalized bytes back to original bytes
+//!    (see `normalize.rs` for how compositions and removals align).
+//!
+//! Supported components: normalizers of `normalize.rs`; pre-tokenizers of `pretok.rs` (a Sequence
+//! of exactly one is unwrapped) or none; model BPE; post-processors ByteLevel (trim_offsets),
+//! TemplateProcessing, BertProcessing, RobertaProcessing, Sequence; decoders ByteLevel, BPEDecoder,
+//! Sequence. Only single sequences are encoded (no pairs yet).
+//!
+//! Performance notes
+//! - `encode_ids` (the ids-only path) never builds offsets, token strings or alignments, and on
+//!   byte-level models feeds raw piece bytes straight into the model's thread-local word cache.
+//! - Batches run on rayon's pool; nothing is shared mutably (the word caches are thread-local).
+//! - Token strings are table indices (see `encoding.rs`), so an Encoding costs six flat vectors.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use rayon::prelude::*;
+use serde_json::Value;
+
+use crate::added::{AddedToken, AddedVocab, Piece};
+use crate::bpe::encode::{BpeModel, BpeOptions, Sym};
+use crate::encoding::{Direction, Encoding, Padding, TokenTable, Truncation};
+use crate::normalize::Normalizer;
+use crate::pretok::{unicode_to_byte, PreTokenizer};
+
+// ==== Post-processors ====
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TemplatePiece {
+    /// A special token (key into the template's `special_tokens`) with its type id.
+    Special { id: String, type_id: u32 },
+    /// The sequence A (or B) with its type id.
+    Sequence { b: bool, type_id: u32 },
+}
+
+/// A post-processor (HF `processors`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum PostProcessor {
+    ByteLevel { trim_offsets: bool, add_prefix_space: bool },
+    Template {
+        single: Vec<TemplatePiece>,
+        pair: Vec<TemplatePiece>,
+        /// name -> (ids, tokens)
+        specials: HashMap<String, (Vec<u32>, Vec<String>)>,
+    },
+    Bert { sep: (String, u32), cls: (String, u32) },
+    Roberta { sep: (String, u32), cls: (String, u32), trim_offsets: bool, add_prefix_space: bool },
+    Sequence(Vec<PostProcessor>),
+}
+
+fn get_bool(v: &Value, k: &str, default: bool) -> bool {
+    v.get(k).and_then(|x| x.as_bool()).unwrap_or(default)
+}
+
+fn parse_token_pair(v: Option<&Value>, what: &str) -> Result<(String, u32), String> {
+    let arr = v.and_then(|x| x.as_array()).ok_or_else(|| format!("post_processor: '{what}' must be [token, id]"))?;
+    match (arr.first().and_then(|x| x.as_str()), arr.get(1).and_then(|x| x.as_u64())) {
+        (Some(t), Some(id)) if id <= u64::from(u32::MAX) => Ok((t.to_string(), id as u32)),
+        _ => Err(format!("post_processor: '{what}' must be [token, id]")),
+    }
+}
+
+fn parse_template(v: Option<&Value>) -> Result<Vec<TemplatePiece>, String> {
+    let Some(v) = v else { return Ok(Vec::new()) };
+    let arr = v.as_array().ok_or("post_processor TemplateProcessing: template must be a list")?;
+    let mut out = Vec::new();
+    for item in arr {
+        if let Some(s) = item.get("SpecialToken") {
+            out.push(TemplatePiece::Special {
+                id: s.get("id").and_then(|x| x.as_str()).ok_or("TemplateProcessing: SpecialToken without id")?.into(),
+                type_id: s.get("type_id").and_then(|x| x.as_u64()).unwrap_or(0) as u32,
+            });
+        } else if let Some(s) = item.get("Sequence") {
+            let id = s.get("id").and_then(|x| x.as_str()).unwrap_or("A");
+            out.push(TemplatePiece::Sequence {
+                b: id == "B",
+                type_id: s.get("type_id").and_then(|x| x.as_u64()).unwrap_or(0) as u32,
+            });
+        } else {
+            return Err(format!("post_processor TemplateProcessing: unknown template piece {item}"));
+        }
+    }
+    Ok(out)
+}
+
+impl PostProcessor {
+    pub fn from_json(v: &Value) -> Result<Self, String> {
+        let ty = v.get("type").and_then(|t| t.as_str()).ok_or("post_processor: missing string field 'type'")?;
+        Ok(match ty {
+            "ByteLevel" => PostProcessor::ByteLevel {
+                trim_offsets: get_bool(v, "trim_offsets", true),
+                add_prefix_space: get_bool(v, "add_prefix_space", true),
+            },
+            "TemplateProcessing" => {
+                let mut specials = HashMap::new();
+                if let Some(map) = v.get("special_tokens").and_then(|x| x.as_object()) {
+                    for (name, st) in map {
+                        let ids: Vec<u32> = st
+                            .get("ids")
+                            .and_then(|x| x.as_array())
+                            .ok_or_else(|| format!("TemplateProcessing: special token {name:?} without ids"))?
+                            .iter()
+                            .map(|x| x.as_u64().map(|i| i as u32).ok_or("TemplateProcessing: non-integer id"))
+                            .collect::<Result<_, _>>()?;
+                        let tokens: Vec<String> = st
+                            .get("tokens")
+                            .and_then(|x| x.as_array())
+                            .ok_or_else(|| format!("TemplateProcessing: special token {name:?} without tokens"))?
+                            .iter()
+                            .map(|x| x.as_str().map(String::from).ok_or("TemplateProcessing: non-string token"))
+                            .collect::<Result<_, _>>()?;
+                        if ids.len() != tokens.len() {
+                            return Err(format!("TemplateProcessing: special token {name:?}: ids and tokens differ in length"));
+                        }
+                        specials.insert(name.clone(), (ids, tokens));
+                    }
+                }
+                let single = parse_template(v.get("single"))?;
+                let pair = parse_template(v.get("pair"))?;
+                for p in single.iter().chain(pair.iter()) {
+                    if let TemplatePiece::Special { id, .. } = p {
+                        if !specials.contains_key(id) {
+                            return Err(format!("TemplateProcessing: missing special token {id:?}"));
+                        }
+                    }
+                }
+                PostProcessor::Template { single, pair, specials }
+            }
+            "BertProcessing" => PostProcessor::Bert {
+                sep: parse_token_pair(v.get("sep"), "sep")?,
+                cls: parse_token_pair(v.get("cls"), "cls")?,
+            },
+            "RobertaProcessing" => PostProcessor::Roberta {
+                sep: parse_token_pair(v.get("sep"), "sep")?,
+                cls: parse_token_pair(v.get("cls"), "cls")?,
+                trim_offsets: get_bool(v, "trim_offsets", true),
+                add_prefix_space: get_bool(v, "add_prefix_space", true),
+            },
+            "Sequence" => PostProcessor::Sequence(
+                v.get("processors")
+                    .and_then(|x| x.as_array())
+                    .ok_or("post_processor Sequence: missing 'processors'")?
+                    .iter()
+                    .map(PostProcessor::from_json)
+                    .collect::<Result<_, _>>()?,
+            ),
+            other => return Err(format!("unsupported post_processor type '{other}'")),
+        })
+    }
+
+    /// Number of tokens added to a single sequence (reserved by truncation).
+    pub fn added_tokens_single(&self) -> usize {
+        match self {
+            PostProcessor::ByteLevel { .. } => 0,
+            PostProcessor::Template { single, specials, .. } => single
+                .iter()
+                .map(|p| match p {
+                    TemplatePiece::Special { id, .. } => specials.get(id).map_or(0, |s| s.0.len()),
+                    TemplatePiece::Sequence { .. } => 0,
+                })
+                .sum(),
+            PostProcessor::Bert { .. } | PostProcessor::Roberta { .. } => 2,
+            PostProcessor::Sequence(v) => v.iter().map(|p| p.added_tokens_single()).sum(),
+        }
+    }
+}
+
+// ==== Decoders ====
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Decoder {
+    /// Mapped chars back to bytes, then lossy UTF-8.
+    ByteLevel,
+    /// Replace the end-of-word suffix by a space (nothing after the last token).
+    Bpe { suffix: String },
+    Sequence(Vec<Decoder>),
+}
+
+impl Decoder {
+    pub fn from_json(v: &Value) -> Result<Self, String> {
+        let ty = v.get("type").and_then(|t| t.as_str()).ok_or("decoder: missing string field 'type'")?;
+        Ok(match ty {
+            "ByteLevel" => Decoder::ByteLevel,
+            "BPEDecoder" => Decoder::Bpe {
+                suffix: v.get("suffix").and_then(|x| x.as_str()).unwrap_or("</w>").to_string(),
+            },
+            "Sequence" => Decoder::Sequence(
+                v.get("decoders")
+                    .and_then(|x| x.as_array())
+                    .ok_or("decoder Sequence: missing 'decoders'")?
+                    .iter()
+                    .map(Decoder::from_json)
+                    .collect::<Result<_, _>>()?,
+            ),
+            other => return Err(format!("unsupported decoder type '{other}'")),
+        })
+    }
+
+    /// HF `decode_chain`: tokens in, pieces out (joined by the caller).
+    fn decode_chain(&self, tokens: Vec<String>) -> Vec<String> {
+        match self {
+            Decoder::ByteLevel => {
+                let mut bytes = Vec::new();
+                for t in &tokens {
+                    // A token with any char outside the byte table contributes its UTF-8 as is.
+                    let start = bytes.len();
+                    let mut ok = true;
+                    for c in t.chars() {
+                        match unicode_to_byte(c) {
+                            Some(b) => bytes.push(b),
+                            None => {
+                                ok = false;
+                                break;
+                            }
+                        }
+                    }
+                    if !ok {
+                        bytes.truncate(start);
+                        bytes.extend_from_slice(t.as_bytes());
+                    }
+                }
+                vec![String::from_utf8_lossy(&bytes).into_owned()]
+            }
+            Decoder::Bpe { suffix } => {
+                let n = tokens.len();
+                tokens
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, t)| t.replace(suffix.as_str(), if i + 1 == n { "" } else { " " }))
+                    .collect()
+            }
+            Decoder::Sequence(v) => {
+                let mut cur = tokens;
+                for d in v {
+                    cur = d.decode_chain(cur);
+                }
+                cur
+            }
+        }
+    }
+}
+
+// ==== Tokenizer ====
+
+/// The full pipeline.
+#[derive(Debug, Clone)]
+pub struct Tokenizer {
+    normalizer: Option<Normalizer>,
+    pre_tokenizer: Option<PreTokenizer>,
+    model: BpeModel,
+    post: Option<PostProcessor>,
+    decoder: Option<Decoder>,
+    added: AddedVocab,
+    /// Token-table index of every added token.
+    added_index: Vec<u32>,
+    /// Template special tokens resolved to (id, token index), by name.
+    template_idx: HashMap<String, Vec<(u32, u32)>>,
+    table: Arc<TokenTable>,
+    /// Leading/trailing "space" chars (Ġ or whitespace) per table entry, for ByteLevel trimming.
+    trim_counts: Arc<Vec<(u16, u16)>>,
+    special_contents: std::collections::HashSet<String>,
+    truncation: Option<Truncation>,
+    padding: Option<Padding>,
+    /// Token index of the pad token.
+    pad_index: u32,
+    fast_bytes: bool,
+}
+
+/// Does `text` need the byte-level fast path's prefix-space handling.
+fn first_char_len(t: &str) -> usize {
+    t.chars().next().map_or(0, |c| c.len_utf8())
+}
+
+fn floor_boundary(t: &str, mut i: usize) -> usize {
+    if i >= t.len() {
+        return t.len();
+    }
+    while i > 0 && !t.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// End of the char that contains byte `i`.
+fn char_end_at(t: &str, i: usize) -> usize {
+    if i >= t.len() {
+        return t.len();
+    }
+    let mut j = i + 1;
+    while j < t.len() && !t.is_char_boundary(j) {
+        j += 1;
+    }
+    j
+}
+
+fn count_space_chars(s: &str) -> (u16, u16) {
+    let is_sp = |c: &char| *c == '\u{120}' || c.is_whitespace();
+    let lead = s.chars().take_while(is_sp).count() as u16;
+    let trail = s.chars().rev().take_while(is_sp).count() as u16;
+    (lead, trail)
+}
+
+fn parse_direction(v: Option<&Value>) -> Result<Direction, String> {
+    match v.and_then(|x| x.as_str()) {
+        None => Ok(Direction::Right),
+        Some(s) => Direction::parse(s),
+    }
+}
+
+impl Tokenizer {
+    /// Parses the text of an HF tokenizer.json.
+    pub fn from_json_str(s: &str) -> Result<Self, String> {
+        let v: Value = serde_json::from_str(s).map_err(|e| format!("tokenizer.json: invalid JSON: {e}"))?;
+        Self::from_json(&v)
+    }
+
+    pub fn from_json(v: &Value) -> Result<Self, String> {
+        let section = |k: &str| v.get(k).filter(|x| !x.is_null());
+        let normalizer = section("normalizer").map(Normalizer::from_json).transpose()?;
+        let pre_tokenizer = match section("pre_tokenizer") {
+            None => None,
+            Some(p) if p.get("type").and_then(|t| t.as_str()) == Some("Sequence") => {
+                let items = p.get("pretokenizers").and_then(|x| x.as_array()).ok_or("pre_tokenizer Sequence: missing 'pretokenizers'")?;
+                match items.as_slice() {
+                    [] => None,
+                    [one] => Some(PreTokenizer::from_json(one)?),
+                    _ => return Err("unsupported pre_tokenizer type 'Sequence' (of more than one pre-tokenizer)".into()),
+                }
+            }
+            Some(p) => Some(PreTokenizer::from_json(p)?),
+        };
+        let model_v = section("model").ok_or("tokenizer.json: missing 'model'")?;
+        let model = parse_bpe(model_v)?;
+        let post = section("post_processor").map(PostProcessor::from_json).transpose()?;
+        let decoder = section("decoder").map(Decoder::from_json).transpose()?;
+        let added: Vec<AddedToken> = match section("added_tokens") {
+            None => Vec::new(),
+            Some(a) => a
+                .as_array()
+                .ok_or("added_tokens must be a list")?
+                .iter()
+                .map(AddedToken::from_json)
+                .collect::<Result<_, _>>()?,
+        };
+        let mut tok = Tokenizer::new(model, normalizer, pre_tokenizer, post, decoder, added)?;
+        if let Some(t) = section("truncation") {
+            let max_length = t.get("max_length").and_then(|x| x.as_u64()).ok_or("truncation: missing max_length")? as usize;
+            tok.set_truncation(Some(Truncation {
+                max_length,
+                stride: t.get("stride").and_then(|x| x.as_u64()).unwrap_or(0) as usize,
+                direction: parse_direction(t.get("direction"))?,
+                strategy: t.get("strategy").and_then(|x| x.as_str()).unwrap_or("LongestFirst").to_string(),
+            }))?;
+        }
+        if let Some(p) = section("padding") {
+            let length = match p.get("strategy") {
+                Some(Value::String(s)) if s == "BatchLongest" => None,
+                Some(Value::Object(o)) => Some(
+                    o.get("Fixed").and_then(|x| x.as_u64()).ok_or("padding: strategy must be BatchLongest or {Fixed: n}")?
+                        as usize,
+                ),
+                None => None,
+                Some(other) => return Err(format!("padding: unsupported strategy {other}")),
+            };
+            tok.set_padding(Some(Padding {
+                length,
+                direction: parse_direction(p.get("direction"))?,
+                pad_to_multiple_of: p.get("pad_to_multiple_of").and_then(|x| x.as_u64()).map(|x| x as usize),
+                pad_id: p.get("pad_id").and_then(|x| x.as_u64()).unwrap_or(0) as u32,
+                pad_type_id: p.get("pad_type_id").and_then(|x| x.as_u64()).unwrap_or(0) as u32,
+                pad_token: p.get("pad_token").and_then(|x| x.as_str()).unwrap_or("[PAD]").to_string(),
+            }));
+        }
+        Ok(tok)
+    }
+
+    pub fn new(
+        model: BpeModel,
+        normalizer: Option<Normalizer>,
+        pre_tokenizer: Option<PreTokenizer>,
+        post: Option<PostProcessor>,
+        decoder: Option<Decoder>,
+        added_tokens: Vec<AddedToken>,
+    ) -> Result<Self, String> {
+        let mut strings: Vec<String> =
+            (0..model.id_bound()).map(|i| model.id_to_token(i as u32).unwrap_or("").to_string()).collect();
+        let intern = |strings: &mut Vec<String>, id: u32, s: &str| -> u32 {
+            if strings.get(id as usize).is_some_and(|t| t == s) {
+                return id;
+            }
+            strings.push(s.to_string());
+            (strings.len() - 1) as u32
+        };
+        let added_index: Vec<u32> = added_tokens.iter().map(|t| intern(&mut strings, t.id, &t.content)).collect();
+        let mut template_idx = HashMap::new();
+        let mut collect_specials = |p: &PostProcessor, strings: &mut Vec<String>| {
+            let mut stack = vec![p];
+            while let Some(p) = stack.pop() {
+                match p {
+                    PostProcessor::Template { specials, .. } => {
+                        for (name, (ids, toks)) in specials {
+                            let v: Vec<(u32, u32)> =
+                                ids.iter().zip(toks).map(|(&id, t)| (id, intern(strings, id, t))).collect();
+                            template_idx.insert(name.clone(), v);
+                        }
+                    }
+                    PostProcessor::Bert { sep, cls } | PostProcessor::Roberta { sep, cls, .. } => {
+                        for (t, id) in [sep, cls] {
+                            let idx = intern(strings, *id, t);
+                            template_idx.insert(t.clone(), vec![(*id, idx)]);
+                        }
+                    }
+                    PostProcessor::Sequence(v) => stack.extend(v.iter()),
+                    PostProcessor::ByteLevel { .. } => {}
+                }
+            }
+        };
+        if let Some(p) = &post {
+            collect_specials(p, &mut strings);
+        }
+        let trim_counts = strings.iter().map(|s| count_space_chars(s)).collect();
+        let special_contents = added_tokens.iter().filter(|t| t.special).map(|t| t.content.clone()).collect();
+        let fast_bytes = matches!(pre_tokenizer, Some(PreTokenizer::ByteLevel { .. })) && model.has_byte_fast_path();
+        let added = AddedVocab::new(added_tokens, normalizer.as_ref());
+        Ok(Tokenizer {
+            normalizer,
+            pre_tokenizer,
+            model,
+            post,
+            decoder,
+            added,
+            added_index,
+            template_idx,
+            table: Arc::new(TokenTable { strings }),
+            trim_counts: Arc::new(trim_counts),
+            special_contents,
+            truncation: None,
+            padding: None,
+            pad_index: 0,
+            fast_bytes,
+        })
+    }
+
+    // ---- configuration ----
+
+    pub fn set_truncation(&mut self, t: Option<Truncation>) -> Result<(), String> {
+        if let Some(t) = &t {
+            if !matches!(t.strategy.as_str(), "LongestFirst" | "OnlyFirst" | "longest_first" | "only_first") {
+                return Err(format!(
+                    "truncation strategy {:?} needs a second sequence, which this tokenizer does not encode",
+                    t.strategy
+                ));
+            }
+        }
+        self.truncation = t;
+        Ok(())
+    }
+
+    pub fn truncation(&self) -> Option<&Truncation> {
+        self.truncation.as_ref()
+    }
+
+    pub fn set_padding(&mut self, p: Option<Padding>) {
+        if let Some(p) = &p {
+            // Intern the pad string once so padded encodings need no extra strings.
+            let table = Arc::make_mut(&mut self.table);
+            self.pad_index = if table.get(p.pad_id) == p.pad_token && (p.pad_id as usize) < table.strings.len() {
+                p.pad_id
+            } else if let Some(i) = table.strings.iter().position(|s| s == &p.pad_token) {
+                i as u32
+            } else {
+                table.strings.push(p.pad_token.clone());
+                Arc::make_mut(&mut self.trim_counts).push(count_space_chars(&p.pad_token));
+                (table.strings.len() - 1) as u32
+            };
+        }
+        self.padding = p;
+    }
+
+    pub fn padding(&self) -> Option<&Padding> {
+        self.padding.as_ref()
+    }
+
+    pub fn set_dropout(&mut self, p: Option<f32>, seed: u64) -> Result<(), String> {
+        self.model.set_dropout(p, seed).map_err(|e| e.to_string())
+    }
+
+    pub fn model(&self) -> &BpeModel {
+        &self.model
+    }
+
+    pub fn table(&self) -> &Arc<TokenTable> {
+        &self.table
+    }
+
+    // ---- vocabulary ----
+
+    pub fn token_to_id(&self, t: &str) -> Option<u32> {
+        self.added.tokens.iter().find(|a| a.content == t).map(|a| a.id).or_else(|| self.model.token_to_id(t))
+    }
+
+    pub fn id_to_token(&self, id: u32) -> Option<String> {
+        self.added
+            .id_to_token(id)
+            .map(|a| a.content.clone())
+            .or_else(|| self.model.id_to_token(id).map(String::from))
+    }
+
+    /// Vocab size including added tokens that are not in the model's vocab (HF's default).
+    pub fn vocab_size(&self) -> usize {
+        self.model.vocab_size()
+            + self.added.tokens.iter().filter(|a| self.model.id_to_token(a.id).is_none()).count()
+    }
+
+    // ---- encoding ----
+
+    /// Encodes one text: ids, tokens, byte offsets, masks; truncation/post-processing/padding
+    /// as configured.
+    pub fn encode(&self, text: &str, add_special_tokens: bool) -> Result<Encoding, String> {
+        let enc = self.encode_plain(text)?;
+        self.post_process(text, enc, add_special_tokens)
+    }
+
+    /// Encodes a batch in parallel, then pads it as configured (to the longest or to a length).
+    pub fn encode_batch(&self, texts: &[String], add_special_tokens: bool) -> Result<Vec<Encoding>, String> {
+        let mut out: Vec<Encoding> =
+            texts.par_iter().map(|t| self.encode(t, add_special_tokens)).collect::<Result<_, _>>()?;
+        if let Some(p) = &self.padding {
+            self.pad_batch(p, &mut out);
+        }
+        Ok(out)
+    }
+
+    fn pad_batch(&self, p: &Padding, encs: &mut [Encoding]) {
+        if encs.is_empty() {
+            return;
+        }
+        let mut target = match p.length {
+            Some(n) => n,
+            None => encs.iter().map(|e| e.len()).max().unwrap_or(0),
+        };
+        if let Some(m) = p.pad_to_multiple_of {
+            if m > 0 && target % m > 0 {
+                target += m - target % m;
+            }
+        }
+        for e in encs {
+            e.pad(target, p.pad_id, p.pad_type_id, self.pad_index, p.direction);
+        }
+    }
+
+    /// Ids only: the fast path (no offsets, no token strings, no alignment).
+    pub fn encode_ids(&self, text: &str, add_special_tokens: bool) -> Result<Vec<u32>, String> {
+        if self.truncation.is_some() || self.padding.is_some() {
+            return Ok(self.encode(text, add_special_tokens)?.ids);
+        }
+        let mut ids = Vec::with_capacity(text.len() / 3 + 4);
+        let mut salt = 0u64;
+        let push_text = |t: &str, ids: &mut Vec<u32>, salt: &mut u64| -> Result<(), String> {
+            let normalized;
+            let t: &str = match &self.normalizer {
+                Some(n) => {
+                    normalized = n.normalize_str(t);
+                    &normalized
+                }
+                None => t,
+            };
+            if self.added.has_normalized() {
+                for p in self.added.split_normalized(t) {
+                    match p {
+                        Piece::Token(_, _, i) => ids.push(self.added.tokens[i].id),
+                        Piece::Text(s, e) => self.words_ids(&t[s..e], ids, salt)?,
+                    }
+                }
+                Ok(())
+            } else {
+                self.words_ids(t, ids, salt)
+            }
+        };
+        if self.added.has_raw() {
+            for p in self.added.split_raw(text) {
+                match p {
+                    Piece::Token(_, _, i) => ids.push(self.added.tokens[i].id),
+                    Piece::Text(s, e) => push_text(&text[s..e], &mut ids, &mut salt)?,
+                }
+            }
+        } else {
+            push_text(text, &mut ids, &mut salt)?;
+        }
+        if add_special_tokens {
+            if let Some(p) = &self.post {
+                ids = self.ids_with_specials(p, ids);
+            }
+        }
+        Ok(ids)
+    }
+
+    /// Ids-only batch, in parallel.
+    pub fn encode_batch_ids(&self, texts: &[String], add_special_tokens: bool) -> Result<Vec<Vec<u32>>, String> {
+        if self.padding.is_some() {
+            return Ok(self.encode_batch(texts, add_special_tokens)?.into_iter().map(|e| e.ids).collect());
+        }
+        texts.par_iter().map(|t| self.encode_ids(t, add_special_tokens)).collect()
+    }
+
+    fn ids_with_specials(&self, p: &PostProcessor, ids: Vec<u32>) -> Vec<u32> {
+        match p {
+            PostProcessor::ByteLevel { .. } => ids,
+            PostProcessor::Sequence(v) => v.iter().fold(ids, |acc, p| self.ids_with_specials(p, acc)),
+            PostProcessor::Bert { sep, cls } | PostProcessor::Roberta { sep, cls, .. } => {
+                let mut out = Vec::with_capacity(ids.len() + 2);
+                out.push(cls.1);
+                out.extend(ids);
+                out.push(sep.1);
+                out
+            }
+            PostProcessor::Template { single, specials, .. } => {
+                let mut out = Vec::with_capacity(ids.len() + 4);
+                let mut ids = Some(ids);
+                for piece in single {
+                    match piece {
+                        TemplatePiece::Special { id, .. } => {
+                            if let Some(s) = specials.get(id) {
+                                out.extend_from_slice(&s.0);
+                            }
+                        }
+                        TemplatePiece::Sequence { b: false, .. } => {
+                            if let Some(v) = ids.take() {
+                                out.extend(v);
+                            }
+                        }
+                        TemplatePiece::Sequence { b: true, .. } => {}
+                    }
+                }
+                out
+            }
+        }
+    }
+
+    /// Model ids of the words of one (normalized) text piece.
+    fn words_ids(&self, t: &str, ids: &mut Vec<u32>, salt: &mut u64) -> Result<(), String> {
+        let mut err: Option<String> = None;
+        match &self.pre_tokenizer {
+            Some(p) if self.fast_bytes => p.for_each_raw_piece(t, |raw| {
+                *salt += 1;
+                if let Err(e) = self.model.tokenize_raw_bytes_with(raw.as_bytes(), *salt, |s| {
+                    ids.extend(s.iter().map(|x| x.0))
+                }) {
+                    err.get_or_insert(e.to_string());
+                }
+            }),
+            Some(p) => {
+                let byte_level = p.is_byte_level();
+                p.for_each_raw_piece(t, |raw| {
+                    *salt += 1;
+                    let mapped;
+                    let w: &str = if byte_level {
+                        mapped = p.map_piece(raw);
+                        &mapped
+                    } else {
+                        raw
+                    };
+                    if let Err(e) = self.model.tokenize_with(w, *salt, |s| ids.extend(s.iter().map(|x| x.0))) {
+                        err.get_or_insert(e.to_string());
+                    }
+                })
+            }
+            None => {
+                *salt += 1;
+                self.model.tokenize_with(t, *salt, |s| ids.extend(s.iter().map(|x| x.0))).map_err(|e| e.to_string())?
+            }
+        }
+        err.map_or(Ok(()), Err)
+    }
+
+    /// Tokens with byte offsets into `text`, type id 0, no post-processing.
+    fn encode_plain(&self, text: &str) -> Result<Encoding, String> {
+        let mut enc = Encoding::with_capacity(text.len() / 3 + 4);
+        let mut salt = 0u64;
+        if self.added.has_raw() {
+            for p in self.added.split_raw(text) {
+                match p {
+                    Piece::Token(s, e, i) => enc.push(self.added.tokens[i].id, self.added_index[i], (s, e), 0, false),
+                    Piece::Text(s, e) => self.encode_segment(text, s, e, &mut enc, &mut salt)?,
+                }
+            }
+        } else {
+            self.encode_segment(text, 0, text.len(), &mut enc, &mut salt)?;
+        }
+        Ok(enc)
+    }
+
+    /// Normalizes `text[s..e]`, splits it by normalized added tokens and encodes the words.
+    fn encode_segment(&self, text: &str, s: usize, e: usize, enc: &mut Encoding, salt: &mut u64) -> Result<(), String> {
+        let seg = &text[s..e];
+        match &self.normalizer {
+            None => {
+                let map = |lo: usize, hi: usize| (s + lo, s + hi);
+                self.encode_normalized(seg, &map, enc, salt)
+            }
+            Some(n) => {
+                let (norm, align) = n.normalize_with_alignment(seg);
+                let map = |lo: usize, hi: usize| -> (usize, usize) {
+                    if align.is_empty() {
+                        return (s, s);
+                    }
+                    if lo >= hi {
+                        let p = align.get(lo).map_or(e - s, |a| a.0);
+                        return (s + p, s + p);
+                    }
+                    let a = align[lo.min(align.len() - 1)].0;
+                    let b = align[(hi - 1).min(align.len() - 1)].1;
+                    (s + a, s + b)
+                };
+                self.encode_normalized(&norm, &map, enc, salt)
+            }
+        }
+    }
+
+    fn encode_normalized(
+        &self,
+        norm: &str,
+        map: &dyn Fn(usize, usize) -> (usize, usize),
+        enc: &mut Encoding,
+        salt: &mut u64,
+    ) -> Result<(), String> {
+        if self.added.has_normalized() {
+            for p in self.added.split_normalized(norm) {
+                match p {
+                    Piece::Token(a, b, i) => enc.push(self.added.tokens[i].id, self.added_index[i], map(a, b), 0, false),
+                    Piece::Text(a, b) => self.encode_words(&norm[a..b], a, map, enc, salt)?,
+                }
+            }
+            Ok(())
+        } else {
+            self.encode_words(norm, 0, map, enc, salt)
+        }
+    }
+
+    /// Pre-tokenizes and runs the model on `t` (= normalized[base..]); offsets go through `map`.
+    fn encode_words(
+        &self,
+        t: &str,
+        base: usize,
+        map: &dyn Fn(usize, usize) -> (usize, usize),
+        enc: &mut Encoding,
+        salt: &mut u64,
+    ) -> Result<(), String> {
+        let mut err: Option<String> = None;
+        let mut syms: Vec<Sym> = Vec::new();
+        match &self.pre_tokenizer {
+            Some(p @ PreTokenizer::ByteLevel { add_prefix_space, .. }) => {
+                let inserted = *add_prefix_space && !t.is_empty() && !t.starts_with(' ');
+                let first_len = first_char_len(t);
+                let mut first = true;
+                p.for_each_raw_piece_with_offsets(t, |raw, (ps, _pe)| {
+                    *salt += 1;
+                    let shifted = inserted && first;
+                    first = false;
+                    syms.clear();
+                    let r = if self.fast_bytes {
+                        self.model.tokenize_raw_bytes(raw.as_bytes(), *salt, &mut syms)
+                    } else {
+                        // General path: lengths are in bytes of the mapped string; turn them into
+                        // mapped chars (= raw bytes).
+                        let mapped = p.map_piece(raw);
+                        let r = self.model.tokenize_into(&mapped, *salt, &mut syms);
+                        let mut char_of_byte = vec![0u32; mapped.len() + 1];
+                        let mut ci = 0u32;
+                        for (bi, ch) in mapped.char_indices() {
+                            for k in 0..ch.len_utf8() {
+                                char_of_byte[bi + k] = ci;
+                            }
+                            ci += 1;
+                        }
+                        char_of_byte[mapped.len()] = ci;
+                        let mut pos = 0usize;
+                        for sym in syms.iter_mut() {
+                            let a = char_of_byte[pos.min(mapped.len())];
+                            pos += sym.1 as usize;
+                            let b = char_of_byte[pos.min(mapped.len())];
+                            sym.1 = b.saturating_sub(a);
+                        }
+                        r
+                    };
+                    if let Err(e) = r {
+                        err.get_or_insert(e.to_string());
+                        return;
+                    }
+                    let byte_at = |k: usize| -> Option<usize> {
+                        if shifted {
+                            k.checked_sub(1).map(|x| ps + x)
+                        } else {
+                            Some(ps + k)
+                        }
+                    };
+                    let n_raw = raw.len();
+                    let mut a = 0usize;
+                    for &(id, len) in &syms {
+                        let b = (a + len as usize).min(n_raw);
+                        let lo = byte_at(a).map_or(0, |x| floor_boundary(t, x));
+                        let hi = if b == 0 {
+                            lo
+                        } else {
+                            byte_at(b - 1).map_or(first_len, |x| char_end_at(t, x))
+                        };
+                        enc.push(id, id, map(base + lo, base + hi.max(lo)), 0, false);
+                        a = b;
+                    }
+                })
+            }
+            Some(p) => p.for_each_raw_piece_with_offsets(t, |raw, (ps, _)| {
+                *salt += 1;
+                syms.clear();
+                if let Err(e) = self.model.tokenize_into(raw, *salt, &mut syms) {
+                    err.get_or_insert(e.to_string());
+                    return;
+                }
+                push_syms(enc, &syms, raw.len(), |lo, hi| map(base + ps + lo, base + ps + hi));
+            }),
+            None => {
+                *salt += 1;
+                self.model.tokenize_into(t, *salt, &mut syms).map_err(|e| e.to_string())?;
+                push_syms(enc, &syms, t.len(), |lo, hi| map(base + lo, base + hi));
+            }
+        }
+        err.map_or(Ok(()), Err)
+    }
+
+    // ---- post-processing ----
+
+    fn post_process(&self, text: &str, mut enc: Encoding, add_special_tokens: bool) -> Result<Encoding, String> {
+        if let Some(t) = &self.truncation {
+            let n_added = match (&self.post, add_special_tokens) {
+                (Some(p), true) => p.added_tokens_single(),
+                _ => 0,
+            };
+            enc.truncate(t.max_length.saturating_sub(n_added), t.stride, t.direction)?;
+        }
+        if let Some(p) = &self.post {
+            enc = self.apply_post(p, text, enc, add_special_tokens);
+        }
+        if let Some(p) = &self.padding {
+            let target = round_up(p.length.unwrap_or(enc.len()), p.pad_to_multiple_of);
+            enc.pad(target, p.pad_id, p.pad_type_id, self.pad_index, p.direction);
+        }
+        Ok(enc)
+    }
+
+    fn apply_post(&self, p: &PostProcessor, text: &str, mut enc: Encoding, add_special: bool) -> Encoding {
+        match p {
+            PostProcessor::ByteLevel { trim_offsets, add_prefix_space } => {
+                if *trim_offsets {
+                    self.trim_offsets(text, &mut enc, *add_prefix_space);
+                }
+                enc
+            }
+            PostProcessor::Sequence(v) => v.iter().fold(enc, |acc, p| self.apply_post(p, text, acc, add_special)),
+            PostProcessor::Bert { sep, cls } => {
+                let template = [
+                    TemplatePiece::Special { id: cls.0.clone(), type_id: 0 },
+                    TemplatePiece::Sequence { b: false, type_id: 0 },
+                    TemplatePiece::Special { id: sep.0.clone(), type_id: 0 },
+                ];
+                self.apply_template(&template, enc, add_special)
+            }
+            PostProcessor::Roberta { sep, cls, trim_offsets, add_prefix_space } => {
+                if *trim_offsets {
+                    self.trim_offsets(text, &mut enc, *add_prefix_space);
+                }
+                let template = [
+                    TemplatePiece::Special { id: cls.0.clone(), type_id: 0 },
+                    TemplatePiece::Sequence { b: false, type_id: 0 },
+                    TemplatePiece::Special { id: sep.0.clone(), type_id: 0 },
+                ];
+                self.apply_template(&template, enc, add_special)
+            }
+            PostProcessor::Template { single, .. } => self.apply_template(single, enc, add_special),
+        }
+    }
+
+    fn apply_template(&self, template: &[TemplatePiece], enc: Encoding, add_special: bool) -> Encoding {
+        let mut out = Encoding::with_capacity(enc.len() + 4);
+        out.extra = enc.extra.clone();
+        for piece in template {
+            match piece {
+                TemplatePiece::Special { id, type_id } => {
+                    if add_special {
+                        for &(tid, tidx) in self.template_idx.get(id).map_or(&[][..], |v| v.as_slice()) {
+                            out.push(tid, tidx, (0, 0), *type_id, true);
+                        }
+                    }
+                }
+                TemplatePiece::Sequence { b: false, type_id } => {
+                    out.ids.extend_from_slice(&enc.ids);
+                    out.tokens.extend_from_slice(&enc.tokens);
+                    out.offsets.extend_from_slice(&enc.offsets);
+                    out.type_ids.extend(std::iter::repeat_n(*type_id, enc.len()));
+                    out.special_tokens_mask.extend_from_slice(&enc.special_tokens_mask);
+                    out.attention_mask.extend_from_slice(&enc.attention_mask);
+                }
+                TemplatePiece::Sequence { b: true, .. } => {}
+            }
+        }
+        out.overflowing = enc.overflowing.into_iter().map(|o| self.apply_template(template, o, add_special)).collect();
+        out
+    }
+
+    /// HF ByteLevel `process_offsets`: offsets skip the leading/trailing spaces (`Ġ`) of tokens.
+    /// HF counts in chars; we step over chars of the original text, which is the same thing.
+    fn trim_offsets(&self, text: &str, enc: &mut Encoding, add_prefix_space: bool) {
+        for o in &mut enc.overflowing {
+            self.trim_offsets(text, o, add_prefix_space);
+        }
+        for i in 0..enc.len() {
+            let t = enc.tokens[i] as usize;
+            let (mut lead, trail) = match self.trim_counts.get(t) {
+                Some(&c) => c,
+                None => count_space_chars(enc.token_str(&self.table, i)),
+            };
+            if lead == 0 && trail == 0 {
+                continue;
+            }
+            let (mut s, mut e) = enc.offsets[i];
+            if lead > 0 {
+                if (i == 0 || s == 0) && add_prefix_space && lead == 1 {
+                    lead = 0;
+                }
+                let ns = text.get(s..).map_or(s, |rest| {
+                    s + rest.char_indices().nth(lead as usize).map_or(rest.len(), |(k, _)| k)
+                });
+                s = ns.min(e);
+            }
+            if trail > 0 {
+                if let Some(before) = text.get(..e) {
+                    let mut it = before.char_indices().rev();
+                    // HF: only when the end (in chars) is at least `trail`.
+                    if let Some((k, _)) = it.nth(trail as usize - 1) {
+                        e = k.max(s);
+                    }
+                }
+            }
+            enc.offsets[i] = (s, e);
+        }
+    }
+
+    // ---- decoding ----
+
+    pub fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> String {
+        let tokens: Vec<String> = ids
+            .iter()
+            .filter_map(|&id| {
+                let t = self.added.id_to_token(id).map(|a| a.content.as_str()).or_else(|| self.model.id_to_token(id))?;
+                if skip_special_tokens && self.special_contents.contains(t) {
+                    return None;
+                }
+                Some(t.to_string())
+            })
+            .collect();
+        match &self.decoder {
+            Some(d) => d.decode_chain(tokens).concat(),
+            None => tokens.join(" "),
+        }
+    }
+
+    pub fn decode_batch(&self, ids: &[Vec<u32>], skip_special_tokens: bool) -> Vec<String> {
+        ids.par_iter().map(|v| self.decode(v, skip_special_tokens)).collect()
+    }
+
+    pub fn pre_tokenizer(&self) -> Option<&PreTokenizer> {
+        self.pre_tokenizer.as_ref()
+    }
+}
+
+fn round_up(n: usize, m: Option<usize>) -> usize {
+    match m {
+        Some(m) if m > 0 && n % m > 0 => n + m - n % m,
+        _ => n,
+    }
+}
+
+/// Pushes model symbols whose lengths are bytes of a word of `len` bytes.
+fn push_syms(enc: &mut Encoding, syms: &[Sym], len: usize, map: impl Fn(usize, usize) -> (usize, usize)) {
+    let mut a = 0usize;
+    for &(id, l) in syms {
+        // HF's byte-fallback lengths can overrun the word when a prefix is set; clamp.
+        let b = (a + l as usize).min(len);
+        enc.push(id, id, map(a, b), 0, false);
+        a = b;
+    }
+}
+
+/// Parses an HF BPE model section.
+pub fn parse_bpe(v: &Value) -> Result<BpeModel, String> {
+    if let Some(ty) = v.get("type").and_then(|t| t.as_str()) {
+        if ty != "BPE" {
+            return Err(format!("unsupported model type '{ty}'"));
+        }
+    }
+    let vocab_obj = v.get("vocab").and_then(|x| x.as_object()).ok_or("model: missing object 'vocab'")?;
+    let mut vocab: HashMap<String, u32, ahash::RandomState> =
+        HashMap::with_capacity_and_hasher(vocab_obj.len(), ahash::RandomState::new());
+    for (k, id) in vocab_obj {
+        let id = id.as_u64().filter(|&x| x <= u64::from(u32::MAX)).ok_or_else(|| format!("model: bad id for {k:?}"))?;
+        vocab.insert(k.clone(), id as u32);
+    }
+    let mut merges = Vec::new();
+    if let Some(ms) = v.get("merges").and_then(|x| x.as_array()) {
+        merges.reserve(ms.len());
+        for m in ms {
+            match m {
+                Value::String(s) => {
+                    let mut parts = s.split(' ');
+                    match (parts.next(), parts.next(), parts.next()) {
+                        (Some(a), Some(b), None) => merges.push((a.to_string(), b.to_string())),
+                        _ => return Err(format!("model: invalid merge {s:?} (expected 'a b')")),
+                    }
+                }
+                Value::Array(a) if a.len() == 2 => match (a[0].as_str(), a[1].as_str()) {
+                    (Some(x), Some(y)) => merges.push((x.to_string(), y.to_string())),
+                    _ => return Err(format!("model: invalid merge {m}")),
+                },
+                _ => return Err(format!("model: invalid merge {m}")),
+            }
+        }
+    }
+    let opt_str = |k: &str| v.get(k).and_then(|x| x.as_str()).map(String::from);
+    let dropout = match v.get("dropout") {
+        None | Some(Value::Null) => None,
+        Some(x) => Some(x.as_f64().ok_or("model: dropout must be a number")? as f32),
+    };
+    let opts = BpeOptions {
+        unk_token: opt_str("unk_token"),
+        fuse_unk: get_bool(v, "fuse_unk", false),
+        byte_fallback: get_bool(v, "byte_fallback", false),
+        ignore_merges: get_bool(v, "ignore_merges", false),
+        continuing_subword_prefix: opt_str("continuing_subword_prefix"),
+        end_of_word_suffix: opt_str("end_of_word_suffix"),
+        dropout,
+        dropout_seed: 0,
+    };
+    BpeModel::new(vocab, &merges, opts).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn byte_level_json(post: &str) -> String {
+        let table = crate::pretok::bytes_to_unicode();
+        let mut vocab: Vec<String> = table.iter().map(|c| c.to_string()).collect();
+        vocab.sort_by_key(|s| s.chars().next().map_or(0, |c| c as u32));
+        for t in ["Ġt", "he", "Ġthe", "Ġc", "Ġca", "Ġcat", "<|endoftext|>"] {
+            vocab.push(t.into());
+        }
+        let vocab_json: serde_json::Map<String, Value> =
+            vocab.iter().enumerate().map(|(i, t)| (t.clone(), Value::from(i as u64))).collect();
+        let eot = vocab.len() - 1;
+        let merges = vec![["Ġ", "t"], ["h", "e"], ["Ġt", "he"], ["Ġ", "c"], ["Ġc", "a"], ["Ġca", "t"]];
+        serde_json::json!({
+            "version": "1.0",
+            "added_tokens": [{"id": eot, "content": "<|endoftext|>", "single_word": false, "lstrip": false,
+                              "rstrip": false, "normalized": false, "special": true}],
+            "normalizer": null,
+            "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true},
+            "post_processor": serde_json::from_str::<Value>(post).unwrap_or(Value::Null),
+            "decoder": {"type": "ByteLevel"},
+            "model": {"type": "BPE", "vocab": vocab_json, "merges": merges},
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn byte_level_encode_offsets_and_decode() {
+        let tok = Tokenizer::from_json_str(&byte_level_json("null")).unwrap();
+        let text = "the cat<|endoftext|> é";
+        let enc = tok.encode(text, true).unwrap();
+        let toks: Vec<&str> = (0..enc.len()).map(|i| enc.token_str(tok.table(), i)).collect();
+        assert_eq!(toks, vec!["t", "he", "Ġcat", "<|endoftext|>", "Ġ", "Ã", "©"]);
+        assert_eq!(enc.offsets, vec![(0, 1), (1, 3), (3, 7), (7, 20), (20, 21), (21, 23), (21, 23)]);
+        assert_eq!(tok.encode_ids(text, true).unwrap(), enc.ids);
+        assert_eq!(tok.decode(&enc.ids, false), text);
+        assert_eq!(tok.decode(&enc.ids, true), "the cat é");
+    }
+
+    #[test]
+    fn template_truncation_padding() {
+        let post = r#"{"type":"TemplateProcessing",
+            "single":[{"SpecialToken":{"id":"<|endoftext|>","type_id":0}},{"Sequence":{"id":"A","type_id":0}}],
+            "pair":[],
+            "special_tokens":{"<|endoftext|>":{"id":"<|endoftext|>","ids":[262],"tokens":["<|endoftext|>"]}}}"#;
+        let mut tok = Tokenizer::from_json_str(&byte_level_json(post)).unwrap();
+        let e = tok.encode(" the the the", true).unwrap();
+        assert_eq!(e.ids, vec![262, 258, 258, 258]);
+        assert_eq!(e.special_tokens_mask, vec![1, 0, 0, 0]);
+        tok.set_truncation(Some(Truncation { max_length: 3, stride: 0, direction: Direction::Right, strategy: "LongestFirst".into() }))
+            .unwrap();
+        let e = tok.encode(" the the the", true).unwrap();
+        assert_eq!(e.ids, vec![262, 258, 258]);
+        assert_eq!(e.overflowing[0].ids, vec![262, 258]);
+        tok.set_truncation(None).unwrap();
+        tok.set_padding(Some(Padding {
+            length: None,
+            direction: Direction::Left,
+            pad_to_multiple_of: None,
+            pad_id: 0,
+            pad_type_id: 0,
+            pad_token: "[PAD]".into(),
+        }));
+        let b = tok.encode_batch(&[" the".to_string(), " the the".to_string()], true).unwrap();
+        assert_eq!(b[0].ids, vec![0, 262, 258]);
+        assert_eq!(b[0].attention_mask, vec![0, 1, 1]);
+        assert_eq!(b[0].token_str(tok.table(), 0), "[PAD]");
+    }
+
+    #[test]
+    fn unsupported_components_are_named() {
+        let j = byte_level_json("null").replace(r#""decoder":{"type":"ByteLevel"}"#, r#""decoder":{"type":"Metaspace"}"#);
+        let e = Tokenizer::from_json_str(&j).unwrap_err();
+        assert!(e.contains("decoder") && e.contains("Metaspace"), "{e}");
+        let j = byte_level_json(r#"{"type":"Weird"}"#);
+        let e = Tokenizer::from_json_str(&j).unwrap_err();
+        assert!(e.contains("post_processor") && e.contains("Weird"), "{e}");
+    }
+}

@@ -303,33 +303,46 @@ impl BpeModel {
     /// their lengths in BYTES of `word`. `salt` only feeds the dropout RNG (use the word's
     /// position so repeated words get independent draws).
     pub fn tokenize_into(&self, word: &str, salt: u64, out: &mut Vec<Sym>) -> Result<(), BpeError> {
+        self.tokenize_with(word, salt, |s| out.extend_from_slice(s))
+    }
+
+    /// Like [`Self::tokenize_into`], handing the symbols to `sink` (no copy on a cache hit).
+    pub fn tokenize_with(&self, word: &str, salt: u64, sink: impl FnOnce(&[Sym])) -> Result<(), BpeError> {
         if word.is_empty() {
             return Ok(());
         }
         if self.opts.ignore_merges {
             if let Some(&id) = self.vocab.get(word) {
-                out.push((id, word.len() as u32));
+                sink(&[(id, word.len() as u32)]);
                 return Ok(());
             }
         }
         if self.dropout_active() {
             let mut syms = self.initial_symbols(word)?;
             self.merge_heap(&mut syms, Some(self.rng_for(word.as_bytes(), salt)));
-            out.extend_from_slice(&syms);
+            sink(&syms);
             return Ok(());
         }
-        self.cached(word.as_bytes(), out, || {
-            let mut syms = self.initial_symbols(word)?;
-            self.merge(&mut syms);
-            Ok(syms)
-        })
+        self.cached(
+            word.as_bytes(),
+            || {
+                let mut syms = self.initial_symbols(word)?;
+                self.merge(&mut syms);
+                Ok(syms)
+            },
+            sink,
+        )
     }
 
     /// Byte-level fast path: tokenizes the RAW bytes of a piece (before the byte->char mapping).
     /// Lengths are in raw bytes (= mapped chars). Equal to `tokenize_into(map(raw))` up to units.
-    /// Falls back to an error if the model has no fast path (callers check
-    /// [`Self::has_byte_fast_path`]).
+    /// An error if the model has no fast path (callers check [`Self::has_byte_fast_path`]).
     pub fn tokenize_raw_bytes(&self, raw: &[u8], salt: u64, out: &mut Vec<Sym>) -> Result<(), BpeError> {
+        self.tokenize_raw_bytes_with(raw, salt, |s| out.extend_from_slice(s))
+    }
+
+    /// Like [`Self::tokenize_raw_bytes`], handing the symbols to `sink`.
+    pub fn tokenize_raw_bytes_with(&self, raw: &[u8], salt: u64, sink: impl FnOnce(&[Sym])) -> Result<(), BpeError> {
         let Some(byte_ids) = &self.byte_ids else {
             return Err(BpeError::Invalid("no byte-level fast path for this model".into()));
         };
@@ -340,22 +353,30 @@ impl BpeModel {
             let table = byte_chars();
             let mapped: String = raw.iter().map(|&b| table[b as usize]).collect();
             if let Some(&id) = self.vocab.get(&mapped) {
-                out.push((id, raw.len() as u32));
+                sink(&[(id, raw.len() as u32)]);
                 return Ok(());
             }
+        }
+        if raw.len() == 1 {
+            sink(&[(byte_ids[raw[0] as usize], 1)]);
+            return Ok(());
         }
         let init = || raw.iter().map(|&b| (byte_ids[b as usize], 1u32)).collect::<Vec<Sym>>();
         if self.dropout_active() {
             let mut syms = init();
             self.merge_heap(&mut syms, Some(self.rng_for(raw, salt)));
-            out.extend_from_slice(&syms);
+            sink(&syms);
             return Ok(());
         }
-        self.cached(raw, out, || {
-            let mut syms = init();
-            self.merge(&mut syms);
-            Ok(syms)
-        })
+        self.cached(
+            raw,
+            || {
+                let mut syms = init();
+                self.merge(&mut syms);
+                Ok(syms)
+            },
+            sink,
+        )
     }
 
     /// Looks `key` up in this thread's cache, computing and storing it on a miss.
@@ -363,16 +384,16 @@ impl BpeModel {
     fn cached(
         &self,
         key: &[u8],
-        out: &mut Vec<Sym>,
         compute: impl FnOnce() -> Result<Vec<Sym>, BpeError>,
+        sink: impl FnOnce(&[Sym]),
     ) -> Result<(), BpeError> {
         if self.cache_capacity == 0 || key.len() >= MAX_CACHED_WORD_BYTES {
-            out.extend_from_slice(&compute()?);
+            sink(&compute()?);
             return Ok(());
         }
         CACHES.with(|cell| {
             let mut caches = cell.borrow_mut();
-            let pos = match caches.iter().position(|(id, _)| *id == self.instance) {
+            let pos = match caches.iter().rposition(|(id, _)| *id == self.instance) {
                 Some(p) => p,
                 None => {
                     if caches.len() >= MAX_MODELS_PER_THREAD {
@@ -384,11 +405,11 @@ impl BpeModel {
             };
             let cache = &mut caches[pos].1;
             if let Some(hit) = cache.get(key) {
-                out.extend_from_slice(hit);
+                sink(hit);
                 return Ok(());
             }
             let syms = compute()?;
-            out.extend_from_slice(&syms);
+            sink(&syms);
             if cache.len() >= self.cache_capacity {
                 cache.clear();
             }

@@ -1,0 +1,309 @@
+//! `Encoding`: the output of the encode pipeline, with HF's truncation and padding rules.
+//!
+//! Offsets are BYTE offsets into the original text here; the Python binding converts them to
+//! character offsets (HF's Python API reports characters).
+//!
+//! Token strings are not stored per token: `tokens[i]` is an index into the tokenizer's shared
+//! token table (`TokenTable`), plus `extra` strings for tokens that only exist in this encoding
+//! (an arbitrary pad token given to [`Encoding::pad`]). This keeps encoding free of per-token
+//! allocations; strings are materialised only when the caller asks for them.
+
+use std::sync::Arc;
+
+/// The strings of every token index: the model vocab (index = id) followed by added tokens,
+/// template and pad tokens that differ from the vocab string of their id.
+#[derive(Debug, Default, Clone)]
+pub struct TokenTable {
+    pub strings: Vec<String>,
+}
+
+impl TokenTable {
+    pub fn get(&self, i: u32) -> &str {
+        self.strings.get(i as usize).map_or("", |s| s.as_str())
+    }
+}
+
+/// Which end to cut or pad.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    Left,
+    Right,
+}
+
+impl Direction {
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s {
+            "right" | "Right" => Ok(Direction::Right),
+            "left" | "Left" => Ok(Direction::Left),
+            other => Err(format!("direction must be 'left' or 'right', got {other:?}")),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Encoding {
+    pub ids: Vec<u32>,
+    pub type_ids: Vec<u32>,
+    /// Token-table indices (see the module docs).
+    pub tokens: Vec<u32>,
+    /// Byte offsets into the original text.
+    pub offsets: Vec<(usize, usize)>,
+    pub special_tokens_mask: Vec<u32>,
+    pub attention_mask: Vec<u32>,
+    pub overflowing: Vec<Encoding>,
+    /// Strings of token indices at or past the table's length.
+    pub extra: Vec<String>,
+}
+
+impl Encoding {
+    pub fn with_capacity(n: usize) -> Self {
+        Encoding {
+            ids: Vec::with_capacity(n),
+            type_ids: Vec::with_capacity(n),
+            tokens: Vec::with_capacity(n),
+            offsets: Vec::with_capacity(n),
+            special_tokens_mask: Vec::with_capacity(n),
+            attention_mask: Vec::with_capacity(n),
+            overflowing: Vec::new(),
+            extra: Vec::new(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// Appends one token.
+    #[inline]
+    pub fn push(&mut self, id: u32, token: u32, offsets: (usize, usize), type_id: u32, special: bool) {
+        self.ids.push(id);
+        self.tokens.push(token);
+        self.offsets.push(offsets);
+        self.type_ids.push(type_id);
+        self.special_tokens_mask.push(u32::from(special));
+        self.attention_mask.push(1);
+    }
+
+    /// The string of token `i`.
+    pub fn token_str<'a>(&'a self, table: &'a TokenTable, i: usize) -> &'a str {
+        let t = self.tokens[i] as usize;
+        if t < table.strings.len() {
+            &table.strings[t]
+        } else {
+            self.extra.get(t - table.strings.len()).map_or("", |s| s.as_str())
+        }
+    }
+
+    fn slice(&self, start: usize, stop: usize) -> Encoding {
+        Encoding {
+            ids: self.ids[start..stop].to_vec(),
+            type_ids: self.type_ids[start..stop].to_vec(),
+            tokens: self.tokens[start..stop].to_vec(),
+            offsets: self.offsets[start..stop].to_vec(),
+            special_tokens_mask: self.special_tokens_mask[start..stop].to_vec(),
+            attention_mask: self.attention_mask[start..stop].to_vec(),
+            overflowing: Vec::new(),
+            extra: self.extra.clone(),
+        }
+    }
+
+    /// HF `Encoding::truncate`: keeps `max_len` tokens; the rest becomes `overflowing` windows of
+    /// `max_len` tokens that overlap by `stride`. `max_len == 0` moves everything to overflowing.
+    /// Errors when `stride >= max_len` (HF panics there).
+    pub fn truncate(&mut self, max_len: usize, stride: usize, direction: Direction) -> Result<(), String> {
+        let n = self.ids.len();
+        if max_len >= n {
+            return Ok(());
+        }
+        if max_len == 0 {
+            let whole = std::mem::take(self);
+            self.extra = whole.extra.clone();
+            self.overflowing.push(whole);
+            return Ok(());
+        }
+        if stride >= max_len {
+            return Err(format!(
+                "truncation stride ({stride}) must be strictly less than max_length ({max_len}, after \
+                 subtracting the special tokens the post-processor adds)"
+            ));
+        }
+        let step = max_len - stride;
+        let mut parts: Vec<(usize, usize)> = Vec::new();
+        match direction {
+            Direction::Right => {
+                let mut start = 0;
+                loop {
+                    let stop = (start + max_len).min(n);
+                    parts.push((start, stop));
+                    if stop == n {
+                        break;
+                    }
+                    start += step;
+                }
+            }
+            Direction::Left => {
+                // Windows ending at n, n - step, ... (HF iterates stops from the end).
+                let mut stop = n;
+                loop {
+                    let start = stop.saturating_sub(max_len);
+                    parts.push((start, stop));
+                    if start == 0 || stop <= step {
+                        break;
+                    }
+                    stop -= step;
+                }
+            }
+        }
+        let mut first = self.slice(parts[0].0, parts[0].1);
+        first.overflowing = parts[1..].iter().map(|&(a, b)| self.slice(a, b)).collect();
+        *self = first;
+        Ok(())
+    }
+
+    /// HF `Encoding::pad`: pads (overflowing encodings too) up to `target` tokens.
+    /// `pad_token` is the token-table index of the pad string.
+    pub fn pad(&mut self, target: usize, pad_id: u32, pad_type_id: u32, pad_token: u32, direction: Direction) {
+        for o in &mut self.overflowing {
+            o.pad(target, pad_id, pad_type_id, pad_token, direction);
+        }
+        let n = self.ids.len();
+        if n >= target {
+            return;
+        }
+        let k = target - n;
+        match direction {
+            Direction::Right => {
+                self.ids.extend(std::iter::repeat_n(pad_id, k));
+                self.type_ids.extend(std::iter::repeat_n(pad_type_id, k));
+                self.tokens.extend(std::iter::repeat_n(pad_token, k));
+                self.offsets.extend(std::iter::repeat_n((0, 0), k));
+                self.special_tokens_mask.extend(std::iter::repeat_n(1, k));
+                self.attention_mask.extend(std::iter::repeat_n(0, k));
+            }
+            Direction::Left => {
+                fn prepend<T: Clone>(v: &mut Vec<T>, x: T, k: usize) {
+                    let mut new = Vec::with_capacity(v.len() + k);
+                    new.extend(std::iter::repeat_n(x, k));
+                    new.append(v);
+                    *v = new;
+                }
+                prepend(&mut self.ids, pad_id, k);
+                prepend(&mut self.type_ids, pad_type_id, k);
+                prepend(&mut self.tokens, pad_token, k);
+                prepend(&mut self.offsets, (0, 0), k);
+                prepend(&mut self.special_tokens_mask, 1, k);
+                prepend(&mut self.attention_mask, 0, k);
+            }
+        }
+    }
+
+    /// Token index for an arbitrary pad string: its table index when `table[pad_id]` is that
+    /// string, else a new `extra` entry.
+    pub fn intern_extra(&mut self, table: &TokenTable, pad_id: u32, s: &str) -> u32 {
+        if table.get(pad_id) == s && (pad_id as usize) < table.strings.len() {
+            return pad_id;
+        }
+        if let Some(p) = self.extra.iter().position(|t| t == s) {
+            return (table.strings.len() + p) as u32;
+        }
+        self.extra.push(s.to_string());
+        // Overflowing parts share the extra strings.
+        for o in &mut self.overflowing {
+            o.extra = self.extra.clone();
+        }
+        (table.strings.len() + self.extra.len() - 1) as u32
+    }
+}
+
+/// HF `TruncationParams` (single sequences; the strategy matters only for pairs).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Truncation {
+    pub max_length: usize,
+    pub stride: usize,
+    pub direction: Direction,
+    pub strategy: String,
+}
+
+/// HF `PaddingParams`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Padding {
+    /// `None` = pad to the longest in the batch.
+    pub length: Option<usize>,
+    pub direction: Direction,
+    pub pad_to_multiple_of: Option<usize>,
+    pub pad_id: u32,
+    pub pad_type_id: u32,
+    pub pad_token: String,
+}
+
+impl Padding {
+    /// Pads a batch like HF `pad_encodings`.
+    pub fn apply(&self, encodings: &mut [Encoding], table: &Arc<TokenTable>) {
+        if encodings.is_empty() {
+            return;
+        }
+        let mut target = match self.length {
+            Some(n) => n,
+            None => encodings.iter().map(|e| e.len()).max().unwrap_or(0),
+        };
+        if let Some(m) = self.pad_to_multiple_of {
+            if m > 0 && target % m > 0 {
+                target += m - target % m;
+            }
+        }
+        for e in encodings {
+            let tok = e.intern_extra(table, self.pad_id, &self.pad_token);
+            e.pad(target, self.pad_id, self.pad_type_id, tok, self.direction);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn enc(n: usize) -> Encoding {
+        let mut e = Encoding::with_capacity(n);
+        for i in 0..n {
+            e.push(i as u32, i as u32, (i, i + 1), 0, false);
+        }
+        e
+    }
+
+    #[test]
+    fn truncate_right_with_stride() {
+        let mut e = enc(10);
+        e.truncate(4, 1, Direction::Right).unwrap();
+        assert_eq!(e.ids, vec![0, 1, 2, 3]);
+        let o: Vec<Vec<u32>> = e.overflowing.iter().map(|o| o.ids.clone()).collect();
+        assert_eq!(o, vec![vec![3, 4, 5, 6], vec![6, 7, 8, 9]]);
+    }
+
+    #[test]
+    fn truncate_left() {
+        let mut e = enc(7);
+        e.truncate(3, 0, Direction::Left).unwrap();
+        assert_eq!(e.ids, vec![4, 5, 6]);
+        let o: Vec<Vec<u32>> = e.overflowing.iter().map(|o| o.ids.clone()).collect();
+        assert_eq!(o, vec![vec![1, 2, 3], vec![0]]);
+        let mut e = enc(5);
+        assert!(e.truncate(2, 2, Direction::Right).is_err());
+    }
+
+    #[test]
+    fn pad_both_sides() {
+        let mut e = enc(2);
+        e.pad(4, 9, 1, 9, Direction::Left);
+        assert_eq!(e.ids, vec![9, 9, 0, 1]);
+        assert_eq!(e.attention_mask, vec![0, 0, 1, 1]);
+        assert_eq!(e.special_tokens_mask, vec![1, 1, 0, 0]);
+        let mut e = enc(2);
+        e.pad(3, 9, 1, 9, Direction::Right);
+        assert_eq!(e.type_ids, vec![0, 0, 1]);
+        assert_eq!(e.offsets[2], (0, 0));
+    }
+}
