@@ -196,7 +196,7 @@ class _Base(nn.Module):
         """Distinct parameters (shared and tied ones counted once).
 
         >>> BertModel(BertConfig.preset("tiny", vocab_size=100)).num_parameters()
-        112384
+        118976
         """
         return sum(p.numel() for p in self.parameters())
 
