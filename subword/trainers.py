@@ -1,0 +1,322 @@
+"""Training: the BPE options dataclass and ``train_bpe``, which turns lines of text into a :class:`Tokenizer`.
+
+:class:`BpeTrainer` is the one definition of the training options: it is what Python callers pass,
+what the command line is generated from (``cli.trainer_options`` reads the fields and their
+``metadata["help"]``), and what is recorded in the tokenizer's provenance (:meth:`BpeTrainer.to_dict`).
+
+The result equals HF ``tokenizers`` 0.23.3 trained on the same lines (same vocab, ids and merges),
+except where HF is random (ties in ``limit_alphabet``, ids of ``##x``/``x</w>`` variants), where
+we follow a documented deterministic rule (see :mod:`subword.reference.bpe`).
+
+>>> tok = train_bpe(["low lower lowest\\n"] * 3, BpeTrainer(vocab_size=12))
+>>> tok.model.merges[:4]
+[('l', 'o'), ('lo', 'w'), ('low', 'e'), ('s', 't')]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Literal
+
+from subword import decoders, pre_tokenizers, processors
+from subword.model import BPE
+from subword.normalizers import Normalizer
+from subword.tokenizer import AddedToken, Tokenizer
+
+__all__ = ["BpeTrainer", "ProgressCallback", "train_bpe"]
+
+log = logging.getLogger(__name__)
+
+#: ``progress(stage, current, total)``. Stages: ``"read"`` (lines counted so far, total 0 = unknown),
+#: ``"count"`` (initial pair counting, in words) and ``"merge"`` (merges done / at most). An exception
+#: raised by the callback (e.g. KeyboardInterrupt) stops training and propagates.
+ProgressCallback = Callable[[str, int, int], None]
+
+#: Lines handed to the Rust word counter at once (big enough to keep both cores busy).
+_BATCH_LINES = 1 << 16
+
+
+def _help(text: str) -> dict[str, str]:
+    return {"help": text}
+
+
+@dataclass
+class BpeTrainer:
+    """Options of the BPE trainer (HF ``BpeTrainer`` names and defaults, plus how to run it).
+
+    Raises:
+        ValueError: an option out of range, or an unknown option in :meth:`from_dict`.
+        TypeError: an option of the wrong type.
+
+    >>> BpeTrainer(vocab_size=1000, special_tokens=["<unk>"]).to_dict()["special_tokens"]
+    ['<unk>']
+    >>> BpeTrainer(vocab_size=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: BpeTrainer.vocab_size must be >= 1, got 0
+    """
+
+    vocab_size: int = field(default=30000, metadata=_help(
+        "Target vocabulary size, special tokens and the alphabet included."))
+    min_frequency: int = field(default=0, metadata=_help(
+        "Stop at the first pair occurring fewer times than this."))
+    special_tokens: list[str] = field(default_factory=list, metadata=_help(
+        "A special token (repeatable): ids 0.. in the order given, never split; added as special tokens."))
+    initial_alphabet: list[str] = field(default_factory=list, metadata=_help(
+        "A character always kept in the alphabet, even if absent from the corpus (repeatable; as in HF, "
+        "only the first character of each value counts)."))
+    limit_alphabet: int | None = field(default=None, metadata=_help(
+        "Keep at most this many characters in the alphabet (the most frequent; ties drop the larger "
+        "code point first)."))
+    max_token_length: int | None = field(default=None, metadata=_help(
+        "Do not create merged tokens of this many characters or more (HF's strict rule; the first "
+        "two-character merges are always allowed)."))
+    continuing_subword_prefix: str | None = field(default=None, metadata=_help(
+        "Prefix of every non-initial subword, e.g. '##'."))
+    end_of_word_suffix: str | None = field(default=None, metadata=_help(
+        "Suffix of every word-final subword, e.g. '</w>'."))
+    unk_token: str | None = field(default=None, metadata=_help(
+        "The model's unknown token; must be one of the special tokens (default: unknown characters are dropped, as HF)."))
+    compat: Literal["hf"] = field(default="hf", metadata=_help(
+        "Whose rules decide ids, merge order and tie-breaks."))
+    engine: Literal["rust", "reference"] = field(default="rust", metadata=_help(
+        "'rust' (fast) or 'reference' (the readable pure-Python trainer; slow, identical result)."))
+    threads: int | None = field(default=None, metadata=_help(
+        "Worker threads for the Rust engine (default: all cores)."))
+    seed: int = field(default=0, metadata=_help(
+        "Seed for sampling the input (BPE training itself has no randomness)."))
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Check every option; called on construction (call again after changing fields)."""
+        name = type(self).__name__
+
+        def integer(key: str, minimum: int, optional: bool = False) -> None:
+            value = getattr(self, key)
+            if value is None and optional:
+                return
+            if isinstance(value, bool) or not isinstance(value, int):
+                kind = "an int or None" if optional else "an int"
+                raise TypeError(f"{name}.{key} must be {kind}, got {type(value).__name__} {value!r}")
+            if value < minimum:
+                raise ValueError(f"{name}.{key} must be >= {minimum}, got {value}")
+
+        def strings(key: str) -> None:
+            value = getattr(self, key)
+            if isinstance(value, str) or not isinstance(value, (list, tuple)):
+                raise TypeError(f"{name}.{key} must be a list of str, got {type(value).__name__} {value!r}")
+            for item in value:
+                if not isinstance(item, str) or not item:
+                    raise TypeError(f"{name}.{key} must hold non-empty strings, got {item!r}")
+            setattr(self, key, list(value))
+
+        integer("vocab_size", 1)
+        integer("min_frequency", 0)
+        integer("limit_alphabet", 0, optional=True)
+        integer("max_token_length", 1, optional=True)
+        integer("threads", 1, optional=True)
+        integer("seed", 0)
+        strings("special_tokens")
+        strings("initial_alphabet")
+        for key in ("continuing_subword_prefix", "end_of_word_suffix", "unk_token"):
+            value = getattr(self, key)
+            if value is not None and (not isinstance(value, str) or not value):
+                raise TypeError(f"{name}.{key} must be a non-empty str or None, got {value!r}")
+        if self.unk_token is not None and self.unk_token not in self.special_tokens:
+            raise ValueError(f"{name}.unk_token {self.unk_token!r} must also be one of special_tokens")
+        if self.compat != "hf":
+            raise ValueError(f"{name}.compat must be 'hf', got {self.compat!r}")
+        if self.engine not in ("rust", "reference"):
+            raise ValueError(f"{name}.engine must be 'rust' or 'reference', got {self.engine!r}")
+        if any(len(s) > 1 for s in self.initial_alphabet):
+            log.warning("initial_alphabet: only the first character of each string is used (as HF does)")
+        specials = len(dict.fromkeys(self.special_tokens))
+        if self.vocab_size < specials:
+            raise ValueError(
+                f"{name}.vocab_size {self.vocab_size} is smaller than the {specials} special tokens; "
+                f"the minimum is {specials} plus the alphabet"
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The options as a JSON-ready dict (recorded in the tokenizer's provenance).
+
+        >>> BpeTrainer().to_dict()["vocab_size"]
+        30000
+        """
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> BpeTrainer:
+        """Build from :meth:`to_dict` output; unknown keys are an error.
+
+        >>> BpeTrainer.from_dict({"vocab_sise": 10})
+        Traceback (most recent call last):
+        ...
+        ValueError: unknown BpeTrainer option(s): vocab_sise (known: vocab_size, min_frequency, ...)
+        """
+        known = [f.name for f in fields(cls)]
+        unknown = sorted(set(data) - set(known))
+        if unknown:
+            raise ValueError(f"unknown BpeTrainer option(s): {', '.join(unknown)} (known: {', '.join(known[:2])}, ...)")
+        return cls(**data)
+
+    def trainer_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments of the training functions (``_core.train_bpe`` and the reference)."""
+        keys = ("vocab_size", "min_frequency", "special_tokens", "initial_alphabet", "limit_alphabet",
+                "max_token_length", "continuing_subword_prefix", "end_of_word_suffix")
+        return {k: getattr(self, k) for k in keys}
+
+
+def _hashing(lines: Iterable[str], sha: Any, stats: dict[str, int]) -> Iterator[str]:
+    for line in lines:
+        if not isinstance(line, str):
+            raise TypeError(f"lines must be str, got {type(line).__name__} at line {stats['lines'] + 1}")
+        stats["lines"] += 1
+        yield line
+
+
+def _batches(lines: Iterator[str], sha: Any, size: int) -> Iterator[list[str]]:
+    batch: list[str] = []
+    for line in lines:
+        batch.append(line)
+        if len(batch) >= size:
+            sha.update("".join(batch).encode("utf-8"))
+            yield batch
+            batch = []
+    if batch:
+        sha.update("".join(batch).encode("utf-8"))
+        yield batch
+
+
+def train_bpe(
+    lines: Iterable[str],
+    trainer: BpeTrainer,
+    *,
+    byte_level: bool = False,
+    normalizer: Normalizer | None = None,
+    progress: ProgressCallback | None = None,
+) -> Tokenizer:
+    """Train a BPE tokenizer on ``lines`` (keep their line endings to match HF's ``train_from_files``).
+
+    Args:
+        lines: The corpus, one str per line.
+        trainer: The options.
+        byte_level: GPT-2 style: ``ByteLevel`` pre-tokenizer (no prefix space), the 256 byte chars as the
+            initial alphabet, ``ByteLevel`` decoder and post-processor. Otherwise the ``Whitespace``
+            pre-tokenizer (and a ``BPEDecoder`` when ``end_of_word_suffix`` is set).
+        normalizer: Applied to every line before pre-tokenization, and kept in the tokenizer.
+        progress: ``progress(stage, current, total)``, see :data:`ProgressCallback`.
+
+    Returns:
+        The tokenizer. ``tok.provenance["training"]`` records the options, engine, corpus sha256 and
+        the vocabulary size actually reached (smaller than asked when the corpus runs out of pairs or
+        ``min_frequency`` stops training; a warning is logged then).
+
+    Raises:
+        ValueError: ``vocab_size`` is smaller than the special tokens plus the alphabet (the message names
+            the minimum), or the input has no words.
+        TypeError: a line is not a str.
+
+    >>> tok = train_bpe(["hello hello help\\n"], BpeTrainer(vocab_size=260), byte_level=True)
+    >>> tok.model.merges, tok.get_vocab_size()
+    ([('e', 'l'), ('h', 'el'), ('l', 'o'), ('Ġ', 'hel')], 260)
+    """
+    if not isinstance(trainer, BpeTrainer):
+        raise TypeError(f"trainer must be a BpeTrainer, got {type(trainer).__name__}")
+    trainer.validate()
+    if normalizer is not None and not isinstance(normalizer, Normalizer):
+        raise TypeError(f"normalizer must be a subword.normalizers.Normalizer, got {type(normalizer).__name__}")
+    if byte_level:
+        pre: pre_tokenizers.PreTokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True)
+    else:
+        pre = pre_tokenizers.Whitespace()
+    kwargs = trainer.trainer_kwargs()
+    if byte_level:
+        kwargs["initial_alphabet"] = pre_tokenizers.ByteLevel.alphabet() + list(trainer.initial_alphabet)
+        specials = len(dict.fromkeys(trainer.special_tokens))
+        if trainer.vocab_size < 256 + specials:
+            raise ValueError(
+                f"vocab_size {trainer.vocab_size} is smaller than the byte-level alphabet (256) plus "
+                f"{specials} special tokens; the minimum is {256 + specials}"
+            )
+
+    sha = hashlib.sha256()
+    stats = {"lines": 0}
+    stream = _hashing(lines, sha, stats)
+    if trainer.engine == "rust":
+        from subword._native import core_class
+
+        counter = core_class("WordCounter")(pre.to_json(), normalizer.to_json() if normalizer else None, trainer.threads)
+        for batch in _batches(stream, sha, _BATCH_LINES):
+            counter.feed(batch)
+            if progress is not None:
+                progress("read", stats["lines"], 0)
+        n_words = len(counter)
+        if n_words == 0:
+            raise ValueError(f"the input has no words ({stats['lines']} lines)")
+        vocab, merges = core_class("train_bpe")(counter, progress=progress, **kwargs)
+    else:
+        from subword.reference import bpe as reference
+
+        words: dict[str, int] = {}
+        for batch in _batches(stream, sha, _BATCH_LINES):
+            for word, count in reference.count_words(batch, pre, normalizer).items():
+                words[word] = words.get(word, 0) + count
+            if progress is not None:
+                progress("read", stats["lines"], 0)
+        n_words = len(words)
+        if n_words == 0:
+            raise ValueError(f"the input has no words ({stats['lines']} lines)")
+        vocab, merges = reference.train_bpe(words, **kwargs)
+
+    reached = len(vocab)
+    if reached > trainer.vocab_size:
+        raise ValueError(
+            f"vocab_size {trainer.vocab_size} is smaller than the special tokens plus the alphabet of this "
+            f"corpus: the minimum is {reached} (or lower limit_alphabet)"
+        )
+    if reached < trainer.vocab_size:
+        log.warning(
+            "reached a vocabulary of %d tokens, not the %d asked for: no pair with count >= max(1, "
+            "min_frequency=%d) was left to merge", reached, trainer.vocab_size, trainer.min_frequency,
+        )
+
+    model = BPE(
+        {token: i for i, token in enumerate(vocab)},
+        merges,
+        unk_token=trainer.unk_token,
+        continuing_subword_prefix=trainer.continuing_subword_prefix,
+        end_of_word_suffix=trainer.end_of_word_suffix,
+    )
+    if byte_level:
+        decoder: decoders.Decoder | None = decoders.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True)
+        post: processors.PostProcessor | None = processors.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True)
+    else:
+        decoder = decoders.BPEDecoder(suffix=trainer.end_of_word_suffix) if trainer.end_of_word_suffix else None
+        post = None
+    provenance = {
+        "training": {
+            "trainer": "BpeTrainer",
+            "options": trainer.to_dict(),
+            "engine": trainer.engine,
+            "byte_level": byte_level,
+            "normalizer": normalizer.to_dict() if normalizer is not None else None,
+            "corpus": {"sha256": sha.hexdigest(), "lines": stats["lines"], "distinct_words": n_words},
+            "vocab_size_reached": reached,
+            "merges": len(merges),
+        }
+    }
+    return Tokenizer(
+        model,
+        normalizer=normalizer,
+        pre_tokenizer=pre,
+        post_processor=post,
+        decoder=decoder,
+        special_tokens=[AddedToken(t, special=True, normalized=False) for t in trainer.special_tokens],
+        provenance=provenance,
+    )
