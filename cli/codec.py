@@ -67,7 +67,7 @@ def _batches(lines: Iterator[str], size: int) -> Iterator[list[str]]:
 def _interactive(source: str) -> bool:
     if source != "-":
         return False
-    stdin = click.get_text_stream("stdin")
+    stdin = sys.stdin
     return bool(getattr(stdin, "isatty", lambda: False)())
 
 
@@ -114,7 +114,7 @@ def encode_command(
     The line ending is not part of the text encoded.
     """
     tok = load_tokenizer(tokenizer_path)
-    out = click.get_text_stream("stdout")
+    out = sys.stdout
     stream = stream or _interactive(source)
     size = 1 if stream else _BATCH_LINES
     for batch in _batches(_input_lines(source, encoding_errors), size):
@@ -191,7 +191,7 @@ def decode_command(tokenizer_path: Path, source: str, skip_special: bool, stream
     """
     tok = load_tokenizer(tokenizer_path)
     vocab_size = tok.get_vocab_size(with_added_tokens=True)
-    out = click.get_text_stream("stdout")
+    out = sys.stdout
     stream = stream or _interactive(source)
     size = 1 if stream else _BATCH_LINES
     name = "<stdin>" if source == "-" else source

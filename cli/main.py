@@ -145,8 +145,6 @@ def configure_logging(level: int) -> None:
         if not any(getattr(h, "marker", None) == _EchoHandler.marker for h in logger.handlers):
             logger.addHandler(_EchoHandler())
         logger.setLevel(level)
-        # Our handler already shows the record; do not print it again through the root logger.
-        logger.propagate = False
 
 
 EPILOG = """\b
@@ -160,7 +158,7 @@ Examples:
 """
 
 
-@click.group(cls=SubwordGroup, context_settings=CONTEXT_SETTINGS, epilog=EPILOG)
+@click.group(name="subword", cls=SubwordGroup, context_settings=CONTEXT_SETTINGS, epilog=EPILOG)
 @click.version_option(package_name="subword", prog_name="subword")
 @click.option("--debug", is_flag=True, help="Show the full traceback when a command fails.")
 def cli(debug: bool) -> None:

@@ -135,8 +135,10 @@ def train_command(
     say = (lambda msg: None) if quiet else (lambda msg: click.echo(msg, err=True))
     byte_level = algorithm == "byte-bpe"
     if not quiet:
+        # Show what the reader and the trainer say they are doing (e.g. building the built-in corpus).
         for name in ("corpora", "cli"):
-            logging.getLogger(name).setLevel(min(logging.INFO, logging.getLogger(name).level or logging.INFO))
+            named = logging.getLogger(name)
+            named.setLevel(min(logging.INFO, named.getEffectiveLevel()))
 
     trainer = build_trainer(BpeTrainer, trainer_values)
     _check_vocab_size(trainer, byte_level)
@@ -191,7 +193,7 @@ def train_command(
         )
     if reached < trainer.vocab_size:
         click.echo(
-            f"note: reached a vocabulary of {reached} tokens, not the {trainer.vocab_size} asked for: "
+            f"warning: reached a vocabulary of {reached} tokens, not the {trainer.vocab_size} asked for: "
             f"no pair occurring at least --min-frequency={trainer.min_frequency} times was left to merge",
             err=True,
         )

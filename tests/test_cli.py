@@ -1,0 +1,427 @@
+"""Tests for the ``subword`` command line: help, train, encode, decode, inspect, progress, exit codes.
+
+Most run in-process through click's CliRunner; a few run the real command in a subprocess for what
+only a process shows (exit status, ``| head``, Ctrl-C). Ids are cross-checked against HF tokenizers
+loading the file we wrote.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from _cli_helpers import SHARED_CORPORA, make_text, require_training, run_subword
+
+pytestmark = pytest.mark.usefixtures("_needs_training")
+
+
+@pytest.fixture(scope="module")
+def _needs_training() -> None:
+    require_training()
+
+
+@pytest.fixture(scope="module")
+def cli_app() -> click.Group:
+    require_training()
+    from cli.main import cli
+
+    return cli
+
+
+def invoke(app: click.Group, args: list[str], input: str | bytes | None = None):
+    return CliRunner().invoke(app, args, input=input, catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("corpus") / "corpus.txt"
+    path.write_text(make_text(3000, seed=1), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def byte_tok(cli_app: click.Group, corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("tok") / "byte.json"
+    result = invoke(
+        cli_app,
+        ["train", "byte-bpe", str(corpus), "-o", str(out), "--vocab-size", "600",
+         "--special-token", "<|endoftext|>", "--seed", "3", "--min-frequency", "2", "-q"],
+    )
+    assert result.exit_code == 0, result.output
+    return out
+
+
+@pytest.fixture(scope="module")
+def ws_tok(cli_app: click.Group, corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("tok") / "ws.json"
+    result = invoke(cli_app, ["train", "bpe", str(corpus), "-o", str(out), "--vocab-size", "300", "-q"])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+# ==== help and options ====
+
+
+def _all_commands(app: click.Group) -> list[tuple[str, click.Command]]:
+    return [("subword", app)] + [(f"subword {n}", c) for n, c in app.commands.items()]
+
+
+def test_help_for_every_command(cli_app: click.Group) -> None:
+    for flag in ("-h", "--help"):
+        result = invoke(cli_app, [flag])
+        assert result.exit_code == 0 and "Usage: subword" in result.output
+    for name, command in cli_app.commands.items():
+        result = invoke(cli_app, [name, "-h"])
+        assert result.exit_code == 0, name
+        assert "Examples:" in result.output, f"{name} has no examples in its epilog"
+
+
+def test_every_option_has_help_text(cli_app: click.Group) -> None:
+    missing = [
+        f"{label} {param.opts[0]}"
+        for label, command in _all_commands(cli_app)
+        for param in command.params
+        if isinstance(param, click.Option) and not (param.help or "").strip()
+    ]
+    assert not missing, f"options without help: {missing}"
+
+
+def test_version(cli_app: click.Group) -> None:
+    from importlib.metadata import version
+
+    result = invoke(cli_app, ["--version"])
+    assert result.exit_code == 0 and version("subword") in result.output
+
+
+def test_every_trainer_field_is_an_option(cli_app: click.Group) -> None:
+    """The options come from BpeTrainer: a field added there appears here without more code."""
+    from cli.trainer_options import trainer_option_specs
+    from subword.trainers import BpeTrainer
+
+    train_opts = {opt for p in cli_app.commands["train"].params for opt in getattr(p, "opts", [])}
+    specs = trainer_option_specs(BpeTrainer)
+    assert {s.field for s in specs} == {f.name for f in dataclasses.fields(BpeTrainer) if f.init}
+    for spec in specs:
+        assert spec.flag in train_opts, spec
+    assert "--special-token" in train_opts and "--vocab-size" in train_opts
+
+
+# ==== train ====
+
+
+def test_train_byte_bpe_records_options_and_corpus(byte_tok: Path, corpus: Path) -> None:
+    data = json.loads(byte_tok.read_text(encoding="utf-8"))
+    from subword import Tokenizer
+
+    tok = Tokenizer.from_file(byte_tok)
+    assert tok.get_vocab_size() == 600
+    assert data["pre_tokenizer"]["type"] == "ByteLevel" and data["decoder"]["type"] == "ByteLevel"
+    assert tok.token_to_id("<|endoftext|>") == 0
+    prov = tok.provenance
+    assert prov["corpus"]["inputs"] == [str(corpus)]
+    assert prov["corpus"]["lines"] == 3000
+    text = json.dumps(prov)
+    # The options given on the command line are recorded somewhere in the provenance block.
+    assert '"min_frequency": 2' in text and '"seed": 3' in text
+
+
+def test_train_is_byte_identical_when_repeated(cli_app: click.Group, corpus: Path, tmp_path: Path) -> None:
+    outs = []
+    for name in ("a.json", "b.json"):
+        out = tmp_path / name
+        assert invoke(cli_app, ["train", "bpe", str(corpus), "-o", str(out), "--vocab-size", "250", "-q"]).exit_code == 0
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+
+
+def test_train_bpe_loads_in_hf_and_gives_same_ids(ws_tok: Path, corpus: Path, cli_app: click.Group) -> None:
+    tokenizers = pytest.importorskip("tokenizers")
+    hf = tokenizers.Tokenizer.from_file(str(ws_tok))
+    lines = corpus.read_text(encoding="utf-8").splitlines()[:200]
+    result = invoke(cli_app, ["encode", "-t", str(ws_tok)], input="\n".join(lines) + "\n")
+    assert result.exit_code == 0, result.output
+    ours = [list(map(int, row.split())) for row in result.stdout.splitlines()]
+    assert ours == [e.ids for e in hf.encode_batch(lines)]
+
+
+def test_train_without_input_uses_builtin_corpus(cli_app: click.Group, tmp_path: Path, monkeypatch) -> None:
+    import corpora
+
+    fake = tmp_path / "builtin.txt"
+    fake.write_text(make_text(200, seed=5), encoding="utf-8")
+    monkeypatch.setattr(corpora, "builtin_corpus", lambda: fake)
+    out = tmp_path / "tok.json"
+    result = invoke(cli_app, ["train", "byte-bpe", "-o", str(out), "--vocab-size", "300", "--progress", "none"])
+    assert result.exit_code == 0, result.output
+    assert "built-in corpus" in result.stderr
+    from subword import Tokenizer
+
+    assert Tokenizer.from_file(out).provenance["corpus"]["inputs"] == ["<builtin>"]
+
+
+def test_train_sample_and_max_lines(cli_app: click.Group, corpus: Path, tmp_path: Path) -> None:
+    from subword import Tokenizer
+
+    out = tmp_path / "s.json"
+    args = ["train", "bpe", str(corpus), "-o", str(out), "--vocab-size", "200", "-q"]
+    assert invoke(cli_app, [*args, "--sample", "100", "--seed", "4"]).exit_code == 0
+    first = Tokenizer.from_file(out).provenance["corpus"]
+    assert first["lines"] == 100 and first["sample"] == 100
+    assert invoke(cli_app, [*args, "--sample", "100", "--seed", "4"]).exit_code == 0
+    assert Tokenizer.from_file(out).provenance["corpus"]["sha256"] == first["sha256"]
+    assert invoke(cli_app, [*args, "--sample", "100", "--seed", "5"]).exit_code == 0
+    assert Tokenizer.from_file(out).provenance["corpus"]["sha256"] != first["sha256"]
+    assert invoke(cli_app, [*args, "--max-lines", "50"]).exit_code == 0
+    assert Tokenizer.from_file(out).provenance["corpus"]["lines"] == 50
+
+
+def test_train_from_glob_gz_and_jsonl(cli_app: click.Group, tmp_path: Path) -> None:
+    import gzip
+
+    (tmp_path / "a.txt.gz").write_bytes(gzip.compress(make_text(100, seed=2).encode()))
+    (tmp_path / "b.txt").write_text(make_text(100, seed=3), encoding="utf-8")
+    out = tmp_path / "g.json"
+    result = invoke(cli_app, ["train", "bpe", str(tmp_path / "*.txt*"), "-o", str(out), "--vocab-size", "200", "-q"])
+    assert result.exit_code == 0, result.output
+    jl = tmp_path / "docs.jsonl"
+    jl.write_text("".join(json.dumps({"text": line}) + "\n" for line in make_text(50).splitlines()))
+    result = invoke(cli_app, ["train", "bpe", str(jl), "--jsonl-field", "text", "-o", str(out), "--vocab-size", "150", "-q"])
+    assert result.exit_code == 0, result.output
+
+
+def test_train_reads_stdin(cli_app: click.Group, tmp_path: Path) -> None:
+    out = tmp_path / "in.json"
+    result = invoke(cli_app, ["train", "bpe", "-", "-o", str(out), "--vocab-size", "150", "-q"], input=make_text(300))
+    assert result.exit_code == 0, result.output
+    assert out.exists()
+
+
+def test_progress_json_lines(cli_app: click.Group, corpus: Path, tmp_path: Path) -> None:
+    out = tmp_path / "p.json"
+    result = invoke(
+        cli_app, ["train", "byte-bpe", str(corpus), "-o", str(out), "--vocab-size", "400", "--progress", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    events = [json.loads(line) for line in result.stderr.splitlines() if line.startswith("{")]
+    assert events, result.stderr
+    assert all(set(e) == {"stage", "current", "total"} for e in events)
+    stages = {e["stage"] for e in events}
+    assert "read" in stages and len(stages) >= 2, stages
+    assert result.stdout == ""
+
+
+def test_quiet_prints_nothing_on_success(cli_app: click.Group, corpus: Path, tmp_path: Path) -> None:
+    result = invoke(cli_app, ["train", "bpe", str(corpus), "-o", str(tmp_path / "q.json"), "--vocab-size", "200", "-q"])
+    assert result.exit_code == 0 and result.output == ""
+
+
+def test_progress_bar_renders_stages() -> None:
+    import contextlib
+    import io
+
+    from cli.progress import ProgressReporter
+
+    buf = io.StringIO()
+    with contextlib.redirect_stderr(buf):
+        rep = ProgressReporter("bar", units={"read": "bytes"})
+        rep("read", 2_000_000, 4_000_000)
+        rep("merge", 5, 10)
+        rep("merge", 10, 10)
+        rep.close()
+    text = buf.getvalue()
+    assert "read" in text and "2.0 MB/4.0 MB" in text and "100.0%" in text and text.endswith("\n")
+
+
+# ==== encode / decode / inspect ====
+
+
+def test_encode_formats_agree_with_hf(cli_app: click.Group, byte_tok: Path) -> None:
+    tokenizers = pytest.importorskip("tokenizers")
+    hf = tokenizers.Tokenizer.from_file(str(byte_tok))
+    lines = ["Hello world", "café naïve 東京 ☃", "", "  two  spaces", "<|endoftext|>after"]
+    text = "\n".join(lines) + "\n"
+    ids = invoke(cli_app, ["encode", "-t", str(byte_tok)], input=text)
+    tokens = invoke(cli_app, ["encode", "-t", str(byte_tok), "--format", "tokens"], input=text)
+    js = invoke(cli_app, ["encode", "-t", str(byte_tok), "--format", "json"], input=text)
+    for result in (ids, tokens, js):
+        assert result.exit_code == 0, result.output
+        assert len(result.stdout.splitlines()) == len(lines)
+    expected = hf.encode_batch(lines)
+    assert [list(map(int, r.split())) for r in ids.stdout.splitlines()] == [e.ids for e in expected]
+    assert [r.split(" ") if r else [] for r in tokens.stdout.splitlines()] == [e.tokens for e in expected]
+    records = [json.loads(r) for r in js.stdout.splitlines()]
+    for line, record, enc in zip(lines, records, expected):
+        assert list(record) == ["ids", "tokens", "offsets"]
+        assert record["ids"] == enc.ids
+        # Offsets are characters of the line: each token covers text that is really there.
+        for (start, end) in record["offsets"]:
+            assert 0 <= start <= end <= len(line)
+    # The special token is one id, not split.
+    assert records[-1]["ids"][0] == 0 and records[-1]["tokens"][0] == "<|endoftext|>"
+
+
+def test_encode_stream_equals_batch_and_crlf(cli_app: click.Group, byte_tok: Path, tmp_path: Path) -> None:
+    text = make_text(50, seed=9)
+    batch = invoke(cli_app, ["encode", "-t", str(byte_tok)], input=text)
+    stream = invoke(cli_app, ["encode", "-t", str(byte_tok), "--stream"], input=text)
+    crlf_file = tmp_path / "crlf.txt"
+    crlf_file.write_bytes(text.replace("\n", "\r\n").encode())
+    crlf = invoke(cli_app, ["encode", "-t", str(byte_tok), str(crlf_file)])
+    assert batch.stdout == stream.stdout == crlf.stdout
+    assert len(batch.stdout.splitlines()) == 50
+
+
+def test_encode_decode_round_trip(cli_app: click.Group, byte_tok: Path) -> None:
+    lines = make_text(40, seed=11).splitlines() + ["", "émoji 🙂 and tabs\tinside"]
+    text = "\n".join(lines) + "\n"
+    ids = invoke(cli_app, ["encode", "-t", str(byte_tok)], input=text)
+    back = invoke(cli_app, ["decode", "-t", str(byte_tok)], input=ids.stdout)
+    assert back.exit_code == 0, back.output
+    assert back.stdout == text
+    as_json = invoke(cli_app, ["encode", "-t", str(byte_tok), "--format", "json"], input=text)
+    back_json = invoke(cli_app, ["decode", "-t", str(byte_tok)], input=as_json.stdout)
+    assert back_json.stdout == text
+
+
+def test_decode_specials_and_bad_ids(cli_app: click.Group, byte_tok: Path) -> None:
+    ids = invoke(cli_app, ["encode", "-t", str(byte_tok)], input="<|endoftext|>hi\n").stdout
+    assert invoke(cli_app, ["decode", "-t", str(byte_tok)], input=ids).stdout == "hi\n"
+    kept = invoke(cli_app, ["decode", "-t", str(byte_tok), "--keep-special"], input=ids).stdout
+    assert kept == "<|endoftext|>hi\n"
+    bad = invoke(cli_app, ["decode", "-t", str(byte_tok)], input="1 2\n3 999999\n")
+    assert bad.exit_code == 1 and "<stdin>:2" in bad.output and "999999" in bad.output
+    word = invoke(cli_app, ["decode", "-t", str(byte_tok)], input="1 two\n")
+    assert word.exit_code == 1 and "'two'" in word.output
+
+
+def test_inspect_text_and_json(cli_app: click.Group, byte_tok: Path) -> None:
+    text = invoke(cli_app, ["inspect", "-t", str(byte_tok)])
+    assert text.exit_code == 0, text.output
+    for needle in ("BPE", "600", "<|endoftext|> (0)", "ByteLevel", "corpus"):
+        assert needle in text.stdout, needle
+    js = invoke(cli_app, ["inspect", "-t", str(byte_tok), "--json"])
+    info = json.loads(js.stdout)
+    assert info["model"] == "BPE" and info["vocab_size"] == 600
+    assert info["added_tokens"][0] == {"id": 0, "content": "<|endoftext|>", "special": True}
+    assert info["pre_tokenizer"]["type"] == "ByteLevel"
+    assert info["provenance"]["corpus"]["lines"] == 3000
+
+
+def test_inspect_reads_a_file_hf_wrote(cli_app: click.Group, tmp_path: Path) -> None:
+    tokenizers = pytest.importorskip("tokenizers")
+    hf = tokenizers.Tokenizer(tokenizers.models.BPE(unk_token="[UNK]"))
+    hf.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
+    trainer = tokenizers.trainers.BpeTrainer(vocab_size=120, special_tokens=["[UNK]"], show_progress=False)
+    hf.train_from_iterator(make_text(200).splitlines(), trainer)
+    path = tmp_path / "hf.json"
+    hf.save(str(path))
+    result = invoke(cli_app, ["inspect", "-t", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "training: not recorded" in result.stdout and "Whitespace" in result.stdout
+
+
+# ==== real processes: exit codes, pipes, Ctrl-C ====
+
+
+def test_process_exit_codes(byte_tok: Path, tmp_path: Path) -> None:
+    assert run_subword("--version").returncode == 0
+    usage = run_subword("train", "bpe", "--no-such-option")
+    assert usage.returncode == 2 and b"No such option" in usage.stderr
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"model": ')
+    runtime = run_subword("inspect", "-t", str(bad))
+    assert runtime.returncode == 1
+    assert runtime.stderr.decode().count("\n") == 1 and b"Traceback" not in runtime.stderr
+    debug = run_subword("--debug", "inspect", "-t", str(bad))
+    assert debug.returncode == 1 and b"Traceback" in debug.stderr
+
+
+def test_broken_pipe_is_quiet(byte_tok: Path, tmp_path: Path) -> None:
+    big = tmp_path / "big.txt"
+    big.write_text(make_text(20000, seed=4), encoding="utf-8")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cli.main", "encode", "-t", str(byte_tok), str(big)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    assert first.strip()
+    proc.stdout.close()  # what `| head -1` does after its line
+    err = proc.stderr.read()
+    proc.wait(timeout=60)
+    assert proc.returncode == 141, err
+    assert err == b"", err
+
+
+def test_shell_pipe_to_head(byte_tok: Path, tmp_path: Path) -> None:
+    big = tmp_path / "big.txt"
+    big.write_text(make_text(20000, seed=4), encoding="utf-8")
+    cmd = f'"{sys.executable}" -m cli.main encode -t "{byte_tok}" "{big}" | head -n 3'
+    done = subprocess.run(["bash", "-c", cmd], capture_output=True, timeout=60)
+    assert done.returncode == 0 and len(done.stdout.splitlines()) == 3
+    assert b"Traceback" not in done.stderr and b"BrokenPipe" not in done.stderr
+
+
+def _interrupt_training(tmp_path: Path, engine: str, lines: int, vocab: int) -> tuple[int, bytes, list[str], bool]:
+    corpus = tmp_path / "big.txt"
+    corpus.write_text(make_text(lines, seed=8, words_per_line=(20, 40)), encoding="utf-8")
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cli.main", "train", "bpe", str(corpus), "-o", str(out_dir / "tok.json"),
+         "--vocab-size", str(vocab), "--engine", engine, "--progress", "json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    assert proc.stderr is not None
+    seen = b""
+    deadline = time.monotonic() + 60
+    while b'"merge"' not in seen and time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if not line:
+            break
+        seen += line
+    signalled = proc.poll() is None
+    if signalled:
+        proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    return proc.returncode, seen + err, sorted(os.listdir(out_dir)), signalled
+
+
+def test_ctrl_c_during_reference_training(tmp_path: Path) -> None:
+    """The readable trainer runs Python all along, so SIGINT lands at once."""
+    code, err, left, signalled = _interrupt_training(tmp_path, "reference", lines=3000, vocab=5000)
+    assert signalled, "training ended before the signal could be sent"
+    assert code == 130, err
+    assert b"Traceback" not in err
+    assert left == [], f"files left behind: {left}"
+
+
+def test_ctrl_c_during_rust_training(tmp_path: Path) -> None:
+    """The Rust trainer checks for signals through its progress callback."""
+    code, err, left, signalled = _interrupt_training(tmp_path, "rust", lines=40000, vocab=20000)
+    if not signalled or (code == 0 and left == ["tok.json"]):
+        pytest.skip("the Rust trainer finished before the signal arrived")
+    assert code == 130, err
+    assert b"Traceback" not in err
+    assert left == [], f"files left behind: {left}"
+
+
+@pytest.mark.skipif(not (SHARED_CORPORA / "tinyshakespeare.txt").exists(), reason="shared corpora not present")
+def test_real_corpus_round_trip(cli_app: click.Group, tmp_path: Path) -> None:
+    path = SHARED_CORPORA / "tinyshakespeare.txt"
+    out = tmp_path / "shakespeare.json"
+    result = invoke(cli_app, ["train", "byte-bpe", str(path), "-o", str(out), "--vocab-size", "1000", "-q"])
+    assert result.exit_code == 0, result.output
+    sample = "".join(path.read_text(encoding="utf-8").splitlines(keepends=True)[:500])
+    ids = invoke(cli_app, ["encode", "-t", str(out)], input=sample)
+    assert invoke(cli_app, ["decode", "-t", str(out)], input=ids.stdout).stdout == sample
