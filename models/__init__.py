@@ -26,6 +26,7 @@ from models.config import RobertaConfig as RobertaConfig
 from models.config import preset as preset
 from models.distilbert import DistilBertForMaskedLM as DistilBertForMaskedLM
 from models.distilbert import DistilBertModel as DistilBertModel
+from models.distilbert import init_from_teacher as init_from_teacher
 from models.encoder import Encoder as Encoder
 from models.encoder import EncoderLayer as EncoderLayer
 from models.hf import from_hf as from_hf
@@ -58,6 +59,7 @@ __all__ = [
     "build_model",
     "count_parameters",
     "from_hf",
+    "init_from_teacher",
     "masked_softmax",
     "nadaraya_watson",
     "preset",

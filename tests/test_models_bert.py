@@ -293,3 +293,40 @@ def test_a_per_query_mask_is_accepted() -> None:
     # Under a causal mask the first tokens cannot see what follows them.
     torch.testing.assert_close(full[:, :2], prefix, atol=1e-5, rtol=0)
     assert (full[:, :2] - bidirectional[:, :2]).abs().max().item() > 1e-3
+
+
+# ==== DistilBERT from a teacher ====
+
+
+def test_student_with_all_teacher_layers_reproduces_the_teacher() -> None:
+    from models import init_from_teacher
+
+    torch.manual_seed(0)
+    teacher = BertForPreTraining(tiny(num_layers=3)).eval()
+    with torch.no_grad():
+        teacher.backbone.embeddings.token_type.weight[0].zero_()  # the student has no segments
+    student = init_from_teacher(teacher, [0, 1, 2]).eval()
+    ids = torch.randint(1, V, (2, 7))
+    mask = torch.ones(2, 7, dtype=torch.long)
+    mask[0, 5:] = 0
+    with torch.no_grad():
+        a, b = teacher(ids, mask), student(ids, mask)
+    torch.testing.assert_close(a.last_hidden_state, b.last_hidden_state, atol=1e-6, rtol=0)
+    torch.testing.assert_close(a.logits, b.logits, atol=1e-6, rtol=0)
+
+
+def test_student_layer_choices() -> None:
+    from models.distilbert import HF_TEACHER_LAYERS, init_from_teacher
+
+    teacher = BertModel(tiny(num_layers=12, hidden_size=16, num_heads=2, intermediate_size=16))
+    for choice, expected in (("hf", HF_TEACHER_LAYERS), ("every_other", (0, 2, 4, 6, 8, 10)), ([11, 3], (11, 3))):
+        student = init_from_teacher(teacher, choice)
+        assert student.config.num_layers == len(expected) and student.config.type_vocab_size == 0
+        for s_idx, t_idx in enumerate(expected):
+            for (k, x), (_, y) in zip(student.backbone.encoder.layers[s_idx].state_dict().items(),
+                                      teacher.encoder.layers[t_idx].state_dict().items()):
+                assert torch.equal(x, y), (choice, s_idx, k)
+    with pytest.raises(ValueError, match="needs a 12-layer teacher"):
+        init_from_teacher(BertModel(tiny(num_layers=4)), "hf")
+    with pytest.raises(ValueError, match=r"in \[0, 12\)"):
+        init_from_teacher(teacher, [0, 12])
