@@ -696,7 +696,7 @@ impl Tokenizer {
         if self.added.has_raw() {
             for p in self.added.split_raw(text) {
                 match p {
-                    Piece::Token(s, e, i) => enc.push(self.added.tokens[i].id, self.added_index[i], (s, e), 0, false),
+                    Piece::Token(s, e, i) => self.push_added(&mut enc, i, &text[s..e], (s, e)),
                     Piece::Text(s, e) => self.encode_segment(text, s, e, &mut enc, &mut salt)?,
                 }
             }
@@ -704,6 +704,19 @@ impl Tokenizer {
             self.encode_segment(text, 0, text.len(), &mut enc, &mut salt)?;
         }
         Ok(enc)
+    }
+
+    /// Pushes a matched added token. HF reports the MATCHED text as the token string (the normalized
+    /// slice for normalized tokens, whitespace included for lstrip/rstrip), not the token's content.
+    fn push_added(&self, enc: &mut Encoding, i: usize, matched: &str, offsets: (usize, usize)) {
+        let tok = &self.added.tokens[i];
+        let idx = if matched == tok.content {
+            self.added_index[i]
+        } else {
+            enc.extra.push(matched.to_string());
+            (self.table.strings.len() + enc.extra.len() - 1) as u32
+        };
+        enc.push(tok.id, idx, offsets, 0, false);
     }
 
     /// Normalizes `text[s..e]`, splits it by normalized added tokens and encodes the words.
@@ -743,7 +756,7 @@ impl Tokenizer {
         if self.added.has_normalized() {
             for p in self.added.split_normalized(norm) {
                 match p {
-                    Piece::Token(a, b, i) => enc.push(self.added.tokens[i].id, self.added_index[i], map(a, b), 0, false),
+                    Piece::Token(a, b, i) => self.push_added(enc, i, &norm[a..b], map(a, b)),
                     Piece::Text(a, b) => self.encode_words(&norm[a..b], a, map, enc, salt)?,
                 }
             }

@@ -1,0 +1,362 @@
+"""The Rust encode pipeline (``subword._core.CoreTokenizer``) against HF ``tokenizers`` on the same tokenizer.json.
+
+Every test loads ONE tokenizer.json into both libraries and compares real outputs: ids, tokens and
+(character) offsets on real corpus lines, Unicode-rich strings and hypothesis-generated text; special
+tokens; unk / fuse_unk / byte_fallback; truncation and padding; decoding. Dropout cannot be compared
+draw for draw (HF's RNG is not seedable), so its tests check the extremes and our determinism.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from _unicode_samples import CORPORA, MIXED_TEXT, TRICKY, corpus_lines
+
+tokenizers = pytest.importorskip("tokenizers")
+_core = pytest.importorskip("subword._core")
+if not hasattr(_core, "CoreTokenizer"):
+    pytest.skip("the Rust extension is built without CoreTokenizer", allow_module_level=True)
+
+from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers  # noqa: E402
+
+MAX_EXAMPLES = 150
+
+
+def _training_lines() -> list[str]:
+    path = CORPORA / "tinyshakespeare.txt"
+    if not path.exists():
+        pytest.skip(f"corpus {path} not found (the shared corpora live next to the repository)")
+    return path.read_text(encoding="utf-8").splitlines(keepends=True)[:10000]
+
+
+def _gutenberg_slice() -> list[str]:
+    lines = corpus_lines("gutenberg_en_20M.txt", 3000, max_bytes=3_000_000)
+    if not lines:
+        pytest.skip("gutenberg_en_20M.txt not found in the shared corpora")
+    return lines
+
+
+@lru_cache(maxsize=None)
+def hf_byte_level(add_prefix_space: bool = False, post: str = "bytelevel") -> str:
+    """GPT-2-like byte-level BPE trained by HF on a gutenberg slice; returns the tokenizer.json text."""
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=add_prefix_space)
+    tok.decoder = decoders.ByteLevel()
+    if post == "bytelevel":
+        tok.post_processor = processors.ByteLevel(trim_offsets=True)
+    trainer = trainers.BpeTrainer(
+        vocab_size=2000,
+        special_tokens=["<|endoftext|>", "<pad>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train_from_iterator(_gutenberg_slice()[:2000], trainer)
+    if post == "template":
+        tok.post_processor = processors.TemplateProcessing(
+            single="<|endoftext|> $A <pad>",
+            special_tokens=[("<|endoftext|>", 0), ("<pad>", 1)],
+        )
+    return tok.to_str()
+
+
+@lru_cache(maxsize=None)
+def hf_whitespace(suffix: bool = True) -> str:
+    """Whitespace BPE with NFD+StripAccents+Lowercase, [UNK], optional </w>, BERT-like template."""
+    kw = {"end_of_word_suffix": "</w>"} if suffix else {}
+    tok = Tokenizer(models.BPE(unk_token="[UNK]", **kw))
+    tok.normalizer = normalizers.Sequence([normalizers.NFD(), normalizers.StripAccents(), normalizers.Lowercase()])
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    if suffix:
+        tok.decoder = decoders.BPEDecoder(suffix="</w>")
+    trainer = trainers.BpeTrainer(
+        vocab_size=800, special_tokens=["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"], show_progress=False, **kw
+    )
+    tok.train_from_iterator(_training_lines(), trainer)
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]",
+        special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))],
+    )
+    return tok.to_str()
+
+
+def pair(js: str) -> tuple[Tokenizer, _core.CoreTokenizer]:
+    return Tokenizer.from_str(js), _core.CoreTokenizer(js)
+
+
+def eval_texts() -> list[str]:
+    real = _gutenberg_slice()[2000:2600] + corpus_lines("tinyshakespeare.txt", 300)
+    return real + TRICKY + [
+        "Hello<|endoftext|>world",
+        "<|endoftext|><|endoftext|> two in a row <pad>",
+        "tab\t<pad>\tend <|endoftext|>",
+    ]
+
+
+def assert_same(hf: Tokenizer, ours, texts: list[str], add_special_tokens: bool = True) -> None:
+    theirs = hf.encode_batch(texts, add_special_tokens=add_special_tokens)
+    mine = ours.encode_batch(texts, add_special_tokens)
+    assert len(theirs) == len(mine)
+    for text, a, b in zip(texts, theirs, mine):
+        assert b.ids == a.ids, text
+        assert b.tokens == a.tokens, text
+        assert b.offsets == a.offsets, text
+        assert b.type_ids == a.type_ids, text
+        assert b.special_tokens_mask == a.special_tokens_mask, text
+        assert b.attention_mask == a.attention_mask, text
+        assert len(b.overflowing) == len(a.overflowing), text
+        for oa, ob in zip(a.overflowing, b.overflowing):
+            assert (ob.ids, ob.offsets, ob.tokens) == (oa.ids, oa.offsets, oa.tokens), text
+    # The ids-only path gives the same ids.
+    assert ours.encode_batch_ids(texts, add_special_tokens) == [e.ids for e in theirs]
+
+
+# ==== real text and Unicode ====
+
+
+@pytest.mark.parametrize("add_prefix_space", [False, True], ids=["no-prefix", "prefix"])
+@pytest.mark.parametrize("post", ["bytelevel", "none", "template"])
+def test_byte_level_matches_hf(add_prefix_space: bool, post: str) -> None:
+    hf, ours = pair(hf_byte_level(add_prefix_space, post))
+    texts = eval_texts()
+    assert_same(hf, ours, texts)
+    assert_same(hf, ours, texts[-40:], add_special_tokens=False)
+
+
+@pytest.mark.parametrize("suffix", [True, False], ids=["suffix", "no-suffix"])
+def test_whitespace_normalized_matches_hf(suffix: bool) -> None:
+    hf, ours = pair(hf_whitespace(suffix))
+    assert_same(hf, ours, eval_texts())
+
+
+@settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(MIXED_TEXT, min_size=1, max_size=4))
+def test_hypothesis_text_matches_hf(texts: list[str]) -> None:
+    for js in (hf_byte_level(False, "bytelevel"), hf_byte_level(True, "none"), hf_whitespace(True)):
+        hf, ours = _cached_pair(js)
+        assert_same(hf, ours, texts)
+
+
+@lru_cache(maxsize=None)
+def _cached_pair(js: str):
+    return pair(js)
+
+
+@settings(max_examples=MAX_EXAMPLES, deadline=None)
+@given(st.text(max_size=60))
+def test_byte_level_round_trip(text: str) -> None:
+    hf, ours = _cached_pair(hf_byte_level(False, "bytelevel"))
+    ids = ours.encode(text).ids
+    assert ours.decode(ids) == text
+    assert ours.decode(ids) == hf.decode(ids)
+
+
+def test_decode_matches_hf() -> None:
+    for js in (hf_byte_level(False, "bytelevel"), hf_whitespace(True), hf_whitespace(False)):
+        hf, ours = pair(js)
+        for text in eval_texts()[:300] + TRICKY:
+            ids = hf.encode(text).ids
+            for skip in (True, False):
+                assert ours.decode(ids, skip) == hf.decode(ids, skip_special_tokens=skip), text
+        batch = [hf.encode(t).ids for t in TRICKY]
+        assert ours.decode_batch(batch) == hf.decode_batch(batch)
+
+
+def test_vocab_lookups_match_hf() -> None:
+    hf, ours = pair(hf_byte_level(False, "bytelevel"))
+    assert ours.vocab_size() == hf.get_vocab_size()
+    for tok, i in list(hf.get_vocab().items())[:500]:
+        assert ours.token_to_id(tok) == i
+        assert ours.id_to_token(i) == hf.id_to_token(i)
+    assert ours.token_to_id("surely not a token") is None
+    assert ours.id_to_token(10**6) is None
+
+
+# ==== model options: unk, fuse_unk, byte_fallback, ignore_merges, dropout ====
+
+
+def _with_model(js: str, **fields) -> str:
+    d = json.loads(js)
+    d["model"].update(fields)
+    return json.dumps(d)
+
+
+@pytest.mark.parametrize("fuse_unk", [False, True])
+def test_unk_and_fuse_unk_match_hf(fuse_unk: bool) -> None:
+    hf, ours = pair(_with_model(hf_whitespace(False), fuse_unk=fuse_unk))
+    texts = ["日本語 text ☃☃☃ and ✓x✓", "ßß Ωmega", "plain words only"] + TRICKY
+    assert_same(hf, ours, texts)
+    if fuse_unk:
+        assert ours.encode("☃☃☃").tokens == ["[CLS]", "[UNK]", "[SEP]"]
+
+
+def test_no_unk_drops_chars_like_hf() -> None:
+    hf, ours = pair(_with_model(hf_whitespace(False), unk_token=None))
+    assert_same(hf, ours, ["x☃y z", "☃"] + TRICKY)
+
+
+def test_byte_fallback_matches_hf() -> None:
+    d = json.loads(hf_whitespace(False))
+    vocab = d["model"]["vocab"]
+    for b in range(256):
+        vocab.setdefault(f"<0x{b:02X}>", len(vocab))
+    d["model"]["byte_fallback"] = True
+    js = json.dumps(d)
+    hf, ours = pair(js)
+    texts = ["snow ☃ man", "中文 ok", "emoji 😀!"] + TRICKY
+    assert_same(hf, ours, texts)
+    assert "<0xE2>" in ours.encode("☃").tokens
+
+
+def test_ignore_merges_matches_hf() -> None:
+    hf, ours = pair(_with_model(hf_byte_level(False, "bytelevel"), ignore_merges=True))
+    assert_same(hf, ours, eval_texts()[:300])
+
+
+def test_dropout_extremes_and_determinism() -> None:
+    js = hf_byte_level(False, "none")
+    texts = _gutenberg_slice()[2600:2700]
+    hf, ours = pair(js)
+    plain = ours.encode_batch_ids(texts)
+    ours.set_dropout(0.0, 1)
+    assert ours.encode_batch_ids(texts) == plain
+    # p = 1 skips every merge: one token per byte, exactly as HF.
+    ours.set_dropout(1.0, 1)
+    hf1 = Tokenizer.from_str(_with_model(js, dropout=1.0))
+    assert ours.encode_batch_ids(texts) == [e.ids for e in hf1.encode_batch(texts)]
+    # 0 < p < 1: same seed, same output (batch or one by one); another seed differs somewhere.
+    ours.set_dropout(0.3, 7)
+    a = ours.encode_batch_ids(texts)
+    assert ours.encode_batch_ids(texts) == a
+    assert [ours.encode(t).ids for t in texts] == a
+    assert a != plain
+    ours.set_dropout(0.3, 8)
+    assert ours.encode_batch_ids(texts) != a
+    # Dropout only changes the segmentation, never the text.
+    assert [ours.decode(x) for x in a] == texts
+    ours.set_dropout(None, 0)
+    assert ours.encode_batch_ids(texts) == plain
+
+
+# ==== added and special tokens ====
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        {},
+        {"lstrip": True},
+        {"rstrip": True},
+        {"lstrip": True, "rstrip": True},
+        {"single_word": True},
+        {"normalized": True},
+    ],
+    ids=["plain", "lstrip", "rstrip", "both", "single_word", "normalized"],
+)
+def test_added_tokens_match_hf(flags: dict) -> None:
+    for js in (hf_byte_level(False, "bytelevel"), hf_whitespace(True)):
+        hf = Tokenizer.from_str(js)
+        hf.add_special_tokens([AddedToken("[MASK2]", **flags)])
+        hf.add_tokens([AddedToken("thee", **flags), AddedToken("Kin", **flags)])
+        ours = _core.CoreTokenizer(hf.to_str())
+        texts = [
+            "I [MASK2] thee, O King  [MASK2]  of  thee[MASK2]thee",
+            "[MASK2][MASK2] x [MASK2",
+            "Kin Kings kin thee. thee",
+            "  thee  ",
+        ] + TRICKY
+        assert_same(hf, ours, texts)
+
+
+def test_special_tokens_never_split() -> None:
+    hf, ours = pair(hf_byte_level(False, "bytelevel"))
+    enc = ours.encode("a<|endoftext|>b<pad><|endoftext|>")
+    assert enc.tokens.count("<|endoftext|>") == 2 and "<pad>" in enc.tokens
+    assert ours.decode(enc.ids) == "ab"
+
+
+# ==== truncation and padding ====
+
+
+def _configure(hf: Tokenizer, trunc: dict | None, pad: dict | None) -> None:
+    if trunc:
+        hf.enable_truncation(**trunc)
+    if pad:
+        hf.enable_padding(**pad)
+
+
+@pytest.mark.parametrize(
+    "trunc",
+    [None, {"max_length": 7}, {"max_length": 9, "stride": 3}, {"max_length": 6, "stride": 2, "direction": "left"}],
+    ids=["none", "max7", "stride", "left"],
+)
+@pytest.mark.parametrize(
+    "pad",
+    [
+        None,
+        {"pad_id": 3, "pad_token": "[PAD]"},
+        {"pad_id": 3, "pad_token": "[PAD]", "length": 12, "direction": "left"},
+        {"pad_id": 3, "pad_token": "[PAD]", "pad_to_multiple_of": 8, "pad_type_id": 1},
+    ],
+    ids=["nopad", "longest", "fixed-left", "multiple"],
+)
+def test_truncation_and_padding_match_hf(trunc: dict | None, pad: dict | None) -> None:
+    hf = Tokenizer.from_str(hf_whitespace(True))
+    _configure(hf, trunc, pad)
+    ours = _core.CoreTokenizer(hf.to_str())
+    texts = ["First Citizen: before we proceed any further, hear me speak.", "Speak, speak.", "", "x"]
+    assert_same(hf, ours, texts)
+    one = texts[0]
+    a, b = hf.encode(one), ours.encode(one)
+    assert (b.ids, b.attention_mask, b.offsets) == (a.ids, a.attention_mask, a.offsets)
+
+
+def test_encoding_truncate_and_pad_methods() -> None:
+    hf, ours = pair(hf_byte_level(False, "none"))
+    text = "It was the best of times, it was the worst of times."
+    a, b = hf.encode(text), ours.encode(text)
+    a.truncate(5, stride=2)
+    t = b.truncate(5, 2)
+    assert t.ids == a.ids and [o.ids for o in t.overflowing] == [o.ids for o in a.overflowing]
+    a.pad(40, pad_id=1, pad_token="<pad>", direction="left")
+    p = t.pad(40, pad_id=1, pad_token="<pad>", direction="left")
+    assert (p.ids, p.tokens, p.attention_mask, p.offsets) == (a.ids, a.tokens, a.attention_mask, a.offsets)
+    assert len(b) == len(hf.encode(text).ids)
+    with pytest.raises(ValueError):
+        b.truncate(3, 3)
+
+
+# ==== errors ====
+
+
+@pytest.mark.parametrize(
+    "section, component",
+    [
+        ("decoder", {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": True}),
+        ("normalizer", {"type": "Precompiled", "precompiled_charsmap": ""}),
+        ("pre_tokenizer", {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": True}),
+        ("post_processor", {"type": "Weird"}),
+    ],
+)
+def test_unsupported_component_is_named(section: str, component: dict) -> None:
+    d = json.loads(hf_byte_level(False, "bytelevel"))
+    d[section] = component
+    with pytest.raises(ValueError, match=f"{section}.*{component['type']}"):
+        _core.CoreTokenizer(json.dumps(d))
+
+
+def test_invalid_json_and_model_errors() -> None:
+    with pytest.raises(ValueError, match="JSON"):
+        _core.CoreTokenizer("{not json")
+    d = json.loads(hf_byte_level(False, "bytelevel"))
+    d["model"]["merges"].append(["no-such-token", "x"])
+    with pytest.raises(ValueError, match="no-such-token"):
+        _core.CoreTokenizer(json.dumps(d))
+    d = json.loads(hf_byte_level(False, "bytelevel"))
+    d["model"]["type"] = "Unigram"
+    with pytest.raises(ValueError, match="model.*Unigram"):
+        _core.CoreTokenizer(json.dumps(d))
