@@ -132,6 +132,9 @@ class _EchoHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
+            from cli.progress import end_bar_line
+
+            end_bar_line()
             prefix = "warning: " if record.levelno >= logging.WARNING else ""
             click.echo(prefix + record.getMessage(), err=True)
         except Exception:  # noqa: BLE001 - logging must never take the program down

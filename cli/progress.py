@@ -14,7 +14,7 @@ from typing import Literal, TextIO
 
 import click
 
-__all__ = ["ProgressReporter", "ProgressMode", "resolve_mode"]
+__all__ = ["ProgressReporter", "ProgressMode", "resolve_mode", "end_bar_line"]
 
 ProgressMode = Literal["auto", "bar", "json", "none"]
 
@@ -23,6 +23,22 @@ ProgressMode = Literal["auto", "bar", "json", "none"]
 _BAR_INTERVAL = 0.1
 _JSON_INTERVAL = 0.5
 _BAR_WIDTH = 30
+
+# The bar currently drawn on stderr (at most one), so other messages can move below it first.
+_open_bar: ProgressReporter | None = None
+
+
+def end_bar_line() -> None:
+    """Ends the line of a bar being drawn, so a message printed next starts on a line of its own.
+
+    >>> end_bar_line()  # no bar: nothing happens
+    """
+    global _open_bar
+    if _open_bar is not None and _open_bar._bar_open:
+        click.echo("", err=True)
+        _open_bar._bar_open = False
+        _open_bar._last_len = 0
+    _open_bar = None
 
 
 def resolve_mode(mode: ProgressMode, quiet: bool, stream: TextIO | None = None) -> Literal["bar", "json", "none"]:
@@ -71,6 +87,8 @@ class ProgressReporter:
         self._last_emit = 0.0
         self._pending: tuple[str, int, int | None] | None = None
         self._bar_open = False
+        self._last_len = 0
+        self._stage_shown: str | None = None
 
     def __call__(self, stage: str, current: int, total: int | None) -> None:
         if self.mode == "none":
@@ -92,11 +110,12 @@ class ProgressReporter:
 
     def close(self) -> None:
         """Flushes the last pending update and ends the bar's line."""
-        if self._pending is not None:
+        # A bar line that a message already ended is not redrawn below that message.
+        if self._pending is not None and (self.mode == "json" or self._bar_open):
             self._emit(*self._pending)
+        self._pending = None
         if self._bar_open:
-            click.echo("", err=True)
-            self._bar_open = False
+            end_bar_line()
 
     # ==== rendering ====
 
@@ -106,12 +125,16 @@ class ProgressReporter:
             click.echo(json.dumps({"stage": stage, "current": current, "total": total}), err=True)
             return
         if self._bar_open and stage != self._stage_shown:
-            click.echo("", err=True)
+            end_bar_line()
         self._stage_shown = stage
-        click.echo("\r" + self._bar_text(stage, current, total), err=True, nl=False)
+        text = self._bar_text(stage, current, total)
+        # Pad over the rest of a longer previous text (no terminal escape codes needed).
+        padded = text.ljust(self._last_len) if self._bar_open else text
+        click.echo("\r" + padded, err=True, nl=False)
+        self._last_len = len(text)
         self._bar_open = True
-
-    _stage_shown: str | None = None
+        global _open_bar
+        _open_bar = self
 
     def _bar_text(self, stage: str, current: int, total: int | None) -> str:
         bytes_unit = self.units.get(stage) == "bytes"
