@@ -26,7 +26,21 @@ _BATCH_LINES = 2048
 
 
 def load_tokenizer(path: Path) -> Tokenizer:
-    """Loads a tokenizer file, turning every way it can be broken into one clear error (exit 1)."""
+    """Loads a tokenizer file, turning every way it can be broken into one clear error (exit 1).
+
+    Args:
+        path: An HF ``tokenizer.json``.
+
+    Raises:
+        click.ClickException: The file is unreadable, corrupt, truncated or unsupported.
+
+    >>> import tempfile
+    >>> bad = Path(tempfile.mkdtemp(), "tok.json"); _ = bad.write_text('{"model": ')
+    >>> load_tokenizer(bad)
+    Traceback (most recent call last):
+    ...
+    click.exceptions.ClickException: cannot load tokenizer: ...
+    """
     try:
         return Tokenizer.from_file(path)
     except (ValueError, OSError, KeyError, TypeError) as exc:

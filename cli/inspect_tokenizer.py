@@ -16,7 +16,13 @@ _COMPONENTS = ("normalizer", "pre_tokenizer", "post_processor", "decoder")
 
 
 def _component_text(spec: Any) -> str:
-    """``ByteLevel(add_prefix_space=false, ...)`` from a tokenizer.json component, ``none`` for null."""
+    """``ByteLevel(add_prefix_space=false, ...)`` from a tokenizer.json component, ``none`` for null.
+
+    >>> _component_text({"type": "ByteLevel", "add_prefix_space": False})
+    'ByteLevel(add_prefix_space=false)'
+    >>> _component_text(None)
+    'none'
+    """
     if spec is None:
         return "none"
     if not isinstance(spec, dict):
@@ -37,6 +43,14 @@ def describe_tokenizer(path: Path) -> dict[str, Any]:
 
     Returns:
         A JSON-serialisable dict (the ``--json`` output).
+
+    >>> import tempfile
+    >>> from subword.trainers import BpeTrainer, train_bpe
+    >>> path = Path(tempfile.mkdtemp(), "tok.json")
+    >>> train_bpe(["low lower lowest\\n"], BpeTrainer(vocab_size=12, special_tokens=["<s>"])).save(path)
+    >>> info = describe_tokenizer(path)
+    >>> info["model"], info["vocab_size"], info["added_tokens"][0]["content"], info["pre_tokenizer"]["type"]
+    ('BPE', 12, '<s>', 'Whitespace')
     """
     tok = load_tokenizer(path)
     raw = json.loads(path.read_text(encoding="utf-8"))

@@ -142,7 +142,12 @@ class _EchoHandler(logging.Handler):
 
 
 def configure_logging(level: int) -> None:
-    """Routes the ``corpora`` and ``subword`` loggers to stderr at ``level`` (idempotent)."""
+    """Routes the ``corpora``, ``subword`` and ``cli`` loggers to stderr at ``level`` (idempotent).
+
+    >>> configure_logging(logging.WARNING); configure_logging(logging.WARNING)
+    >>> sum(isinstance(h, _EchoHandler) for h in logging.getLogger("corpora").handlers)
+    1
+    """
     for name in ("corpora", "subword", "cli"):
         logger = logging.getLogger(name)
         if not any(getattr(h, "marker", None) == _EchoHandler.marker for h in logger.handlers):
@@ -185,7 +190,12 @@ _register()
 
 
 def main() -> None:
-    """The console-script entry point (``subword = "cli.main:main"``)."""
+    """The console-script entry point (``subword = "cli.main:main"``); exits with the codes above.
+
+    >>> import subprocess, sys
+    >>> subprocess.run([sys.executable, "-m", "cli.main", "--no-such-flag"], capture_output=True).returncode
+    2
+    """
     cli(prog_name="subword")
 
 

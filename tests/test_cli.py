@@ -115,6 +115,17 @@ def test_every_trainer_field_is_an_option(cli_app: click.Group) -> None:
     assert "--special-token" in train_opts and "--vocab-size" in train_opts
 
 
+@pytest.mark.parametrize(
+    "module", ["cli", "cli.main", "cli.train", "cli.progress", "cli.trainer_options", "cli.codec", "cli.inspect_tokenizer"]
+)
+def test_docstring_examples(module: str) -> None:
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0, result
+
+
 # ==== train ====
 
 

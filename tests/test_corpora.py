@@ -322,6 +322,22 @@ def test_unwritable_cache_is_a_clear_error(monkeypatch, tmp_path: Path) -> None:
         corpora.builtin_corpus()
 
 
+# ==== docstring examples ====
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["corpora", "corpora.errors", "corpora.sources", "corpora.compression", "corpora.readers",
+     "corpora.sampling", "corpora.builtin"],
+)
+def test_docstring_examples(module: str) -> None:
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0, result
+
+
 # ==== real corpora ====
 
 
