@@ -35,6 +35,22 @@ def _component_text(spec: Any) -> str:
     return f"{kind}({args})" if args else kind
 
 
+def _flatten(record: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested dicts as dotted keys, so each recorded option gets a line of its own.
+
+    >>> _flatten({"training": {"options": {"seed": 0}, "engine": "rust"}})
+    {'training.options.seed': 0, 'training.engine': 'rust'}
+    """
+    flat: dict[str, Any] = {}
+    for key, value in record.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            flat.update(_flatten(value, name + "."))
+        else:
+            flat[name] = value
+    return flat
+
+
 def describe_tokenizer(path: Path) -> dict[str, Any]:
     """Collects the facts ``inspect`` shows: model, sizes, special tokens, components, provenance.
 
@@ -112,7 +128,9 @@ def inspect_command(tokenizer_path: Path, as_json: bool) -> None:
     provenance = info["provenance"]
     if provenance:
         click.echo("training (recorded in the file):")
-        for key, value in provenance.items():
-            click.echo(f"  {key}: {json.dumps(value, ensure_ascii=False, sort_keys=True)}")
+        flat = _flatten(provenance)
+        width = max(len(k) for k in flat)
+        for key, value in flat.items():
+            click.echo(f"  {key:<{width}}  {json.dumps(value, ensure_ascii=False)}")
     else:
         click.echo("training: not recorded in this file")

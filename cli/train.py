@@ -137,7 +137,8 @@ def train_command(
 
     INPUT is files, globs, directories (read recursively) or - for stdin; .gz, .bz2 and .xz are
     decompressed. Lines keep their line endings, as HF tokenizers' train_from_files reads them.
-    Without INPUT, trains on the built-in corpus (the running Python's standard-library docstrings).
+    Without INPUT, trains on the built-in corpus (the docstrings and comments of the running
+    Python's standard library, extracted once and cached).
     """
     say = (lambda msg: None) if quiet else (lambda msg: click.echo(msg, err=True))
     byte_level = algorithm == "byte-bpe"
@@ -158,7 +159,7 @@ def train_command(
         path = corpora.builtin_corpus()
         say(
             f"No INPUT given: training on the built-in corpus ({path.stat().st_size / 1e6:.1f} MB of "
-            f"Python {sys.version_info[0]}.{sys.version_info[1]} standard-library docstrings, {path})."
+            f"Python {sys.version_info[0]}.{sys.version_info[1]} standard-library docstrings and comments, {path})."
         )
         sources = [str(path)]
 
