@@ -135,8 +135,10 @@ def train_command(
 ) -> None:
     """Train a BPE (whitespace words) or byte-level BPE (GPT-2 style) tokenizer.
 
-    INPUT is files, globs, directories (read recursively) or - for stdin; .gz, .bz2 and .xz are
-    decompressed. Lines keep their line endings, as HF tokenizers' train_from_files reads them.
+    INPUT is files, globs, directories or - for stdin; .gz, .bz2 and .xz are decompressed.
+    Directories are read recursively in sorted order, skipping hidden entries and (with a warning)
+    files that are not UTF-8 text. Lines keep their line endings, as HF tokenizers'
+    train_from_files reads them.
     Without INPUT, trains on the built-in corpus (the docstrings and comments of the running
     Python's standard library, extracted once and cached).
     """
@@ -238,7 +240,8 @@ def _check_input(reader: corpora.CorpusReader, watch: _Watch, sources: list[str]
     """Turns an empty or word-less input into a clear error instead of a useless tokenizer."""
     names = ", ".join(sources) if len(sources) <= 3 else f"{', '.join(sources[:3])}, ... ({len(sources)} inputs)"
     if reader.lines_read == 0 or watch.count == 0:
-        raise click.ClickException(f"the input is empty: no lines read from {names}")
+        why = " (--max-bytes stopped before the first whole line)" if reader.truncated else ""
+        raise click.ClickException(f"the input is empty: no lines read from {names}{why}")
     if not watch.has_text:
         raise click.ClickException(
             f"the input has no words: its {watch.count:,} lines hold only whitespace ({names})"

@@ -186,7 +186,7 @@ def test_max_bytes_smaller_than_the_first_line(cli_app: click.Group, tmp_path: P
     src = tmp_path / "long.txt"
     src.write_text("word " * 1000 + "\n")
     result = train(cli_app, [src], tmp_path / "tok.json", "--max-bytes", "1k")
-    assert_clean_failure(result, 1, "empty")
+    assert_clean_failure(result, 1, "empty", "--max-bytes")
 
 
 # ==== vocabulary sizes ====
