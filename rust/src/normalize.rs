@@ -12,7 +12,9 @@
 //!   gives every output char the range of the whole source char;
 //! - a composition (NFC `e` + U+0301 -> `é`) keeps the range of the starter only: the absorbed mark's
 //!   range is dropped, exactly like HF (so a token `é` covers only the `e` of the original);
-//! - removed chars (StripAccents) vanish with their ranges; the kept neighbours keep their own.
+//! - removed chars (StripAccents) vanish with their ranges; the kept neighbours keep their own;
+//! - ranges are assigned by POSITION (HF's `transform`), so canonical reordering of marks does not
+//!   move them: NFD of `e` U+0301 U+0323 gives `e` U+0323 U+0301 with ranges 0, 1, 2 in order.
 //!
 //! Where we may differ from HF: HF's normalization tables come from the
 //! `unicode-normalization-alignments` crate (an older Unicode version) while we use
@@ -141,41 +143,74 @@ impl Normalizer {
     }
 
     fn apply_aligned(&self, chars: Vec<AlignedChar>) -> Vec<AlignedChar> {
-        match self {
-            Normalizer::Nfd => decompose(chars, false),
-            Normalizer::Nfkd => decompose(chars, true),
-            Normalizer::Nfc => recompose(decompose(chars, false)),
-            Normalizer::Nfkc => recompose(decompose(chars, true)),
+        let plain: Vec<char> = chars.iter().map(|(c, _)| *c).collect();
+        let (changed, initial) = match self {
+            Normalizer::Nfd => (decompose(&plain, false), 0),
+            Normalizer::Nfkd => (decompose(&plain, true), 0),
+            Normalizer::Nfc => (recompose(decompose(&plain, false)), 0),
+            Normalizer::Nfkc => (recompose(decompose(&plain, true)), 0),
             Normalizer::Lowercase => {
-                let mut out = Vec::with_capacity(chars.len());
-                for (c, r) in chars {
-                    for l in c.to_lowercase() {
-                        out.push((l, r));
+                let mut out = Vec::with_capacity(plain.len());
+                for &c in &plain {
+                    for (k, l) in c.to_lowercase().enumerate() {
+                        out.push((l, isize::from(k > 0)));
                     }
                 }
-                out
+                (out, 0)
             }
-            Normalizer::StripAccents => chars.into_iter().filter(|(c, _)| !is_combining_mark(*c)).collect(),
+            Normalizer::StripAccents => strip_marks(&plain),
             Normalizer::Sequence(v) => {
                 let mut cur = chars;
                 for n in v {
                     cur = n.apply_aligned(cur);
                 }
-                cur
+                return cur;
             }
-        }
+        };
+        assign_positionally(&chars, changed, initial)
     }
 }
 
-/// Full (canonical or compatibility) decomposition followed by canonical reordering. Each output
-/// char carries the range of the char it was decomposed from; reordering moves ranges with chars.
-fn decompose(chars: Vec<AlignedChar>, compat: bool) -> Vec<AlignedChar> {
-    let mut out: Vec<AlignedChar> = Vec::with_capacity(chars.len() + 8);
-    for (c, r) in chars {
+/// A char of a stage's output with HF's "change" count: 0 = replaces one input char, +1 = inserted
+/// after the previous one, -n = replaces 1 + n input chars.
+type Changed = (char, isize);
+
+/// HF `NormalizedString::transform`: alignments are assigned by POSITION in the stage's input, not
+/// by following chars around. An output char with change <= 0 takes the alignment of the input char
+/// at the cursor and moves the cursor past 1 + |change| chars; an inserted char (+1) takes the
+/// alignment of the char before the cursor. So canonical reordering does not move alignments, and a
+/// composed char keeps its starter's range while the absorbed mark's range is dropped.
+fn assign_positionally(input: &[AlignedChar], out: Vec<Changed>, initial: usize) -> Vec<AlignedChar> {
+    let last = input.last().map_or((0, 0), |x| x.1);
+    let at = |i: usize| input.get(i).map_or(last, |x| x.1);
+    let mut cursor = initial;
+    out.into_iter()
+        .map(|(c, change)| {
+            if change > 0 {
+                (c, if cursor == 0 { at(0) } else { at(cursor - 1) })
+            } else {
+                let a = at(cursor);
+                cursor += 1 + change.unsigned_abs();
+                (c, a)
+            }
+        })
+        .collect()
+}
+
+/// Full (canonical or compatibility) decomposition followed by canonical reordering; the change
+/// counts travel with their chars through the reordering.
+fn decompose(chars: &[char], compat: bool) -> Vec<Changed> {
+    let mut out: Vec<Changed> = Vec::with_capacity(chars.len() + 8);
+    for &c in chars {
+        let mut first = true;
+        let mut push = |d: char| {
+            out.push((d, if first { 0 } else { 1 }));
+            first = false;
+        };
         if compat {
-            decompose_compatible(c, |d| out.push((d, r)));
+            decompose_compatible(c, &mut push);
         } else {
-            decompose_canonical(c, |d| out.push((d, r)));
+            decompose_canonical(c, &mut push);
         }
     }
     // Canonical ordering: stable sort of every run of non-starters by combining class.
@@ -196,14 +231,14 @@ fn decompose(chars: Vec<AlignedChar>, compat: bool) -> Vec<AlignedChar> {
     out
 }
 
-/// Canonical composition (UAX #15) of a decomposed, reordered sequence. The composed char keeps
-/// the range of its starter; the absorbed char's range is dropped (HF's behaviour).
-fn recompose(chars: Vec<AlignedChar>) -> Vec<AlignedChar> {
-    let mut out: Vec<AlignedChar> = Vec::with_capacity(chars.len());
+/// Canonical composition (UAX #15) of a decomposed, reordered sequence. Absorbing a char adds its
+/// change minus one to the starter's change (one input position more for the starter).
+fn recompose(chars: Vec<Changed>) -> Vec<Changed> {
+    let mut out: Vec<Changed> = Vec::with_capacity(chars.len());
     let mut starter: Option<usize> = None;
     // Combining class of the last char appended after the starter; None when adjacent to it.
     let mut last_ccc: Option<u8> = None;
-    for (c, r) in chars {
+    for (c, ch) in chars {
         let ccc = canonical_combining_class(c);
         if let Some(si) = starter {
             let unblocked = match last_ccc {
@@ -213,6 +248,7 @@ fn recompose(chars: Vec<AlignedChar>) -> Vec<AlignedChar> {
             if unblocked {
                 if let Some(comp) = compose(out[si].0, c) {
                     out[si].0 = comp;
+                    out[si].1 += ch - 1;
                     continue;
                 }
             }
@@ -223,9 +259,27 @@ fn recompose(chars: Vec<AlignedChar>) -> Vec<AlignedChar> {
         } else {
             last_ccc = Some(ccc);
         }
-        out.push((c, r));
+        out.push((c, ch));
     }
     out
+}
+
+/// HF `filter`: a kept char absorbs the removed chars that follow it (change -n); removed chars at
+/// the very start move the initial cursor instead.
+fn strip_marks(chars: &[char]) -> (Vec<Changed>, usize) {
+    let mut out: Vec<Changed> = Vec::with_capacity(chars.len());
+    let mut initial = 0;
+    for &c in chars {
+        if is_combining_mark(c) {
+            match out.last_mut() {
+                Some(last) => last.1 -= 1,
+                None => initial += 1,
+            }
+        } else {
+            out.push((c, 0));
+        }
+    }
+    (out, initial)
 }
 
 #[cfg(test)]
@@ -249,6 +303,10 @@ mod tests {
             aligned(&Normalizer::StripAccents, "e\u{301}x\u{301}\u{301}y"),
             ("exy".into(), vec![(0, 1), (3, 4), (8, 9)])
         );
+        // Reordering keeps positions; composition drops the absorbed char's range (HF measured).
+        assert_eq!(aligned(&Normalizer::Nfd, "e\u{301}\u{323}").1, vec![(0, 1), (1, 3), (3, 5)]);
+        assert_eq!(aligned(&Normalizer::Nfc, "e\u{301}\u{323}").1, vec![(0, 1), (3, 5)]);
+        assert_eq!(aligned(&Normalizer::StripAccents, "\u{301}ab").1, vec![(2, 3), (3, 4)]);
         assert_eq!(aligned(&Normalizer::Lowercase, "\u{130}A").0, "i\u{307}a");
         assert_eq!(aligned(&Normalizer::Lowercase, "\u{130}A").1, vec![(0, 2), (0, 2), (2, 3)]);
     }
