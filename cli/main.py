@@ -18,6 +18,7 @@ import logging
 import os
 import sys
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -128,8 +129,6 @@ def _silence_stdout() -> None:
 class _EchoHandler(logging.Handler):
     """Sends library log records to stderr through click (so test runners capture them)."""
 
-    marker = "subword-cli"
-
     def emit(self, record: logging.LogRecord) -> None:
         try:
             from cli.progress import end_bar_line
@@ -141,18 +140,39 @@ class _EchoHandler(logging.Handler):
             self.handleError(record)
 
 
-def configure_logging(level: int) -> None:
-    """Routes the ``corpora``, ``subword`` and ``cli`` loggers to stderr at ``level`` (idempotent).
+_LOGGERS = ("corpora", "subword", "cli")
 
-    >>> configure_logging(logging.WARNING); configure_logging(logging.WARNING)
+
+def configure_logging(level: int) -> Callable[[], None]:
+    """Routes the ``corpora``, ``subword`` and ``cli`` loggers to stderr at ``level``.
+
+    Returns:
+        A function that puts the loggers back as they were (levels and handlers), so running the
+        CLI in-process (tests, notebooks) leaves no trace in the caller's logging setup.
+
+    >>> restore = configure_logging(logging.WARNING)
     >>> sum(isinstance(h, _EchoHandler) for h in logging.getLogger("corpora").handlers)
     1
+    >>> restore(); sum(isinstance(h, _EchoHandler) for h in logging.getLogger("corpora").handlers)
+    0
     """
-    for name in ("corpora", "subword", "cli"):
+    saved: list[tuple[logging.Logger, int, _EchoHandler | None]] = []
+    for name in _LOGGERS:
         logger = logging.getLogger(name)
-        if not any(getattr(h, "marker", None) == _EchoHandler.marker for h in logger.handlers):
-            logger.addHandler(_EchoHandler())
+        added = None
+        if not any(isinstance(h, _EchoHandler) for h in logger.handlers):
+            added = _EchoHandler()
+            logger.addHandler(added)
+        saved.append((logger, logger.level, added))
         logger.setLevel(level)
+
+    def restore() -> None:
+        for logger, old_level, added in saved:
+            logger.setLevel(old_level)
+            if added is not None:
+                logger.removeHandler(added)
+
+    return restore
 
 
 EPILOG = """\b
@@ -174,7 +194,8 @@ def cli(debug: bool) -> None:
 
     Data goes to stdout; progress, messages and errors go to stderr.
     """
-    configure_logging(logging.DEBUG if debug else logging.WARNING)
+    restore = configure_logging(logging.DEBUG if debug else logging.WARNING)
+    click.get_current_context().call_on_close(restore)
 
 
 def _register() -> None:

@@ -217,7 +217,8 @@ def train_command(
     }
     tokenizer.save(output)
     say(
-        f"Wrote {output}: {algorithm}, vocab size {reached}, trained on {watch.count:,} lines "
+        f"Wrote {output}: {algorithm}, vocab size {reached}, trained on {watch.count:,} "
+        f"line{'' if watch.count == 1 else 's'} "
         f"({reader.bytes_read / 1e6:.1f} MB) in {time.monotonic() - started:.1f} s."
     )
 
