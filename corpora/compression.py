@@ -79,7 +79,10 @@ def open_binary(path: Path | None, name: str) -> BinaryIO:
     b'a\\nb\\n'
     """
     if path is None:
-        stdin = sys.stdin.buffer
+        stdin = getattr(sys.stdin, "buffer", None)
+        if stdin is None:
+            # A text-only stand-in for stdin (io.StringIO in a notebook or test): take its text as UTF-8.
+            return io.BytesIO(sys.stdin.read().encode("utf-8", "surrogateescape"))  # type: ignore[return-value]
         # A BufferedReader lets us look at the magic number without consuming it. Other
         # objects (test harnesses) are read whole, which is fine for what they hold.
         if isinstance(stdin, io.BufferedReader):

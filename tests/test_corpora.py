@@ -104,6 +104,11 @@ def test_stdin_dash(monkeypatch) -> None:
     assert list(read_lines(["-"])) == ["one\n", "two\n"]
 
 
+def test_text_only_stdin(monkeypatch) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO("a\nb"))
+    assert list(read_lines("-")) == ["a\n", "b"]
+
+
 def test_stdin_gzip(monkeypatch) -> None:
     fake = io.TextIOWrapper(io.BufferedReader(io.BytesIO(gzip.compress(b"z\n"))), encoding="utf-8")
     monkeypatch.setattr(sys, "stdin", fake)
