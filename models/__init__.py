@@ -15,15 +15,19 @@ from models.attention import NadarayaWatsonRegression as NadarayaWatsonRegressio
 from models.attention import masked_softmax as masked_softmax
 from models.attention import nadaraya_watson as nadaraya_watson
 from models.attention import scaled_dot_product_attention as scaled_dot_product_attention
+from models.attention import BlockSparseAttention as BlockSparseAttention
 from models.bert import BertForPreTraining as BertForPreTraining
 from models.bert import BertModel as BertModel
 from models.bert import EncoderOutput as EncoderOutput
 from models.bert import PreTrainingOutput as PreTrainingOutput
 from models.config import AlbertConfig as AlbertConfig
 from models.config import BertConfig as BertConfig
+from models.config import BigBirdConfig as BigBirdConfig
 from models.config import DistilBertConfig as DistilBertConfig
 from models.config import RobertaConfig as RobertaConfig
 from models.config import preset as preset
+from models.bigbird import BigBirdForPreTraining as BigBirdForPreTraining
+from models.bigbird import BigBirdModel as BigBirdModel
 from models.distilbert import DistilBertForMaskedLM as DistilBertForMaskedLM
 from models.distilbert import DistilBertModel as DistilBertModel
 from models.distilbert import init_from_teacher as init_from_teacher
@@ -44,6 +48,10 @@ __all__ = [
     "BertConfig",
     "BertForPreTraining",
     "BertModel",
+    "BigBirdConfig",
+    "BigBirdForPreTraining",
+    "BigBirdModel",
+    "BlockSparseAttention",
     "DistilBertConfig",
     "DistilBertForMaskedLM",
     "DistilBertModel",

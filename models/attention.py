@@ -29,6 +29,7 @@ from torch import Tensor, nn
 
 __all__ = [
     "AdditiveAttention",
+    "BlockSparseAttention",
     "MultiHeadAttention",
     "NadarayaWatsonRegression",
     "masked_softmax",
@@ -299,6 +300,18 @@ def scaled_dot_product_attention(
     return out
 
 
+def _padding_mask(mask: Tensor | None, B: int, T: int) -> Tensor | None:
+    """A (B, 1, 1, T) key mask as (B, T); anything else cannot drive block-sparse attention."""
+    if mask is None:
+        return None
+    if mask.dim() == 4 and mask.shape[1:3] == (1, 1) and mask.shape[0] in (1, B) and mask.shape[3] == T:
+        return mask[:, 0, 0].expand(B, T)
+    raise ValueError(
+        f"block-sparse attention takes a padding mask (B, 1, 1, T) = {(B, 1, 1, T)}, got {tuple(mask.shape)}; "
+        "per-query masks need attention_type='original_full'"
+    )
+
+
 class MultiHeadAttention(nn.Module):
     """Multi-head attention with learned projections ``q, k, v`` and ``o``.
 
@@ -312,6 +325,8 @@ class MultiHeadAttention(nn.Module):
         bias: whether the four projections have biases.
         dropout: dropout on the attention weights (training only).
         impl: ``"auto"``, ``"sdpa"`` or ``"plain"`` (see :func:`scaled_dot_product_attention`).
+        sparse: a :class:`BlockSparseAttention` to use for self-attention instead
+            of dense attention (BigBird); it takes only padding masks.
 
     >>> import torch
     >>> mha = MultiHeadAttention(8, 2).eval()
@@ -320,7 +335,14 @@ class MultiHeadAttention(nn.Module):
     """
 
     def __init__(
-        self, hidden_size: int, num_heads: int, *, bias: bool = True, dropout: float = 0.0, impl: AttnImpl = "auto"
+        self,
+        hidden_size: int,
+        num_heads: int,
+        *,
+        bias: bool = True,
+        dropout: float = 0.0,
+        impl: AttnImpl = "auto",
+        sparse: BlockSparseAttention | None = None,
     ) -> None:
         super().__init__()
         if hidden_size % num_heads != 0:
@@ -333,6 +355,7 @@ class MultiHeadAttention(nn.Module):
         self.k = nn.Linear(hidden_size, hidden_size, bias=bias)
         self.v = nn.Linear(hidden_size, hidden_size, bias=bias)
         self.o = nn.Linear(hidden_size, hidden_size, bias=bias)
+        self.sparse = sparse
 
     def _split(self, x: Tensor) -> Tensor:
         B, T, _ = x.shape
@@ -351,13 +374,225 @@ class MultiHeadAttention(nn.Module):
         ``mask`` is boolean (True = may attend), broadcastable to (B, nh, T, S);
         a key-padding mask is ``(B, 1, 1, S)``.
         """
+        sparse = self.sparse if context is None else None
         context = x if context is None else context
         q, k, v = self._split(self.q(x)), self._split(self.k(context)), self._split(self.v(context))
-        res = scaled_dot_product_attention(
-            q, k, v, mask, dropout_p=self.dropout if self.training else 0.0,
-            impl=self.impl, return_weights=return_weights,
-        )
+        if sparse is not None:
+            if return_weights:
+                raise ValueError("block-sparse attention does not return weights")
+            res = sparse(q, k, v, _padding_mask(mask, x.shape[0], x.shape[1]))
+        else:
+            res = scaled_dot_product_attention(
+                q, k, v, mask, dropout_p=self.dropout if self.training else 0.0,
+                impl=self.impl, return_weights=return_weights,
+            )
         out, weights = res if return_weights else (res, None)
         B, _, T, _ = out.shape
         out = self.o(out.transpose(1, 2).reshape(B, T, -1))  # (B, T, C)
         return (out, weights) if return_weights else out
+
+
+# ==== BigBird block-sparse attention ====
+
+
+class BlockSparseAttention(nn.Module):
+    """BigBird's block-sparse attention (ITC: existing tokens made global).
+
+    With blocks of ``b`` tokens and ``nb = T / b`` blocks:
+
+    * query blocks 0 and nb-1 are *global rows*: they attend to every key;
+    * every other query block q attends to the *global columns* 0 and nb-1,
+      the *window* q-1, q, q+1, and R *random* blocks (per head).
+
+    The middle blocks' keys and values are gathered into ``(B, nh, nb-2, 5+R, b, hs)``
+    tensors and scored with one batched matmul, so memory and time are
+    O(T * b * (7 + R)): linear in the sequence length. No T x T tensor is built.
+
+    Unlike transformers (v5.24):
+
+    * the fallback to dense attention is decided per call -- a short batch
+      runs dense attention for that call only and changes nothing;
+    * the random plan is a seeded, per-layer function of ``nb`` -- the same
+      in training and evaluation -- and can be injected (``rand_attn``);
+    * ``random_plan="uniform"`` draws R *distinct* blocks from all the middle
+      blocks outside the window, so the result equals dense attention under the
+      equivalent mask (:meth:`block_adjacency`); ``"zeros"`` points every random
+      block at block 0, which is what transformers does in eval mode.
+
+    Inputs whose length is not a multiple of ``b`` are padded internally with
+    masked keys, and outputs of padded queries are zero (as in transformers,
+    which multiplies the context by the query mask).
+
+    Args:
+        num_heads: heads of the attention this serves.
+        block_size: ``b``.
+        num_random_blocks: ``R``.
+        random_plan: ``"uniform"`` or ``"zeros"``.
+        seed: seeds the uniform plan (give each layer its own).
+
+    >>> import torch
+    >>> attn = BlockSparseAttention(num_heads=2, block_size=4, num_random_blocks=1)
+    >>> q = k = v = torch.randn(1, 2, 40, 8)  # (B, nh, T, hs)
+    >>> tuple(attn(q, k, v).shape), attn.is_sparse(40), attn.is_sparse(28)
+    ((1, 2, 40, 8), True, False)
+    """
+
+    def __init__(
+        self,
+        num_heads: int,
+        block_size: int = 64,
+        num_random_blocks: int = 3,
+        *,
+        random_plan: Literal["uniform", "zeros"] = "uniform",
+        seed: int = 0,
+        dropout: float = 0.0,
+    ) -> None:
+        super().__init__()
+        if block_size < 1 or num_random_blocks < 0:
+            raise ValueError(f"need block_size >= 1 and num_random_blocks >= 0, got {block_size}, {num_random_blocks}")
+        if random_plan not in ("uniform", "zeros"):
+            raise ValueError(f"random_plan must be 'uniform' or 'zeros', got {random_plan!r}")
+        self.num_heads = num_heads
+        self.block_size = block_size
+        self.num_random_blocks = num_random_blocks
+        self.random_plan = random_plan
+        self.seed = seed
+        self.dropout = dropout
+        #: An injected plan ``(nh, nb-2, R)`` of random key blocks; ``None`` = generate.
+        self.rand_attn: Tensor | None = None
+        self._plans: dict[int, Tensor] = {}
+
+    def min_sparse_length(self) -> int:
+        """The shortest length that runs sparse: ``(5 + 2R) * b + 1``, as in transformers."""
+        return (5 + 2 * self.num_random_blocks) * self.block_size + 1
+
+    def is_sparse(self, seq_len: int) -> bool:
+        """Whether a call with ``seq_len`` tokens runs block-sparse (else dense)."""
+        return seq_len >= self.min_sparse_length()
+
+    def plan(self, num_blocks: int) -> Tensor:
+        """The random key blocks ``(nh, nb-2, R)`` for ``num_blocks`` blocks.
+
+        The injected :attr:`rand_attn` if set, else the seeded plan for this
+        ``nb`` (cached; it depends on nothing else, so train and eval agree).
+        """
+        nh, M, R = self.num_heads, num_blocks - 2, self.num_random_blocks
+        if self.rand_attn is not None:
+            if tuple(self.rand_attn.shape) != (nh, M, R):
+                raise ValueError(
+                    f"rand_attn has shape {tuple(self.rand_attn.shape)} but {num_blocks} blocks need (nh, nb-2, R) = "
+                    f"{(nh, M, R)}"
+                )
+            if int(self.rand_attn.min()) < 0 or int(self.rand_attn.max()) >= num_blocks:
+                raise ValueError(f"rand_attn holds block indices outside [0, {num_blocks})")
+            return self.rand_attn.long()
+        if num_blocks not in self._plans:
+            if self.random_plan == "zeros":
+                plan = torch.zeros(nh, M, R, dtype=torch.long)
+            else:
+                plan = self._uniform_plan(num_blocks)
+            self._plans[num_blocks] = plan.sort(dim=-1).values
+        return self._plans[num_blocks]
+
+    def _uniform_plan(self, num_blocks: int) -> Tensor:
+        """R distinct random blocks per (head, middle query block), outside the window.
+
+        Floyd's sampling on ranks among the allowed blocks, vectorised over
+        heads and rows: O(nh * nb * R) memory, never O(nb^2).
+        """
+        nh, R = self.num_heads, self.num_random_blocks
+        gen = torch.Generator().manual_seed(self.seed)
+        q = torch.arange(1, num_blocks - 1)  # (M,) middle query blocks
+        # Allowed: 1 .. q-2 and q+2 .. nb-2 (globals and the window are seen anyway).
+        lower = (q - 2).clamp(min=0)  # (M,)
+        count = lower + (num_blocks - 3 - q).clamp(min=0)  # (M,)
+        if int(count.min()) < R:
+            raise ValueError(
+                f"{num_blocks} blocks are too few for {R} distinct random blocks per row "
+                f"(block-sparse attention needs more than {self.min_sparse_length() - 1} tokens)"
+            )
+        chosen = torch.empty(nh, q.shape[0], R, dtype=torch.long)
+        for i in range(R):
+            j = (count - R + i).expand(nh, -1)  # (nh, M): Floyd's j runs over C-R .. C-1
+            t = (torch.rand(j.shape, generator=gen) * (j + 1)).long().clamp(max=j)
+            taken = (chosen[..., :i] == t[..., None]).any(-1)
+            chosen[..., i] = torch.where(taken, j, t)
+        return torch.where(chosen < lower[:, None], 1 + chosen, q[:, None] + 2 + chosen - lower[:, None])
+
+    def _table(self, num_blocks: int, device: torch.device) -> tuple[Tensor, Tensor]:
+        """Key-block table ``(nh, nb-2, 5+R)`` and slot validity ``(nb-2, 5+R)``."""
+        nb = num_blocks
+        q = torch.arange(1, nb - 1)  # (M,)
+        fixed = torch.stack([torch.zeros_like(q), q - 1, q, q + 1, torch.full_like(q, nb - 1)], dim=-1)  # (M, 5)
+        table = torch.cat([fixed.expand(self.num_heads, -1, -1), self.plan(nb).cpu()], dim=-1)  # (nh, M, 5+R)
+        valid = torch.ones(nb - 2, 5 + self.num_random_blocks, dtype=torch.bool)
+        # Window blocks that coincide with a global column are counted once.
+        valid[0, 1] = False  # q = 1: q-1 is block 0
+        valid[-1, 3] = False  # q = nb-2: q+1 is block nb-1
+        return table.to(device), valid.to(device)
+
+    def block_adjacency(self, num_blocks: int) -> Tensor:
+        """Boolean ``(nh, nb, nb)``: which key blocks each query block attends to.
+
+        Expanded to tokens (``repeat_interleave`` by ``b`` on both axes) it is
+        the dense mask this attention equals when the plan has no duplicates.
+        """
+        table, valid = self._table(num_blocks, torch.device("cpu"))
+        adj = torch.zeros(self.num_heads, num_blocks, num_blocks, dtype=torch.bool)
+        adj[:, 0] = adj[:, -1] = True
+        rows = torch.arange(1, num_blocks - 1)[None, :, None].expand_as(table)
+        adj[torch.arange(self.num_heads)[:, None, None].expand_as(table), rows, table] = True
+        del valid  # duplicates of a global block are already set
+        return adj
+
+    def forward(self, q: Tensor, k: Tensor, v: Tensor, key_mask: Tensor | None = None) -> Tensor:
+        """Self-attention over ``q, k, v`` ``(B, nh, T, hs)``; ``key_mask`` (B, T), True = real token."""
+        B, nh, T, hs = q.shape
+        if nh != self.num_heads:
+            raise ValueError(f"got {nh} heads but this attention was built for {self.num_heads}")
+        if key_mask is not None:
+            if key_mask.shape != (B, T):
+                raise ValueError(
+                    f"block-sparse attention takes a padding mask of shape (B, T) = {(B, T)}, "
+                    f"got {tuple(key_mask.shape)}"
+                )
+            key_mask = key_mask.bool()
+        dropout_p = self.dropout if self.training else 0.0
+        if not self.is_sparse(T):
+            # Too short for the pattern: dense attention, for this call only.
+            mask = key_mask[:, None, None, :] if key_mask is not None else None
+            return scaled_dot_product_attention(q, k, v, mask, dropout_p=dropout_p)  # type: ignore[return-value]
+
+        b = self.block_size
+        pad = (-T) % b
+        if key_mask is None:
+            key_mask = torch.ones(B, T, dtype=torch.bool, device=q.device)
+        if pad:
+            q, k, v = (F.pad(t, (0, 0, 0, pad)) for t in (q, k, v))
+            key_mask = F.pad(key_mask, (0, pad), value=False)
+        n = T + pad
+        nb = n // b
+        M = nb - 2
+        scale = 1.0 / math.sqrt(hs)
+
+        # Global rows: query blocks 0 and nb-1 see every key.
+        q_glob = torch.cat([q[:, :, :b], q[:, :, -b:]], dim=2)  # (B, nh, 2b, hs)
+        glob = scaled_dot_product_attention(q_glob, k, v, key_mask[:, None, None, :], dropout_p=dropout_p)
+
+        # Middle rows: gather their 5+R key blocks each.
+        table, valid = self._table(nb, q.device)  # (nh, M, S), (M, S)
+        S = table.shape[-1]
+        heads = torch.arange(nh, device=q.device)[:, None, None]
+        k_g = k.view(B, nh, nb, b, hs)[:, heads, table]  # (B, nh, M, S, b, hs)
+        v_g = v.view(B, nh, nb, b, hs)[:, heads, table].reshape(B, nh, M, S * b, hs)
+        m_g = key_mask.view(B, nb, b)[:, table] & valid[None, None, :, :, None]  # (B, nh, M, S, b)
+        q_mid = q[:, :, b:-b].reshape(B, nh, M, b, hs)  # (B, nh, M, b, hs)
+        scores = torch.einsum("bhmqd,bhmskd->bhmqsk", q_mid, k_g).reshape(B, nh, M, b, S * b) * scale
+        weights = masked_softmax(scores, mask=m_g.reshape(B, nh, M, 1, S * b))  # (B, nh, M, b, S*b)
+        if dropout_p > 0:
+            weights = F.dropout(weights, p=dropout_p)
+        mid = torch.matmul(weights, v_g).reshape(B, nh, M * b, hs)  # (B, nh, T-2b, hs)
+
+        out = torch.cat([glob[:, :, :b], mid, glob[:, :, b:]], dim=2)  # (B, nh, n, hs)
+        out = out * key_mask[:, None, :, None].to(out.dtype)  # padded queries give 0
+        return out[:, :, :T]

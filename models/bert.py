@@ -130,7 +130,8 @@ class Embeddings(nn.Module):
                 token_type_ids = torch.zeros_like(input_ids)
             x = x + self.token_type(token_type_ids)
         x = x + self.position(self.position_ids(input_ids))
-        x = self.dropout(self.norm(x))
+        # BigBird applies dropout before the norm; the others after it.
+        x = self.norm(self.dropout(x)) if self.config.embedding_dropout_first else self.dropout(self.norm(x))
         return self.project(x) if self.project is not None else x  # (B, T, H)
 
 

@@ -36,6 +36,7 @@ __all__ = [
     "ACTIVATIONS",
     "AlbertConfig",
     "BertConfig",
+    "BigBirdConfig",
     "DistilBertConfig",
     "RobertaConfig",
     "preset",
@@ -89,6 +90,13 @@ class BertConfig:
             ALBERT groups, see ``num_hidden_groups``), ``"attention"`` or ``"ffn"``.
         num_hidden_groups: with ``share="all"``, how many distinct layer groups.
         inner_group_num: with ``share="all"``, layers run in sequence inside a group.
+        attention_type: ``"original_full"`` (dense) or ``"block_sparse"`` (BigBird ITC).
+        block_size: block-sparse block size b.
+        num_random_blocks: block-sparse random blocks R per query block.
+        random_plan: ``"uniform"`` (distinct random blocks, seeded per layer) or
+            ``"zeros"`` (every random block is block 0: transformers' eval mode).
+        attention_seed: seed of the uniform plan; layer i uses ``attention_seed + i``.
+        embedding_dropout_first: dropout before the embedding norm (BigBird's order).
 
     >>> cfg = BertConfig.preset("tiny", vocab_size=100)
     >>> cfg.hidden_size, cfg.num_layers, cfg.layer_norm_eps
@@ -128,6 +136,12 @@ class BertConfig:
     share: Literal["none", "all", "attention", "ffn"] = "none"
     num_hidden_groups: int = 1
     inner_group_num: int = 1
+    attention_type: Literal["original_full", "block_sparse"] = "original_full"
+    block_size: int = 64
+    num_random_blocks: int = 3
+    random_plan: Literal["uniform", "zeros"] = "uniform"
+    attention_seed: int = 0
+    embedding_dropout_first: bool = False
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "hidden_size", "num_layers", "num_heads", "intermediate_size",
@@ -151,6 +165,8 @@ class BertConfig:
             "norm": ("post", "pre"),
             "attn_impl": ("auto", "sdpa", "plain"),
             "share": ("none", "all", "attention", "ffn"),
+            "attention_type": ("original_full", "block_sparse"),
+            "random_plan": ("uniform", "zeros"),
         }
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
@@ -305,8 +321,35 @@ class DistilBertConfig(BertConfig):
     sentence_head: Literal["nsp", "sop"] | None = None
 
 
+@dataclass
+class BigBirdConfig(BertConfig):
+    """BigBird: BERT with block-sparse attention (ITC) for long inputs.
+
+    Defaults follow transformers' ``BigBirdConfig``: 4096 positions, b = 64,
+    R = 3, ``hidden_act="gelu_new"`` (tanh), dropout *before* the embedding norm.
+    Sequences of at most ``(5 + 2R) * b`` tokens (704 by default) run dense
+    attention -- decided per call, never switched for good.
+
+    >>> BigBirdConfig().attention_type, BigBirdConfig.preset("tiny").block_size
+    ('block_sparse', 8)
+    """
+
+    model_type: ClassVar[str] = "big_bird"
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "tiny": dict(BertConfig.PRESETS["tiny"], max_position_embeddings=512, block_size=8, num_random_blocks=2),
+        "small": dict(BertConfig.PRESETS["small"], block_size=32),
+        "base": {},
+    }
+
+    vocab_size: int = 50358
+    max_position_embeddings: int = 4096
+    hidden_act: str = "gelu_new"
+    attention_type: Literal["original_full", "block_sparse"] = "block_sparse"
+    embedding_dropout_first: bool = True
+
+
 CONFIGS: dict[str, type[BertConfig]] = {
-    c.model_type: c for c in (BertConfig, RobertaConfig, AlbertConfig, DistilBertConfig)
+    c.model_type: c for c in (BertConfig, RobertaConfig, AlbertConfig, DistilBertConfig, BigBirdConfig)
 }
 
 

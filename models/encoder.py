@@ -19,7 +19,7 @@ from collections.abc import Callable
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from models.attention import MultiHeadAttention
+from models.attention import BlockSparseAttention, MultiHeadAttention
 from models.config import BertConfig
 
 __all__ = ["Encoder", "EncoderLayer", "FeedForward", "get_activation"]
@@ -100,12 +100,19 @@ class EncoderLayer(nn.Module):
     (2, 5, 64)
     """
 
-    def __init__(self, config: BertConfig) -> None:
+    def __init__(self, config: BertConfig, layer_idx: int = 0) -> None:
         super().__init__()
         self.pre_ln = config.norm == "pre"
+        sparse = None
+        if config.attention_type == "block_sparse":
+            sparse = BlockSparseAttention(
+                config.num_heads, config.block_size, config.num_random_blocks,
+                random_plan=config.random_plan, seed=config.attention_seed + layer_idx,
+                dropout=config.attention_dropout,
+            )
         self.attn = MultiHeadAttention(
             config.hidden_size, config.num_heads, bias=config.bias,
-            dropout=config.attention_dropout, impl=config.attn_impl,
+            dropout=config.attention_dropout, impl=config.attn_impl, sparse=sparse,
         )
         self.attn_norm = _layer_norm(config)
         self.ffn = FeedForward(config)
@@ -150,7 +157,7 @@ class Encoder(nn.Module):
     def __init__(self, config: BertConfig) -> None:
         super().__init__()
         n_unique, self.schedule = _schedule(config)
-        self.layers = nn.ModuleList(EncoderLayer(config) for _ in range(n_unique))
+        self.layers = nn.ModuleList(EncoderLayer(config, i) for i in range(n_unique))
         if config.share in ("attention", "ffn"):
             first = self.layers[0]
             for layer in self.layers[1:]:

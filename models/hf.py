@@ -23,13 +23,13 @@ import torch
 from torch import Tensor
 
 from models.bert import BertForPreTraining, BertModel, _Base
-from models.config import AlbertConfig, BertConfig, DistilBertConfig, RobertaConfig
+from models.config import AlbertConfig, BertConfig, BigBirdConfig, DistilBertConfig, RobertaConfig
 
 __all__ = ["config_from_hf", "config_to_hf", "from_hf", "to_hf"]
 
 logger = logging.getLogger(__name__)
 
-SUPPORTED = ("bert", "roberta", "albert", "distilbert")
+SUPPORTED = ("bert", "roberta", "albert", "distilbert", "big_bird")
 
 # transformers' class defaults, used for keys a config.json leaves out. Note
 # RoBERTa's are BERT-like, not those of the released checkpoints.
@@ -48,6 +48,9 @@ _HF_DEFAULTS: dict[str, dict[str, Any]] = {
                        activation="gelu", initializer_range=0.02, pad_token_id=0),
 }
 _HF_DEFAULTS["roberta"] = dict(_HF_DEFAULTS["bert"], vocab_size=50265, pad_token_id=1)
+_HF_DEFAULTS["big_bird"] = dict(_HF_DEFAULTS["bert"], vocab_size=50358, max_position_embeddings=4096,
+                                hidden_act="gelu_new", attention_type="block_sparse", block_size=64,
+                                num_random_blocks=3, use_bias=True, rescale_embeddings=False)
 
 # Our field <- transformers' field, for the BERT-style configs.
 _BERT_FIELDS = {
@@ -62,6 +65,8 @@ _FIELDS: dict[str, dict[str, str]] = {
     "roberta": _BERT_FIELDS,
     "albert": {**_BERT_FIELDS, "embedding_size": "embedding_size", "num_hidden_groups": "num_hidden_groups",
                "inner_group_num": "inner_group_num", "classifier_dropout": "classifier_dropout_prob"},
+    "big_bird": {**_BERT_FIELDS, "attention_type": "attention_type", "block_size": "block_size",
+                 "num_random_blocks": "num_random_blocks"},
     "distilbert": {
         "vocab_size": "vocab_size", "hidden_size": "dim", "num_layers": "n_layers", "num_heads": "n_heads",
         "intermediate_size": "hidden_dim", "hidden_act": "activation", "hidden_dropout": "dropout",
@@ -71,11 +76,13 @@ _FIELDS: dict[str, dict[str, str]] = {
 }
 _CONFIG_CLASSES: dict[str, type[BertConfig]] = {
     "bert": BertConfig, "roberta": RobertaConfig, "albert": AlbertConfig, "distilbert": DistilBertConfig,
+    "big_bird": BigBirdConfig,
 }
 
 # ==== State-dict names ====
 
-_PREFIX = {"bert": "bert.", "roberta": "roberta.", "albert": "albert.", "distilbert": "distilbert."}
+_PREFIX = {"bert": "bert.", "roberta": "roberta.", "albert": "albert.", "distilbert": "distilbert.",
+           "big_bird": "bert."}
 _BERT_LAYER = {
     "attn.q": "attention.self.query", "attn.k": "attention.self.key", "attn.v": "attention.self.value",
     "attn.o": "attention.output.dense", "attn_norm": "attention.output.LayerNorm",
@@ -84,6 +91,7 @@ _BERT_LAYER = {
 _LAYER: dict[str, dict[str, str]] = {
     "bert": _BERT_LAYER,
     "roberta": _BERT_LAYER,
+    "big_bird": _BERT_LAYER,
     "albert": {
         "attn.q": "attention.query", "attn.k": "attention.key", "attn.v": "attention.value",
         "attn.o": "attention.dense", "attn_norm": "attention.LayerNorm",
@@ -95,9 +103,11 @@ _LAYER: dict[str, dict[str, str]] = {
         "ffn.fc_in": "ffn.lin1", "ffn.fc_out": "ffn.lin2", "ffn_norm": "output_layer_norm",
     },
 }
+_BERT_HEADS = {"mlm.dense": "cls.predictions.transform.dense", "mlm.norm": "cls.predictions.transform.LayerNorm",
+               "mlm.bias": "cls.predictions.bias", "sentence": "cls.seq_relationship"}
 _HEADS: dict[str, dict[str, str]] = {
-    "bert": {"mlm.dense": "cls.predictions.transform.dense", "mlm.norm": "cls.predictions.transform.LayerNorm",
-             "mlm.bias": "cls.predictions.bias", "sentence": "cls.seq_relationship"},
+    "bert": _BERT_HEADS,
+    "big_bird": _BERT_HEADS,
     "roberta": {"mlm.dense": "lm_head.dense", "mlm.norm": "lm_head.layer_norm", "mlm.bias": "lm_head.bias"},
     "albert": {"mlm.dense": "predictions.dense", "mlm.norm": "predictions.LayerNorm",
                "mlm.bias": "predictions.bias", "sentence": "sop_classifier.classifier"},
@@ -117,7 +127,8 @@ _ARCHITECTURES = {
     ("roberta", True, None): "RobertaForMaskedLM", ("albert", True, "sop"): "AlbertForPreTraining",
     ("albert", True, None): "AlbertForMaskedLM", ("distilbert", True, None): "DistilBertForMaskedLM",
     ("bert", False): "BertModel", ("roberta", False): "RobertaModel", ("albert", False): "AlbertModel",
-    ("distilbert", False): "DistilBertModel",
+    ("distilbert", False): "DistilBertModel", ("big_bird", True, "nsp"): "BigBirdForPreTraining",
+    ("big_bird", True, None): "BigBirdForMaskedLM", ("big_bird", False): "BigBirdModel",
 }
 
 
@@ -138,8 +149,9 @@ def _hf_name(key: str, config: BertConfig, prefix: str) -> str:
                  "token_type": "token_type_embeddings", "norm": "LayerNorm"}[sub]
         return f"{prefix}embeddings.{table}.{leaf}"
     if head == "pooler":
-        # ALBERT's pooler is a bare Linear; BERT's and RoBERTa's wrap it as `dense`.
-        return f"{prefix}pooler.{rest.partition('.')[2]}" if mt == "albert" else f"{prefix}pooler.{rest}"
+        # ALBERT's and BigBird's pooler is a bare Linear; BERT's and RoBERTa's wrap it as `dense`.
+        bare = mt in ("albert", "big_bird")
+        return f"{prefix}pooler.{rest.partition('.')[2]}" if bare else f"{prefix}pooler.{rest}"
     if head == "encoder":
         _, idx, rest = rest.split(".", 2)
         sub, _, leaf = rest.rpartition(".")
@@ -190,9 +202,15 @@ def config_from_hf(hf: dict[str, Any]) -> BertConfig:
         raise ValueError("decoder configurations (is_decoder / add_cross_attention) are not supported")
     if mt == "distilbert" and merged.get("sinusoidal_pos_embds"):
         raise ValueError("DistilBERT with sinusoidal_pos_embds=True is not supported")
+    if mt == "big_bird" and (not merged["use_bias"] or merged["rescale_embeddings"]):
+        raise ValueError("BigBird with use_bias=False or rescale_embeddings=True is not supported")
     kwargs = {ours: merged[theirs] for ours, theirs in _FIELDS[mt].items()}
     if mt == "albert":
         kwargs["share"] = "all"
+    if mt == "big_bird":
+        # transformers evaluates with every random block at block 0; keep that
+        # so a loaded checkpoint gives the same numbers (switch to "uniform" at will).
+        kwargs["random_plan"] = "zeros"
     return _CONFIG_CLASSES[mt](**kwargs)
 
 
@@ -224,6 +242,10 @@ def config_to_hf(config: BertConfig, *, heads: bool = False) -> dict[str, Any]:
     allowed_share = ("all", "none") if mt == "albert" else ("none",)
     if config.share not in allowed_share:
         problems.append(f"share={config.share!r}")
+    if mt != "big_bird" and config.attention_type != "original_full":
+        problems.append(f"attention_type={config.attention_type!r}")
+    if config.embedding_dropout_first != default.embedding_dropout_first:
+        problems.append(f"embedding_dropout_first={config.embedding_dropout_first}")
     if mt == "distilbert" and (config.type_vocab_size or config.layer_norm_eps != 1e-12):
         problems.append("a segment embedding or layer_norm_eps != 1e-12")
     if heads and (mt, True, config.sentence_head) not in _ARCHITECTURES:
@@ -235,6 +257,8 @@ def config_to_hf(config: BertConfig, *, heads: bool = False) -> dict[str, Any]:
         out.update(num_hidden_groups=config.num_layers, inner_group_num=1)
     if mt == "distilbert":
         out["sinusoidal_pos_embds"] = False
+    if mt == "big_bird":
+        out.update(use_bias=True, rescale_embeddings=False)
     arch = _ARCHITECTURES[(mt, True, config.sentence_head) if heads else (mt, False)]
     out.update(model_type=mt, architectures=[arch], tie_word_embeddings=True)
     if mt == "roberta":
@@ -306,7 +330,7 @@ def from_hf(path_or_dir: str | os.PathLike[str], *, heads: bool | None = None) -
     head_keys_present = has(_HEADS[mt]["mlm.bias"]) or f"{_HEADS[mt]['mlm.dense']}.weight" in sd
     if heads is None:
         heads = head_keys_present
-    pooler_key = f"{prefix}pooler.weight" if mt == "albert" else f"{prefix}pooler.dense.weight"
+    pooler_key = f"{prefix}pooler.weight" if mt in ("albert", "big_bird") else f"{prefix}pooler.dense.weight"
     has_pooler = pooler_key in sd
     if heads:
         sentence = "sentence" in _HEADS[mt] and f"{_HEADS[mt]['sentence']}.weight" in sd
@@ -370,7 +394,9 @@ def to_hf(model: _Base, directory: str | os.PathLike[str]) -> Path:
     """Write ``model`` as a transformers checkpoint that ``from_pretrained`` loads.
 
     Writes ``config.json`` and ``model.safetensors`` (tied decoder weights are
-    left out, as transformers itself does), each atomically.
+    left out, as transformers itself does), each atomically. A BigBird's random
+    plan is not a weight: transformers uses its own (all block 0 in eval mode),
+    so only ``random_plan="zeros"`` models give the same numbers there.
 
     Args:
         model: a base model or a model with pretraining heads.

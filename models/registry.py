@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from models.albert import AlbertForPreTraining, AlbertModel
 from models.bert import BertForPreTraining, BertModel, _Base
+from models.bigbird import BigBirdForPreTraining, BigBirdModel
 from models.config import BertConfig
 from models.distilbert import DistilBertForMaskedLM, DistilBertModel
 from models.roberta import RobertaForMaskedLM, RobertaModel
@@ -15,6 +16,7 @@ MODELS: dict[str, tuple[type[_Base], type[_Base]]] = {
     "roberta": (RobertaModel, RobertaForMaskedLM),
     "albert": (AlbertModel, AlbertForPreTraining),
     "distilbert": (DistilBertModel, DistilBertForMaskedLM),
+    "big_bird": (BigBirdModel, BigBirdForPreTraining),
 }
 
 
