@@ -12,7 +12,7 @@ import logging
 import re
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +73,7 @@ class _Watch:
             yield line
 
 
-def _without_stage(reporter: ProgressReporter, stage: str) -> ProgressReporter | Any:
+def _without_stage(reporter: ProgressReporter, stage: str) -> Callable[[str, int, int | None], None]:
     """The reporter, minus one stage: the trainer's line-count "read" events, which the reader's
     byte-based "read" events (with a known total for files) replace."""
 

@@ -434,6 +434,45 @@ def test_ctrl_c_during_rust_merges(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not (SHARED_CORPORA / "tinyshakespeare.txt").exists(), reason="shared corpora not present")
+@pytest.mark.parametrize("algorithm", ["bpe", "byte-bpe"])
+@pytest.mark.parametrize("line_ending", ["lf", "crlf"])
+def test_cli_training_equals_hf_train_from_files(
+    cli_app: click.Group, tmp_path: Path, algorithm: str, line_ending: str
+) -> None:
+    """`subword train` on a file == HF's Tokenizer.train([file]) with the same options: same vocab, ids, merges.
+
+    This checks the whole path: the reader keeps line endings (``\\r\\n`` included) as HF's file
+    reader does, and the CLI passes the options through unchanged.
+    """
+    tokenizers = pytest.importorskip("tokenizers")
+    text = (SHARED_CORPORA / "tinyshakespeare.txt").read_text(encoding="utf-8")[:400_000]
+    src = tmp_path / "corpus.txt"
+    src.write_bytes((text.replace("\n", "\r\n") if line_ending == "crlf" else text).encode("utf-8"))
+    out = tmp_path / "ours.json"
+    result = invoke(
+        cli_app,
+        ["train", algorithm, str(src), "-o", str(out), "--vocab-size", "1500", "--special-token", "<s>",
+         "--min-frequency", "2", "-q"],
+    )
+    assert result.exit_code == 0, result.output
+    hf = tokenizers.Tokenizer(tokenizers.models.BPE())
+    extra = {}
+    if algorithm == "byte-bpe":
+        hf.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+        extra["initial_alphabet"] = tokenizers.pre_tokenizers.ByteLevel.alphabet()
+    else:
+        hf.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
+    trainer = tokenizers.trainers.BpeTrainer(
+        vocab_size=1500, min_frequency=2, special_tokens=["<s>"], show_progress=False, **extra
+    )
+    hf.train([str(src)], trainer)
+    theirs = json.loads(hf.to_str())["model"]
+    ours = json.loads(out.read_text(encoding="utf-8"))["model"]
+    assert ours["vocab"] == theirs["vocab"]
+    assert ours["merges"] == theirs["merges"]
+
+
+@pytest.mark.skipif(not (SHARED_CORPORA / "tinyshakespeare.txt").exists(), reason="shared corpora not present")
 def test_real_corpus_round_trip(cli_app: click.Group, tmp_path: Path) -> None:
     path = SHARED_CORPORA / "tinyshakespeare.txt"
     out = tmp_path / "shakespeare.json"
