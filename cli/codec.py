@@ -67,6 +67,20 @@ def _input_lines(source: str, errors: str) -> Iterator[str]:
         yield _strip_eol(line)
 
 
+def _byte_offsets(line: str, offsets: list[tuple[int, int]]) -> list[list[int]]:
+    """Character offsets into ``line`` -> UTF-8 byte offsets.
+
+    >>> _byte_offsets("né x", [(0, 2), (3, 4)])
+    [[0, 3], [4, 5]]
+    """
+    if line.isascii():
+        return [list(o) for o in offsets]
+    starts = [0]
+    for ch in line:
+        starts.append(starts[-1] + len(ch.encode("utf-8", "surrogatepass")))
+    return [[starts[a], starts[b]] for a, b in offsets]
+
+
 def _batches(lines: Iterator[str], size: int) -> Iterator[list[str]]:
     batch: list[str] = []
     for line in lines:
@@ -117,11 +131,16 @@ Examples:
     help='ids: space-separated ids; tokens: space-separated tokens; json: {"ids", "tokens", "offsets"} per line, '
     "offsets in characters of the line.",
 )
+@click.option(
+    "--byte-offsets", is_flag=True,
+    help="With --format json: offsets count UTF-8 bytes of the line instead of characters.",
+)
 @click.option("--add-special/--no-add-special", default=True, help="Let the post-processor add its special tokens.")
 @_stream_option
 @_errors_option
 def encode_command(
-    tokenizer_path: Path, source: str, output_format: str, add_special: bool, stream: bool, encoding_errors: str
+    tokenizer_path: Path, source: str, output_format: str, byte_offsets: bool, add_special: bool, stream: bool,
+    encoding_errors: str,
 ) -> None:
     """Encode text, one line of FILE (or stdin) to one line of output.
 
@@ -142,11 +161,15 @@ def encode_command(
             else:
                 text = "".join(
                     json.dumps(
-                        {"ids": list(e.ids), "tokens": list(e.tokens), "offsets": [list(o) for o in e.offsets]},
+                        {
+                            "ids": list(e.ids),
+                            "tokens": list(e.tokens),
+                            "offsets": _byte_offsets(line, e.offsets) if byte_offsets else [list(o) for o in e.offsets],
+                        },
                         ensure_ascii=False,
                     )
                     + "\n"
-                    for e in encodings
+                    for line, e in zip(batch, encodings)
                 )
         out.write(text)
         if stream:

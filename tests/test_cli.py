@@ -284,6 +284,20 @@ def test_encode_formats_agree_with_hf(cli_app: click.Group, byte_tok: Path) -> N
     assert records[-1]["ids"][0] == 0 and records[-1]["tokens"][0] == "<|endoftext|>"
 
 
+def test_encode_byte_offsets(cli_app: click.Group, byte_tok: Path) -> None:
+    lines = ["café naïve 東京 ☃ 🙂", "plain ascii"]
+    text = "\n".join(lines) + "\n"
+    chars = invoke(cli_app, ["encode", "-t", str(byte_tok), "--format", "json"], input=text)
+    raw = invoke(cli_app, ["encode", "-t", str(byte_tok), "--format", "json", "--byte-offsets"], input=text)
+    for line, c, b in zip(lines, chars.stdout.splitlines(), raw.stdout.splitlines()):
+        c_rec, b_rec = json.loads(c), json.loads(b)
+        assert c_rec["ids"] == b_rec["ids"]
+        data = line.encode("utf-8")
+        for (cs, ce), (bs, be) in zip(c_rec["offsets"], b_rec["offsets"]):
+            assert data[bs:be].decode("utf-8") == line[cs:ce]
+    assert chars.stdout != raw.stdout
+
+
 def test_encode_stream_equals_batch_and_crlf(cli_app: click.Group, byte_tok: Path, tmp_path: Path) -> None:
     text = make_text(50, seed=9)
     batch = invoke(cli_app, ["encode", "-t", str(byte_tok)], input=text)
