@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
@@ -172,24 +173,18 @@ class BpeTrainer:
         return {k: getattr(self, k) for k in keys}
 
 
-def _hashing(lines: Iterable[str], sha: Any, stats: dict[str, int]) -> Iterator[str]:
-    for line in lines:
-        if not isinstance(line, str):
-            raise TypeError(f"lines must be str, got {type(line).__name__} at line {stats['lines'] + 1}")
-        stats["lines"] += 1
-        yield line
-
-
-def _batches(lines: Iterator[str], sha: Any, size: int) -> Iterator[list[str]]:
-    batch: list[str] = []
-    for line in lines:
-        batch.append(line)
-        if len(batch) >= size:
+def _batches(lines: Iterable[str], sha: Any, stats: dict[str, int], size: int) -> Iterator[list[str]]:
+    """Cut ``lines`` into lists of ``size`` (islice keeps the per-line cost in C), hashing as we go."""
+    it = iter(lines)
+    while batch := list(islice(it, size)):
+        try:
             sha.update("".join(batch).encode("utf-8"))
-            yield batch
-            batch = []
-    if batch:
-        sha.update("".join(batch).encode("utf-8"))
+        except TypeError:
+            bad = next(i for i, line in enumerate(batch) if not isinstance(line, str))
+            raise TypeError(
+                f"lines must be str, got {type(batch[bad]).__name__} at line {stats['lines'] + bad + 1}"
+            ) from None
+        stats["lines"] += len(batch)
         yield batch
 
 
@@ -247,12 +242,11 @@ def train_bpe(
 
     sha = hashlib.sha256()
     stats = {"lines": 0}
-    stream = _hashing(lines, sha, stats)
     if trainer.engine == "rust":
         from subword._native import core_class
 
         counter = core_class("WordCounter")(pre.to_json(), normalizer.to_json() if normalizer else None, trainer.threads)
-        for batch in _batches(stream, sha, _BATCH_LINES):
+        for batch in _batches(lines, sha, stats, _BATCH_LINES):
             counter.feed(batch)
             if progress is not None:
                 progress("read", stats["lines"], 0)
@@ -264,7 +258,7 @@ def train_bpe(
         from subword.reference import bpe as reference
 
         words: dict[str, int] = {}
-        for batch in _batches(stream, sha, _BATCH_LINES):
+        for batch in _batches(lines, sha, stats, _BATCH_LINES):
             for word, count in reference.count_words(batch, pre, normalizer).items():
                 words[word] = words.get(word, 0) + count
             if progress is not None:
