@@ -328,3 +328,46 @@ def test_docstring_examples(module):
 
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+# ==== hand-made models with every BPE option: ours vs HF loading the very same file ====
+
+
+def _hand_made(**options):
+    vocab = {"[UNK]": 0, "<0x61>": 1, "<0xC3>": 2, "<0xA9>": 3, "a": 4, "b": 5, "c": 6, "##b": 7, "##c": 8,
+             "ab": 9, "abc": 10, "b</w>": 11, "c</w>": 12, "ab</w>": 13, "bc": 14, "bca": 15}
+    merges = [("a", "b"), ("ab", "c"), ("b", "c")]
+    if options.get("continuing_subword_prefix") == "##":
+        merges = [("a", "##b")]
+    elif options.get("end_of_word_suffix") == "</w>":
+        merges = [("a", "b</w>")]
+    elif options.get("ignore_merges"):
+        merges = [("a", "b")]
+    return BPE(vocab, merges, **options)
+
+
+@needs_core
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"unk_token": "[UNK]"},
+        {"unk_token": "[UNK]", "fuse_unk": True},
+        {"byte_fallback": True, "unk_token": "[UNK]"},
+        {"continuing_subword_prefix": "##", "unk_token": "[UNK]"},
+        {"end_of_word_suffix": "</w>", "unk_token": "[UNK]"},
+        {"ignore_merges": True},
+    ],
+    ids=lambda o: ",".join(o) or "plain",
+)
+@pytest.mark.parametrize("decoder", [None, decoders.BPEDecoder("</w>")], ids=["no-decoder", "bpe-decoder"])
+def test_hand_made_models_encode_and_decode_like_hf(options, decoder):
+    ours = Tokenizer(_hand_made(**options), pre_tokenizer=pre_tokenizers.Whitespace(), decoder=decoder,
+                     special_tokens=["<s>"])
+    theirs = tokenizers.Tokenizer.from_str(ours.to_json_str())
+    for text in ["abc", "ab ab abc bca", "aé xyz éé", "a<s>b c", "", "  ", "bcab cba zzz é a"]:
+        expected = theirs.encode(text)
+        got = ours.encode(text)
+        assert (got.ids, got.tokens, got.offsets) == (expected.ids, expected.tokens, expected.offsets), text
+        for skip in (True, False):
+            assert ours.decode(got.ids, skip) == theirs.decode(expected.ids, skip_special_tokens=skip), text
