@@ -371,3 +371,40 @@ def test_hand_made_models_encode_and_decode_like_hf(options, decoder):
         assert (got.ids, got.tokens, got.offsets) == (expected.ids, expected.tokens, expected.offsets), text
         for skip in (True, False):
             assert ours.decode(got.ids, skip) == theirs.decode(expected.ids, skip_special_tokens=skip), text
+
+
+@needs_core
+@pytest.mark.parametrize("add_prefix_space", [True, False], ids=["prefix", "noprefix"])
+@pytest.mark.parametrize("trim_offsets", [True, False], ids=["trim", "notrim"])
+@pytest.mark.parametrize("use_regex", [True, False], ids=["regex", "noregex"])
+def test_byte_level_variants_match_hf(add_prefix_space, trim_offsets, use_regex):
+    """Every ByteLevel flag combination, with special tokens splitting the text (the prefix space is added to
+    each segment between them) and offsets trimmed by the post-processor."""
+    base = Tokenizer.from_str(byte_level_hf().to_str())
+    ours = base.with_options(
+        pre_tokenizer=pre_tokenizers.ByteLevel(add_prefix_space, trim_offsets, use_regex),
+        post_processor=processors.ByteLevel(add_prefix_space, trim_offsets, use_regex),
+    )
+    theirs = tokenizers.Tokenizer.from_str(ours.to_json_str())
+    lines = eval_lines()[::4]
+    expected = theirs.encode_batch(lines)
+    got = ours.encode_batch(lines)
+    for line, e, g in zip(lines, expected, got):
+        assert (g.ids, g.tokens, [tuple(o) for o in g.offsets]) == (e.ids, e.tokens, [tuple(o) for o in e.offsets]), repr(line)
+    assert ours.decode_batch([e.ids for e in expected]) == theirs.decode_batch([e.ids for e in expected])
+
+
+@needs_core
+@pytest.mark.parametrize(
+    "normalizer",
+    [normalizers.NFC(), normalizers.NFKC(), normalizers.NFKD(), normalizers.Lowercase(), normalizers.StripAccents(),
+     normalizers.Sequence([normalizers.NFKD(), normalizers.StripAccents(), normalizers.Lowercase()])],
+    ids=repr,
+)
+def test_normalizer_offsets_match_hf(normalizer):
+    """Offsets point into the ORIGINAL text even when normalization expands (ﬁ -> fi) or removes chars."""
+    ours = Tokenizer.from_str(whitespace_hf().to_str()).with_options(normalizer=normalizer)
+    theirs = tokenizers.Tokenizer.from_str(ours.to_json_str())
+    lines = eval_lines()[::3] + ["ﬁnally Ⅻ ½ ﬀ İstanbul ΣΑΣ", "e\u0301te\u0301 ǅ ẞ ㍿"]
+    for line, e, g in zip(lines, theirs.encode_batch(lines), ours.encode_batch(lines)):
+        assert (g.ids, g.tokens, [tuple(o) for o in g.offsets]) == (e.ids, e.tokens, [tuple(o) for o in e.offsets]), repr(line)
