@@ -360,3 +360,78 @@ def test_invalid_json_and_model_errors() -> None:
     d["model"]["type"] = "Unigram"
     with pytest.raises(ValueError, match="model.*Unigram"):
         _core.CoreTokenizer(json.dumps(d))
+
+
+# ==== pairs ====
+
+
+def _pair_processors(hf: Tokenizer) -> dict:
+    cls, sep = hf.token_to_id("[CLS]"), hf.token_to_id("[SEP]")
+    return {
+        "none": None,
+        "template": processors.TemplateProcessing(
+            single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", cls), ("[SEP]", sep)]
+        ),
+        "bert": processors.BertProcessing(("[SEP]", sep), ("[CLS]", cls)),
+        "roberta": processors.RobertaProcessing(("[SEP]", sep), ("[CLS]", cls)),
+        "bytelevel+template": processors.Sequence(
+            [
+                processors.ByteLevel(trim_offsets=True),
+                processors.TemplateProcessing(
+                    single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+                    special_tokens=[("[CLS]", cls), ("[SEP]", sep)],
+                ),
+            ]
+        ),
+    }
+
+
+PAIRS = [
+    ("First Citizen: before we proceed any further", "hear me speak."),
+    ("All:", "Speak, speak. You are all resolved rather to die than to famish?"),
+    ("naïve café", "中文 😀"),
+    ("", "only the pair"),
+]
+
+
+@pytest.mark.parametrize("proc", ["none", "template", "bert", "roberta", "bytelevel+template"])
+@pytest.mark.parametrize(
+    "trunc",
+    [None, {"max_length": 12}, {"max_length": 14, "stride": 2}, {"max_length": 12, "strategy": "only_second"},
+     {"max_length": 10, "direction": "left", "strategy": "only_first"}],
+    ids=["none", "longest", "stride", "only_second", "only_first-left"],
+)
+def test_pairs_match_hf(proc: str, trunc: dict | None) -> None:
+    hf = Tokenizer.from_str(hf_byte_level(True, "none"))
+    hf.add_special_tokens(["[CLS]", "[SEP]"])
+    hf.post_processor = _pair_processors(hf)[proc]
+    if trunc:
+        hf.enable_truncation(**trunc)
+    hf.enable_padding(pad_id=1, pad_token="<pad>")
+    ours = _core.CoreTokenizer(hf.to_str())
+    texts, pairs = [a for a, _ in PAIRS], [b for _, b in PAIRS]
+    for a, b in PAIRS:
+        try:
+            want = hf.encode(a, b)
+        except Exception:  # HF raises (or panics) when only_first/only_second cannot fit
+            with pytest.raises(ValueError):
+                ours.encode(a, pair=b)
+            continue
+        got = ours.encode(a, pair=b)
+        _same_encoding(want, got, (a, b))
+    if trunc and trunc.get("strategy", "").startswith("only"):
+        return
+    for want, got, ab in zip(hf.encode_batch(list(PAIRS)), ours.encode_batch(texts, pairs=pairs), PAIRS):
+        _same_encoding(want, got, ab)
+
+
+def _same_encoding(want, got, label) -> None:
+    fields = ("ids", "tokens", "offsets", "type_ids", "special_tokens_mask", "attention_mask", "sequence_ids")
+    for f in fields:
+        assert getattr(got, f) == getattr(want, f), (f, label)
+    assert len(got.overflowing) == len(want.overflowing), label
+    for o_want, o_got in zip(want.overflowing, got.overflowing):
+        # Not sequence_ids: HF loses the sequence ranges of overflowing parts (truncate() resets
+        # them) and reports 0 for every token there; ours keep 0/1/None.
+        for f in fields[:-1]:
+            assert getattr(o_got, f) == getattr(o_want, f), (f, "overflowing", label)

@@ -8,8 +8,6 @@
 //! (an arbitrary pad token given to [`Encoding::pad`]). This keeps encoding free of per-token
 //! allocations; strings are materialised only when the caller asks for them.
 
-use std::sync::Arc;
-
 /// The strings of every token index: the model vocab (index = id) followed by added tokens,
 /// template and pad tokens that differ from the vocab string of their id.
 #[derive(Debug, Default, Clone)]
@@ -50,10 +48,19 @@ pub struct Encoding {
     pub offsets: Vec<(usize, usize)>,
     pub special_tokens_mask: Vec<u32>,
     pub attention_mask: Vec<u32>,
+    /// Which input each token comes from: 0 = the text, 1 = the pair, [`NO_SEQ`] = none (special
+    /// tokens added by the post-processor, padding). Offsets index into that input.
+    pub seq: Vec<u8>,
     pub overflowing: Vec<Encoding>,
     /// Strings of token indices at or past the table's length.
     pub extra: Vec<String>,
 }
+
+/// Token indices with this bit set are positions in the encoding's own `extra` strings.
+pub const EXTRA_BIT: u32 = 1 << 31;
+
+/// `seq` value of tokens that belong to no input sequence.
+pub const NO_SEQ: u8 = u8::MAX;
 
 impl Encoding {
     pub fn with_capacity(n: usize) -> Self {
@@ -64,6 +71,7 @@ impl Encoding {
             offsets: Vec::with_capacity(n),
             special_tokens_mask: Vec::with_capacity(n),
             attention_mask: Vec::with_capacity(n),
+            seq: Vec::with_capacity(n),
             overflowing: Vec::new(),
             extra: Vec::new(),
         }
@@ -86,16 +94,67 @@ impl Encoding {
         self.type_ids.push(type_id);
         self.special_tokens_mask.push(u32::from(special));
         self.attention_mask.push(1);
+        self.seq.push(if special { NO_SEQ } else { 0 });
+    }
+
+    /// Marks every token (overflowing parts too) as coming from input `s`.
+    pub fn set_seq(&mut self, s: u8) {
+        self.seq.iter_mut().for_each(|x| *x = s);
+        for o in &mut self.overflowing {
+            o.set_seq(s);
+        }
+    }
+
+    /// HF `Encoding::merge_with` (offsets not shifted): appends `pair`, and combines the
+    /// overflowing parts the way HF does: each of ours with `pair` and with each of `pair`'s, then
+    /// ourself with each of `pair`'s.
+    pub fn merge_with(&mut self, pair: Encoding) {
+        let mut overflowings = Vec::new();
+        for self_o in &self.overflowing {
+            let mut n = self_o.clone();
+            n.merge_with(pair.clone());
+            overflowings.push(n);
+            for other_o in &pair.overflowing {
+                let mut n = self_o.clone();
+                n.merge_with(other_o.clone());
+                overflowings.push(n);
+            }
+        }
+        for other_o in &pair.overflowing {
+            let mut n = self.clone();
+            n.merge_with(other_o.clone());
+            overflowings.push(n);
+        }
+        // Extra-string indices are positions in `extra`; re-base the pair's onto ours.
+        let base = self.extra.len() as u32;
+        self.ids.extend_from_slice(&pair.ids);
+        self.type_ids.extend_from_slice(&pair.type_ids);
+        self.tokens.extend(pair.tokens.iter().map(|&t| if t & EXTRA_BIT != 0 { t + base } else { t }));
+        self.extra.extend(pair.extra);
+        self.offsets.extend_from_slice(&pair.offsets);
+        self.special_tokens_mask.extend_from_slice(&pair.special_tokens_mask);
+        self.attention_mask.extend_from_slice(&pair.attention_mask);
+        self.seq.extend_from_slice(&pair.seq);
+        self.overflowing = overflowings;
     }
 
     /// The string of token `i`.
     pub fn token_str<'a>(&'a self, table: &'a TokenTable, i: usize) -> &'a str {
-        let t = self.tokens[i] as usize;
-        if t < table.strings.len() {
-            &table.strings[t]
+        let t = self.tokens[i];
+        if t & EXTRA_BIT != 0 {
+            self.extra.get((t & !EXTRA_BIT) as usize).map_or("", |s| s.as_str())
         } else {
-            self.extra.get(t - table.strings.len()).map_or("", |s| s.as_str())
+            table.get(t)
         }
+    }
+
+    /// Adds an encoding-local token string; returns its token index.
+    pub fn push_extra(&mut self, s: &str) -> u32 {
+        if let Some(p) = self.extra.iter().position(|t| t == s) {
+            return EXTRA_BIT | p as u32;
+        }
+        self.extra.push(s.to_string());
+        EXTRA_BIT | (self.extra.len() - 1) as u32
     }
 
     fn slice(&self, start: usize, stop: usize) -> Encoding {
@@ -106,6 +165,7 @@ impl Encoding {
             offsets: self.offsets[start..stop].to_vec(),
             special_tokens_mask: self.special_tokens_mask[start..stop].to_vec(),
             attention_mask: self.attention_mask[start..stop].to_vec(),
+            seq: self.seq[start..stop].to_vec(),
             overflowing: Vec::new(),
             extra: self.extra.clone(),
         }
@@ -183,6 +243,7 @@ impl Encoding {
                 self.offsets.extend(std::iter::repeat_n((0, 0), k));
                 self.special_tokens_mask.extend(std::iter::repeat_n(1, k));
                 self.attention_mask.extend(std::iter::repeat_n(0, k));
+                self.seq.extend(std::iter::repeat_n(NO_SEQ, k));
             }
             Direction::Left => {
                 fn prepend<T: Clone>(v: &mut Vec<T>, x: T, k: usize) {
@@ -197,25 +258,20 @@ impl Encoding {
                 prepend(&mut self.offsets, (0, 0), k);
                 prepend(&mut self.special_tokens_mask, 1, k);
                 prepend(&mut self.attention_mask, 0, k);
+                prepend(&mut self.seq, NO_SEQ, k);
             }
         }
     }
 
-    /// Token index for an arbitrary pad string: its table index when `table[pad_id]` is that
-    /// string, else a new `extra` entry.
-    pub fn intern_extra(&mut self, table: &TokenTable, pad_id: u32, s: &str) -> u32 {
-        if table.get(pad_id) == s && (pad_id as usize) < table.strings.len() {
-            return pad_id;
-        }
-        if let Some(p) = self.extra.iter().position(|t| t == s) {
-            return (table.strings.len() + p) as u32;
-        }
-        self.extra.push(s.to_string());
-        // Overflowing parts share the extra strings.
+    /// [`Self::pad`] with a pad token given as a string (interned per encoding, overflowing too).
+    pub fn pad_with_str(&mut self, target: usize, pad_id: u32, pad_type_id: u32, table: &TokenTable, s: &str, direction: Direction) {
         for o in &mut self.overflowing {
-            o.extra = self.extra.clone();
+            o.pad_with_str(target, pad_id, pad_type_id, table, s, direction);
         }
-        (table.strings.len() + self.extra.len() - 1) as u32
+        let tok = if (pad_id as usize) < table.strings.len() && table.get(pad_id) == s { pad_id } else { self.push_extra(s) };
+        let over = std::mem::take(&mut self.overflowing);
+        self.pad(target, pad_id, pad_type_id, tok, direction);
+        self.overflowing = over;
     }
 }
 
@@ -238,28 +294,6 @@ pub struct Padding {
     pub pad_id: u32,
     pub pad_type_id: u32,
     pub pad_token: String,
-}
-
-impl Padding {
-    /// Pads a batch like HF `pad_encodings`.
-    pub fn apply(&self, encodings: &mut [Encoding], table: &Arc<TokenTable>) {
-        if encodings.is_empty() {
-            return;
-        }
-        let mut target = match self.length {
-            Some(n) => n,
-            None => encodings.iter().map(|e| e.len()).max().unwrap_or(0),
-        };
-        if let Some(m) = self.pad_to_multiple_of {
-            if m > 0 && target % m > 0 {
-                target += m - target % m;
-            }
-        }
-        for e in encodings {
-            let tok = e.intern_extra(table, self.pad_id, &self.pad_token);
-            e.pad(target, self.pad_id, self.pad_type_id, tok, self.direction);
-        }
-    }
 }
 
 #[cfg(test)]

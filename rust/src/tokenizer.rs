@@ -35,7 +35,7 @@ use serde_json::Value;
 
 use crate::added::{AddedToken, AddedVocab, Piece};
 use crate::bpe::encode::{BpeModel, BpeOptions, Sym};
-use crate::encoding::{Direction, Encoding, Padding, TokenTable, Truncation};
+use crate::encoding::{Direction, Encoding, Padding, TokenTable, Truncation, EXTRA_BIT};
 use crate::normalize::Normalizer;
 use crate::pretok::{unicode_to_byte, PreTokenizer};
 
@@ -164,19 +164,20 @@ impl PostProcessor {
         })
     }
 
-    /// Number of tokens added to a single sequence (reserved by truncation).
-    pub fn added_tokens_single(&self) -> usize {
+    /// Number of tokens the processor adds (reserved by truncation).
+    pub fn added_tokens(&self, is_pair: bool) -> usize {
         match self {
             PostProcessor::ByteLevel { .. } => 0,
-            PostProcessor::Template { single, specials, .. } => single
+            PostProcessor::Template { single, pair, specials } => (if is_pair { pair } else { single })
                 .iter()
                 .map(|p| match p {
                     TemplatePiece::Special { id, .. } => specials.get(id).map_or(0, |s| s.0.len()),
                     TemplatePiece::Sequence { .. } => 0,
                 })
                 .sum(),
-            PostProcessor::Bert { .. } | PostProcessor::Roberta { .. } => 2,
-            PostProcessor::Sequence(v) => v.iter().map(|p| p.added_tokens_single()).sum(),
+            PostProcessor::Bert { .. } => if is_pair { 3 } else { 2 },
+            PostProcessor::Roberta { .. } => if is_pair { 4 } else { 2 },
+            PostProcessor::Sequence(v) => v.iter().map(|p| p.added_tokens(is_pair)).sum(),
         }
     }
 }
@@ -461,11 +462,9 @@ impl Tokenizer {
 
     pub fn set_truncation(&mut self, t: Option<Truncation>) -> Result<(), String> {
         if let Some(t) = &t {
-            if !matches!(t.strategy.as_str(), "LongestFirst" | "OnlyFirst" | "longest_first" | "only_first") {
-                return Err(format!(
-                    "truncation strategy {:?} needs a second sequence, which this tokenizer does not encode",
-                    t.strategy
-                ));
+            let k = t.strategy.to_ascii_lowercase().replace('_', "");
+            if !matches!(k.as_str(), "longestfirst" | "onlyfirst" | "onlysecond") {
+                return Err(format!("unknown truncation strategy {:?}", t.strategy));
             }
         }
         self.truncation = t;
@@ -533,8 +532,35 @@ impl Tokenizer {
     /// Encodes one text: ids, tokens, byte offsets, masks; truncation/post-processing/padding
     /// as configured.
     pub fn encode(&self, text: &str, add_special_tokens: bool) -> Result<Encoding, String> {
-        let enc = self.encode_plain(text)?;
-        self.post_process(text, enc, add_special_tokens)
+        self.encode_pair(text, None, add_special_tokens)
+    }
+
+    /// Encodes a text and an optional second text (offsets of the pair's tokens index into the
+    /// pair; their `seq` is 1 and their type id 1 before the post-processor runs, as in HF).
+    pub fn encode_pair(&self, text: &str, pair: Option<&str>, add_special_tokens: bool) -> Result<Encoding, String> {
+        let ea = self.encode_plain(text)?;
+        let eb = match pair {
+            Some(p) => {
+                let mut e = self.encode_plain(p)?;
+                e.type_ids.iter_mut().for_each(|t| *t = 1);
+                e.set_seq(1);
+                Some(e)
+            }
+            None => None,
+        };
+        self.post_process([text, pair.unwrap_or("")], ea, eb, add_special_tokens)
+    }
+
+    /// Encodes (text, pair) inputs in parallel, then pads the batch as configured.
+    pub fn encode_batch_pairs(&self, inputs: &[(String, Option<String>)], add_special_tokens: bool) -> Result<Vec<Encoding>, String> {
+        let mut out: Vec<Encoding> = inputs
+            .par_iter()
+            .map(|(a, b)| self.encode_pair(a, b.as_deref(), add_special_tokens))
+            .collect::<Result<_, _>>()?;
+        if let Some(p) = &self.padding {
+            self.pad_batch(p, &mut out);
+        }
+        Ok(out)
     }
 
     /// Encodes a batch in parallel, then pads it as configured (to the longest or to a length).
@@ -710,12 +736,7 @@ impl Tokenizer {
     /// slice for normalized tokens, whitespace included for lstrip/rstrip), not the token's content.
     fn push_added(&self, enc: &mut Encoding, i: usize, matched: &str, offsets: (usize, usize)) {
         let tok = &self.added.tokens[i];
-        let idx = if matched == tok.content {
-            self.added_index[i]
-        } else {
-            enc.extra.push(matched.to_string());
-            (self.table.strings.len() + enc.extra.len() - 1) as u32
-        };
+        let idx = if matched == tok.content { self.added_index[i] } else { enc.push_extra(matched) };
         enc.push(tok.id, idx, offsets, 0, false);
     }
 
@@ -858,17 +879,33 @@ impl Tokenizer {
 
     // ---- post-processing ----
 
-    fn post_process(&self, text: &str, mut enc: Encoding, add_special_tokens: bool) -> Result<Encoding, String> {
+    /// HF `Tokenizer::post_process`: truncation (reserving room for the special tokens), the
+    /// post-processor over the list of encodings, merging, then padding.
+    fn post_process(
+        &self,
+        texts: [&str; 2],
+        mut ea: Encoding,
+        mut eb: Option<Encoding>,
+        add_special_tokens: bool,
+    ) -> Result<Encoding, String> {
         if let Some(t) = &self.truncation {
             let n_added = match (&self.post, add_special_tokens) {
-                (Some(p), true) => p.added_tokens_single(),
+                (Some(p), true) => p.added_tokens(eb.is_some()),
                 _ => 0,
             };
-            enc.truncate(t.max_length.saturating_sub(n_added), t.stride, t.direction)?;
+            truncate_encodings(&mut ea, eb.as_mut(), t, t.max_length.saturating_sub(n_added))?;
         }
-        if let Some(p) = &self.post {
-            enc = self.apply_post(p, text, enc, add_special_tokens);
-        }
+        let single = eb.is_none();
+        let mut encs = vec![ea];
+        encs.extend(eb);
+        let mut enc = match &self.post {
+            Some(p) => {
+                let encs = self.process_encodings(p, texts, encs, add_special_tokens);
+                merge_all(encs)
+            }
+            None if single => encs.pop().unwrap_or_default(),
+            None => merge_all(encs),
+        };
         if let Some(p) = &self.padding {
             let target = round_up(p.length.unwrap_or(enc.len()), p.pad_to_multiple_of);
             enc.pad(target, p.pad_id, p.pad_type_id, self.pad_index, p.direction);
@@ -876,80 +913,106 @@ impl Tokenizer {
         Ok(enc)
     }
 
-    fn apply_post(&self, p: &PostProcessor, text: &str, mut enc: Encoding, add_special: bool) -> Encoding {
+    /// HF `PostProcessor::process_encodings` for each supported processor.
+    fn process_encodings(&self, p: &PostProcessor, texts: [&str; 2], mut encs: Vec<Encoding>, add_special: bool) -> Vec<Encoding> {
         match p {
             PostProcessor::ByteLevel { trim_offsets, add_prefix_space } => {
                 if *trim_offsets {
-                    self.trim_offsets(text, &mut enc, *add_prefix_space);
+                    for e in &mut encs {
+                        self.trim_offsets(texts, e, *add_prefix_space);
+                    }
                 }
-                enc
+                encs
             }
-            PostProcessor::Sequence(v) => v.iter().fold(enc, |acc, p| self.apply_post(p, text, acc, add_special)),
-            PostProcessor::Bert { sep, cls } => {
-                let template = [
-                    TemplatePiece::Special { id: cls.0.clone(), type_id: 0 },
-                    TemplatePiece::Sequence { b: false, type_id: 0 },
-                    TemplatePiece::Special { id: sep.0.clone(), type_id: 0 },
-                ];
-                self.apply_template(&template, enc, add_special)
-            }
-            PostProcessor::Roberta { sep, cls, trim_offsets, add_prefix_space } => {
-                if *trim_offsets {
-                    self.trim_offsets(text, &mut enc, *add_prefix_space);
-                }
-                let template = [
-                    TemplatePiece::Special { id: cls.0.clone(), type_id: 0 },
-                    TemplatePiece::Sequence { b: false, type_id: 0 },
-                    TemplatePiece::Special { id: sep.0.clone(), type_id: 0 },
-                ];
-                self.apply_template(&template, enc, add_special)
-            }
-            PostProcessor::Template { single, .. } => self.apply_template(single, enc, add_special),
-        }
-    }
-
-    fn apply_template(&self, template: &[TemplatePiece], enc: Encoding, add_special: bool) -> Encoding {
-        let mut out = Encoding::with_capacity(enc.len() + 4);
-        out.extra = enc.extra.clone();
-        for piece in template {
-            match piece {
-                TemplatePiece::Special { id, type_id } => {
-                    if add_special {
-                        for &(tid, tidx) in self.template_idx.get(id).map_or(&[][..], |v| v.as_slice()) {
-                            out.push(tid, tidx, (0, 0), *type_id, true);
+            PostProcessor::Sequence(v) => v.iter().fold(encs, |acc, p| self.process_encodings(p, texts, acc, add_special)),
+            PostProcessor::Template { single, pair, .. } => {
+                let template = if encs.len() == 2 { pair } else { single };
+                let mut out = Vec::with_capacity(template.len());
+                for piece in template {
+                    match piece {
+                        TemplatePiece::Sequence { b, type_id } => {
+                            if let Some(e) = encs.get(usize::from(*b)) {
+                                let mut e = e.clone();
+                                // HF sets the type ids of the main part only, not of overflowing parts.
+                                e.type_ids.iter_mut().for_each(|t| *t = *type_id);
+                                out.push(e);
+                            }
+                        }
+                        TemplatePiece::Special { id, type_id } => {
+                            if add_special {
+                                let mut e = Encoding::default();
+                                for &(tid, tidx) in self.template_idx.get(id).map_or(&[][..], |v| v.as_slice()) {
+                                    e.push(tid, tidx, (0, 0), *type_id, true);
+                                }
+                                out.push(e);
+                            }
                         }
                     }
                 }
-                TemplatePiece::Sequence { b: false, type_id } => {
-                    out.ids.extend_from_slice(&enc.ids);
-                    out.tokens.extend_from_slice(&enc.tokens);
-                    out.offsets.extend_from_slice(&enc.offsets);
-                    out.type_ids.extend(std::iter::repeat_n(*type_id, enc.len()));
-                    out.special_tokens_mask.extend_from_slice(&enc.special_tokens_mask);
-                    out.attention_mask.extend_from_slice(&enc.attention_mask);
+                out
+            }
+            PostProcessor::Bert { sep, cls } => {
+                if !add_special {
+                    return encs;
                 }
-                TemplatePiece::Sequence { b: true, .. } => {}
+                let (cls, sep) = (self.special(&cls.0, cls.1), self.special(&sep.0, sep.1));
+                encs.into_iter()
+                    .enumerate()
+                    .map(|(i, e)| {
+                        if i == 0 {
+                            wrap(e, Some(cls), sep, |t| t.to_vec(), 0)
+                        } else {
+                            wrap(e, None, sep, |t| t.to_vec(), 1)
+                        }
+                    })
+                    .collect()
+            }
+            PostProcessor::Roberta { sep, cls, trim_offsets, add_prefix_space } => {
+                if *trim_offsets {
+                    for e in &mut encs {
+                        self.trim_offsets(texts, e, *add_prefix_space);
+                    }
+                }
+                if !add_special {
+                    return encs;
+                }
+                let (cls, sep) = (self.special(&cls.0, cls.1), self.special(&sep.0, sep.1));
+                encs.into_iter()
+                    .enumerate()
+                    .map(|(i, e)| {
+                        if i == 0 {
+                            wrap(e, Some(cls), sep, |t| t.to_vec(), 0)
+                        } else {
+                            // RoBERTa's second part is `</s> B </s>`, all type id 0.
+                            wrap(e, Some(sep), sep, |t| vec![0; t.len()], 0)
+                        }
+                    })
+                    .collect()
             }
         }
-        out.overflowing = enc.overflowing.into_iter().map(|o| self.apply_template(template, o, add_special)).collect();
-        out
+    }
+
+    /// (id, token index) of a Bert/Roberta special token.
+    fn special(&self, name: &str, id: u32) -> (u32, u32) {
+        self.template_idx.get(name).and_then(|v| v.first().copied()).unwrap_or((id, id))
     }
 
     /// HF ByteLevel `process_offsets`: offsets skip the leading/trailing spaces (`Ġ`) of tokens.
     /// HF counts in chars; we step over chars of the original text, which is the same thing.
-    fn trim_offsets(&self, text: &str, enc: &mut Encoding, add_prefix_space: bool) {
+    fn trim_offsets(&self, texts: [&str; 2], enc: &mut Encoding, add_prefix_space: bool) {
         for o in &mut enc.overflowing {
-            self.trim_offsets(text, o, add_prefix_space);
+            self.trim_offsets(texts, o, add_prefix_space);
         }
         for i in 0..enc.len() {
-            let t = enc.tokens[i] as usize;
-            let (mut lead, trail) = match self.trim_counts.get(t) {
-                Some(&c) => c,
-                None => count_space_chars(enc.token_str(&self.table, i)),
+            let t = enc.tokens[i];
+            let (mut lead, trail) = match self.trim_counts.get(t as usize) {
+                Some(&c) if t & EXTRA_BIT == 0 => c,
+                _ => count_space_chars(enc.token_str(&self.table, i)),
             };
             if lead == 0 && trail == 0 {
                 continue;
             }
+            let text = if enc.seq[i] == 1 { texts[1] } else { texts[0] };
             let (mut s, mut e) = enc.offsets[i];
             if lead > 0 {
                 if (i == 0 || s == 0) && add_prefix_space && lead == 1 {
@@ -962,9 +1025,8 @@ impl Tokenizer {
             }
             if trail > 0 {
                 if let Some(before) = text.get(..e) {
-                    let mut it = before.char_indices().rev();
                     // HF: only when the end (in chars) is at least `trail`.
-                    if let Some((k, _)) = it.nth(trail as usize - 1) {
+                    if let Some((k, _)) = before.char_indices().rev().nth(trail as usize - 1) {
                         e = k.max(s);
                     }
                 }
@@ -999,6 +1061,93 @@ impl Tokenizer {
     pub fn pre_tokenizer(&self) -> Option<&PreTokenizer> {
         self.pre_tokenizer.as_ref()
     }
+}
+
+/// HF `Encoding::merge` of a processor's output list (folded from an empty encoding).
+fn merge_all(encs: Vec<Encoding>) -> Encoding {
+    let mut out = Encoding::default();
+    for e in encs {
+        out.merge_with(e);
+    }
+    out
+}
+
+/// Bert/Roberta framing: `[first] e [last]`, the same for every overflowing part (one level, as HF).
+fn wrap(e: Encoding, first: Option<(u32, u32)>, last: (u32, u32), types: impl Fn(&[u32]) -> Vec<u32> + Copy, last_type: u32) -> Encoding {
+    let frame = |e: &Encoding| {
+        let mut out = Encoding::with_capacity(e.len() + 2);
+        out.extra = e.extra.clone();
+        let inner_types = types(&e.type_ids);
+        if let Some((id, idx)) = first {
+            out.push(id, idx, (0, 0), 0, true);
+        }
+        out.ids.extend_from_slice(&e.ids);
+        out.tokens.extend_from_slice(&e.tokens);
+        out.offsets.extend_from_slice(&e.offsets);
+        out.type_ids.extend_from_slice(&inner_types);
+        out.special_tokens_mask.extend_from_slice(&e.special_tokens_mask);
+        out.attention_mask.extend_from_slice(&e.attention_mask);
+        out.seq.extend_from_slice(&e.seq);
+        out.push(last.0, last.1, (0, 0), last_type, true);
+        out
+    };
+    let mut main = frame(&e);
+    main.overflowing = e.overflowing.iter().map(frame).collect();
+    main
+}
+
+/// HF `truncate_encodings`.
+fn truncate_encodings(ea: &mut Encoding, eb: Option<&mut Encoding>, t: &Truncation, max_length: usize) -> Result<(), String> {
+    let strategy = t.strategy.to_ascii_lowercase().replace('_', "");
+    if max_length == 0 {
+        ea.truncate(0, t.stride, t.direction)?;
+        if let Some(b) = eb {
+            b.truncate(0, t.stride, t.direction)?;
+        }
+        return Ok(());
+    }
+    let total = ea.len() + eb.as_ref().map_or(0, |b| b.len());
+    if total <= max_length {
+        return Ok(());
+    }
+    let to_remove = total - max_length;
+    match strategy.as_str() {
+        "longestfirst" => match eb {
+            Some(b) => {
+                let (mut n1, mut n2) = (ea.len(), b.len());
+                let swap = n1 > n2;
+                if swap {
+                    std::mem::swap(&mut n1, &mut n2);
+                }
+                n2 = if n1 > max_length { n1 } else { n1.max(max_length - n1) };
+                if n1 + n2 > max_length {
+                    n1 = max_length / 2;
+                    n2 = n1 + max_length % 2;
+                }
+                if swap {
+                    std::mem::swap(&mut n1, &mut n2);
+                }
+                ea.truncate(n1, t.stride, t.direction)?;
+                b.truncate(n2, t.stride, t.direction)?;
+            }
+            None => ea.truncate(total - to_remove, t.stride, t.direction)?,
+        },
+        "onlyfirst" | "onlysecond" => {
+            let target = if strategy == "onlyfirst" {
+                ea
+            } else {
+                eb.ok_or("truncation error: the second sequence is not provided (strategy only_second)")?
+            };
+            let n = target.len();
+            if n > to_remove {
+                target.truncate(n - to_remove, t.stride, t.direction)?;
+            } else {
+                return Err("truncation error: sequence to truncate is too short to respect the provided max_length".into());
+            }
+        }
+        other => return Err(format!("unknown truncation strategy {other:?}")),
+    }
+    Ok(())
 }
 
 fn round_up(n: usize, m: Option<usize>) -> usize {

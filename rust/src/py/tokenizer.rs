@@ -11,7 +11,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
-use crate::encoding::{Direction, Encoding, TokenTable};
+use crate::encoding::{Direction, Encoding, TokenTable, NO_SEQ};
 use crate::normalize::Normalizer;
 use crate::pretok::PreTokenizer;
 use crate::tokenizer::Tokenizer;
@@ -58,13 +58,14 @@ fn parse_direction(s: &str) -> PyResult<Direction> {
 #[pyclass(name = "Encoding", module = "subword._core", frozen)]
 pub struct PyEncoding {
     enc: Encoding,
-    text: Arc<String>,
+    /// The text and the optional pair text (offsets of pair tokens index into the pair).
+    texts: Arc<(String, Option<String>)>,
     table: Arc<TokenTable>,
 }
 
 impl PyEncoding {
-    fn wrap(enc: Encoding, text: Arc<String>, table: Arc<TokenTable>) -> Self {
-        PyEncoding { enc, text, table }
+    fn wrap(enc: Encoding, texts: Arc<(String, Option<String>)>, table: Arc<TokenTable>) -> Self {
+        PyEncoding { enc, texts, table }
     }
 }
 
@@ -88,8 +89,23 @@ impl PyEncoding {
     /// Character offsets into the original text.
     #[getter]
     fn offsets(&self) -> Vec<(usize, usize)> {
-        let conv = CharOffsets::new(&self.text);
-        self.enc.offsets.iter().map(|&o| conv.convert(o)).collect()
+        let conv_a = CharOffsets::new(&self.texts.0);
+        let conv_b = self.texts.1.as_deref().map(CharOffsets::new);
+        self.enc
+            .offsets
+            .iter()
+            .zip(&self.enc.seq)
+            .map(|(&o, &s)| match (&conv_b, s) {
+                (Some(b), 1) => b.convert(o),
+                _ => conv_a.convert(o),
+            })
+            .collect()
+    }
+
+    /// Per token: 0 (the text), 1 (the pair) or None (special and padding tokens).
+    #[getter]
+    fn sequence_ids(&self) -> Vec<Option<u8>> {
+        self.enc.seq.iter().map(|&s| if s == NO_SEQ { None } else { Some(s) }).collect()
     }
 
     /// Byte offsets into the UTF-8 encoding of the original text.
@@ -113,7 +129,7 @@ impl PyEncoding {
         self.enc
             .overflowing
             .iter()
-            .map(|o| PyEncoding::wrap(o.clone(), self.text.clone(), self.table.clone()))
+            .map(|o| PyEncoding::wrap(o.clone(), self.texts.clone(), self.table.clone()))
             .collect()
     }
 
@@ -131,16 +147,15 @@ impl PyEncoding {
     fn truncate(&self, max_length: usize, stride: usize, direction: &str) -> PyResult<PyEncoding> {
         let mut e = self.enc.clone();
         e.truncate(max_length, stride, parse_direction(direction)?).map_err(PyValueError::new_err)?;
-        Ok(PyEncoding::wrap(e, self.text.clone(), self.table.clone()))
+        Ok(PyEncoding::wrap(e, self.texts.clone(), self.table.clone()))
     }
 
     /// A copy padded to `length` tokens (HF `Encoding.pad`; overflowing parts too).
     #[pyo3(signature = (length, pad_id = 0, pad_type_id = 0, pad_token = "[PAD]", direction = "right"))]
     fn pad(&self, length: usize, pad_id: u32, pad_type_id: u32, pad_token: &str, direction: &str) -> PyResult<PyEncoding> {
         let mut e = self.enc.clone();
-        let tok = e.intern_extra(&self.table, pad_id, pad_token);
-        e.pad(length, pad_id, pad_type_id, tok, parse_direction(direction)?);
-        Ok(PyEncoding::wrap(e, self.text.clone(), self.table.clone()))
+        e.pad_with_str(length, pad_id, pad_type_id, &self.table, pad_token, parse_direction(direction)?);
+        Ok(PyEncoding::wrap(e, self.texts.clone(), self.table.clone()))
     }
 }
 
@@ -165,23 +180,51 @@ impl PyCoreTokenizer {
         Ok(PyCoreTokenizer { inner: RwLock::new(Arc::new(t)) })
     }
 
-    #[pyo3(signature = (text, add_special_tokens = true))]
-    fn encode(&self, py: Python<'_>, text: String, add_special_tokens: bool) -> PyResult<PyEncoding> {
+    /// Encodes `text` (and `pair`, the second sequence of a pair input).
+    #[pyo3(signature = (text, add_special_tokens = true, pair = None))]
+    fn encode(&self, py: Python<'_>, text: String, add_special_tokens: bool, pair: Option<String>) -> PyResult<PyEncoding> {
         let tok = self.get()?;
-        let enc = py.detach(|| tok.encode(&text, add_special_tokens)).map_err(PyValueError::new_err)?;
-        Ok(PyEncoding::wrap(enc, Arc::new(text), tok.table().clone()))
+        let enc = py
+            .detach(|| tok.encode_pair(&text, pair.as_deref(), add_special_tokens))
+            .map_err(PyValueError::new_err)?;
+        Ok(PyEncoding::wrap(enc, Arc::new((text, pair)), tok.table().clone()))
     }
 
-    #[pyo3(signature = (texts, add_special_tokens = true))]
-    fn encode_batch(&self, py: Python<'_>, texts: Vec<String>, add_special_tokens: bool) -> PyResult<Vec<PyEncoding>> {
+    /// Encodes a batch in parallel (GIL released); `pairs`, if given, holds one second sequence (or
+    /// None) per text. Padding applies to the whole batch.
+    #[pyo3(signature = (texts, add_special_tokens = true, pairs = None))]
+    fn encode_batch(
+        &self,
+        py: Python<'_>,
+        texts: Vec<String>,
+        add_special_tokens: bool,
+        pairs: Option<Vec<Option<String>>>,
+    ) -> PyResult<Vec<PyEncoding>> {
         let tok = self.get()?;
-        let encs = py.detach(|| tok.encode_batch(&texts, add_special_tokens)).map_err(PyValueError::new_err)?;
         let table = tok.table().clone();
-        Ok(encs
-            .into_iter()
-            .zip(texts)
-            .map(|(e, t)| PyEncoding::wrap(e, Arc::new(t), table.clone()))
-            .collect())
+        match pairs {
+            None => {
+                let encs = py.detach(|| tok.encode_batch(&texts, add_special_tokens)).map_err(PyValueError::new_err)?;
+                Ok(encs
+                    .into_iter()
+                    .zip(texts)
+                    .map(|(e, t)| PyEncoding::wrap(e, Arc::new((t, None)), table.clone()))
+                    .collect())
+            }
+            Some(pairs) => {
+                if pairs.len() != texts.len() {
+                    return Err(PyValueError::new_err(format!(
+                        "pairs has {} items but texts has {}",
+                        pairs.len(),
+                        texts.len()
+                    )));
+                }
+                let inputs: Vec<(String, Option<String>)> = texts.into_iter().zip(pairs).collect();
+                let encs =
+                    py.detach(|| tok.encode_batch_pairs(&inputs, add_special_tokens)).map_err(PyValueError::new_err)?;
+                Ok(encs.into_iter().zip(inputs).map(|(e, t)| PyEncoding::wrap(e, Arc::new(t), table.clone())).collect())
+            }
+        }
     }
 
     /// Ids only (no offsets or token strings): the fast path.
