@@ -25,6 +25,7 @@ from models.config import BertConfig as BertConfig
 from models.config import BigBirdConfig as BigBirdConfig
 from models.config import DistilBertConfig as DistilBertConfig
 from models.config import RobertaConfig as RobertaConfig
+from models.config import XLNetConfig as XLNetConfig
 from models.config import preset as preset
 from models.bigbird import BigBirdForPreTraining as BigBirdForPreTraining
 from models.bigbird import BigBirdModel as BigBirdModel
@@ -39,6 +40,9 @@ from models.registry import build_model as build_model
 from models.registry import count_parameters as count_parameters
 from models.roberta import RobertaForMaskedLM as RobertaForMaskedLM
 from models.roberta import RobertaModel as RobertaModel
+from models.xlnet import XLNetLMHeadModel as XLNetLMHeadModel
+from models.xlnet import XLNetModel as XLNetModel
+from models.xlnet import XLNetOutput as XLNetOutput
 
 __all__ = [
     "AdditiveAttention",
@@ -64,6 +68,10 @@ __all__ = [
     "RobertaConfig",
     "RobertaForMaskedLM",
     "RobertaModel",
+    "XLNetConfig",
+    "XLNetLMHeadModel",
+    "XLNetModel",
+    "XLNetOutput",
     "build_model",
     "count_parameters",
     "from_hf",

@@ -39,6 +39,7 @@ __all__ = [
     "BigBirdConfig",
     "DistilBertConfig",
     "RobertaConfig",
+    "XLNetConfig",
     "preset",
 ]
 
@@ -348,8 +349,53 @@ class BigBirdConfig(BertConfig):
     embedding_dropout_first: bool = True
 
 
+@dataclass
+class XLNetConfig(BertConfig):
+    """XLNet: relative-position two-stream attention, no absolute positions.
+
+    Uses the shared fields for sizes (``hidden_size`` is XLNet's ``d_model``,
+    ``intermediate_size`` its ``d_inner``, ``hidden_dropout`` its single
+    ``dropout``); position tables, segment tables and poolers do not exist
+    (``max_position_embeddings`` is unused: positions are relative, encoded as
+    ``[sin | cos]`` *halves*, not interleaved). Segments enter as a learned
+    same/different-segment bias per layer.
+
+    Attributes:
+        mem_len: how many past content states to keep as memory (``None``: all).
+        reuse_len: how many tokens of the current segment are cached (``None``: all).
+        clamp_len: clamp relative distances to this (``-1``: no clamping).
+
+    >>> XLNetConfig().pad_token_id, XLNetConfig().vocab_size
+    (5, 32000)
+    """
+
+    model_type: ClassVar[str] = "xlnet"
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "tiny": dict(BertConfig.PRESETS["tiny"]),
+        "small": dict(BertConfig.PRESETS["small"]),
+        "base": {},
+    }
+
+    vocab_size: int = 32000
+    pad_token_id: int = 5
+    type_vocab_size: int = 0
+    add_pooler: bool = False
+    sentence_head: Literal["nsp", "sop"] | None = None
+    mem_len: int | None = 512
+    reuse_len: int | None = None
+    clamp_len: int = -1
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        unsupported = {"norm": "post", "attention_type": "original_full", "share": "none",
+                       "embedding_size": None, "gated_ffn": False, "bias": True}
+        for name, value in unsupported.items():
+            if getattr(self, name) != value:
+                raise ValueError(f"XLNet does not support {name}={getattr(self, name)!r}")
+
+
 CONFIGS: dict[str, type[BertConfig]] = {
-    c.model_type: c for c in (BertConfig, RobertaConfig, AlbertConfig, DistilBertConfig, BigBirdConfig)
+    c.model_type: c for c in (BertConfig, RobertaConfig, AlbertConfig, DistilBertConfig, BigBirdConfig, XLNetConfig)
 }
 
 

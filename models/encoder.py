@@ -71,9 +71,11 @@ class FeedForward(nn.Module):
     (1, 3, 64)
     """
 
-    def __init__(self, config: BertConfig) -> None:
+    def __init__(self, config: BertConfig, *, inner_dropout: float = 0.0) -> None:
         super().__init__()
         inner = config.intermediate_size * (2 if config.gated_ffn else 1)
+        # BERT has no dropout inside the FFN; XLNet has (after the activation).
+        self.dropout = nn.Dropout(inner_dropout)
         self.gated = config.gated_ffn
         self.fc_in = nn.Linear(config.hidden_size, inner, bias=config.bias)
         self.fc_out = nn.Linear(config.intermediate_size, config.hidden_size, bias=config.bias)
@@ -87,7 +89,7 @@ class FeedForward(nn.Module):
             h = self.act(gate) * up
         else:
             h = self.act(h)
-        return self.fc_out(h)
+        return self.fc_out(self.dropout(h))
 
 
 class EncoderLayer(nn.Module):

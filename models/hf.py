@@ -22,14 +22,14 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from models.bert import BertForPreTraining, BertModel, _Base
-from models.config import AlbertConfig, BertConfig, BigBirdConfig, DistilBertConfig, RobertaConfig
+from models.bert import _Base
+from models.config import AlbertConfig, BertConfig, BigBirdConfig, DistilBertConfig, RobertaConfig, XLNetConfig
 
 __all__ = ["config_from_hf", "config_to_hf", "from_hf", "to_hf"]
 
 logger = logging.getLogger(__name__)
 
-SUPPORTED = ("bert", "roberta", "albert", "distilbert", "big_bird")
+SUPPORTED = ("bert", "roberta", "albert", "distilbert", "big_bird", "xlnet")
 
 # transformers' class defaults, used for keys a config.json leaves out. Note
 # RoBERTa's are BERT-like, not those of the released checkpoints.
@@ -48,6 +48,10 @@ _HF_DEFAULTS: dict[str, dict[str, Any]] = {
                        activation="gelu", initializer_range=0.02, pad_token_id=0),
 }
 _HF_DEFAULTS["roberta"] = dict(_HF_DEFAULTS["bert"], vocab_size=50265, pad_token_id=1)
+_HF_DEFAULTS["xlnet"] = dict(vocab_size=32000, d_model=1024, n_layer=24, n_head=16, d_inner=4096,
+                             ff_activation="gelu", attn_type="bi", initializer_range=0.02, layer_norm_eps=1e-12,
+                             dropout=0.1, mem_len=512, reuse_len=None, bi_data=False, clamp_len=-1,
+                             same_length=False, pad_token_id=5)
 _HF_DEFAULTS["big_bird"] = dict(_HF_DEFAULTS["bert"], vocab_size=50358, max_position_embeddings=4096,
                                 hidden_act="gelu_new", attention_type="block_sparse", block_size=64,
                                 num_random_blocks=3, use_bias=True, rescale_embeddings=False)
@@ -67,6 +71,13 @@ _FIELDS: dict[str, dict[str, str]] = {
                "inner_group_num": "inner_group_num", "classifier_dropout": "classifier_dropout_prob"},
     "big_bird": {**_BERT_FIELDS, "attention_type": "attention_type", "block_size": "block_size",
                  "num_random_blocks": "num_random_blocks"},
+    "xlnet": {
+        "vocab_size": "vocab_size", "hidden_size": "d_model", "num_layers": "n_layer", "num_heads": "n_head",
+        "intermediate_size": "d_inner", "hidden_act": "ff_activation", "hidden_dropout": "dropout",
+        "attention_dropout": "dropout", "initializer_range": "initializer_range",
+        "layer_norm_eps": "layer_norm_eps", "mem_len": "mem_len", "reuse_len": "reuse_len",
+        "clamp_len": "clamp_len", "pad_token_id": "pad_token_id",
+    },
     "distilbert": {
         "vocab_size": "vocab_size", "hidden_size": "dim", "num_layers": "n_layers", "num_heads": "n_heads",
         "intermediate_size": "hidden_dim", "hidden_act": "activation", "hidden_dropout": "dropout",
@@ -76,13 +87,13 @@ _FIELDS: dict[str, dict[str, str]] = {
 }
 _CONFIG_CLASSES: dict[str, type[BertConfig]] = {
     "bert": BertConfig, "roberta": RobertaConfig, "albert": AlbertConfig, "distilbert": DistilBertConfig,
-    "big_bird": BigBirdConfig,
+    "big_bird": BigBirdConfig, "xlnet": XLNetConfig,
 }
 
 # ==== State-dict names ====
 
 _PREFIX = {"bert": "bert.", "roberta": "roberta.", "albert": "albert.", "distilbert": "distilbert.",
-           "big_bird": "bert."}
+           "big_bird": "bert.", "xlnet": "transformer."}
 _BERT_LAYER = {
     "attn.q": "attention.self.query", "attn.k": "attention.self.key", "attn.v": "attention.self.value",
     "attn.o": "attention.output.dense", "attn_norm": "attention.output.LayerNorm",
@@ -113,6 +124,7 @@ _HEADS: dict[str, dict[str, str]] = {
                "mlm.bias": "predictions.bias", "sentence": "sop_classifier.classifier"},
     "distilbert": {"mlm.dense": "vocab_transform", "mlm.norm": "vocab_layer_norm",
                    "mlm.bias": "vocab_projector.bias"},
+    "xlnet": {"mlm.bias": "lm_loss.bias"},
 }
 # Older checkpoints may store the MLM bias only under the decoder's name.
 _BIAS_ALIASES = {
@@ -121,7 +133,8 @@ _BIAS_ALIASES = {
     "predictions.bias": "predictions.decoder.bias",
 }
 # Keys transformers may write that we derive instead (ties, buffers).
-_DERIVED_SUFFIXES = ("position_ids", "token_type_ids", "decoder.weight", "decoder.bias", "vocab_projector.weight")
+_DERIVED_SUFFIXES = ("position_ids", "token_type_ids", "decoder.weight", "decoder.bias", "vocab_projector.weight",
+                     "lm_loss.weight")
 _ARCHITECTURES = {
     ("bert", True, "nsp"): "BertForPreTraining", ("bert", True, None): "BertForMaskedLM",
     ("roberta", True, None): "RobertaForMaskedLM", ("albert", True, "sop"): "AlbertForPreTraining",
@@ -129,12 +142,15 @@ _ARCHITECTURES = {
     ("bert", False): "BertModel", ("roberta", False): "RobertaModel", ("albert", False): "AlbertModel",
     ("distilbert", False): "DistilBertModel", ("big_bird", True, "nsp"): "BigBirdForPreTraining",
     ("big_bird", True, None): "BigBirdForMaskedLM", ("big_bird", False): "BigBirdModel",
+    ("xlnet", True, None): "XLNetLMHeadModel", ("xlnet", False): "XLNetModel",
 }
 
 
 def _hf_name(key: str, config: BertConfig, prefix: str) -> str:
     """transformers' name for one of our state-dict keys (without ``backbone.``)."""
     mt = config.model_type
+    if mt == "xlnet":
+        return _xlnet_name(key, prefix)
     head, _, rest = key.partition(".")
     if head in ("mlm", "sentence"):
         sub, _, leaf = key.rpartition(".")
@@ -164,6 +180,24 @@ def _hf_name(key: str, config: BertConfig, prefix: str) -> str:
             return f"{prefix}transformer.layer.{u}.{layer}.{leaf}"
         return f"{prefix}encoder.layer.{u}.{layer}.{leaf}"
     raise KeyError(key)
+
+
+_XLNET_LAYER = {"attn_norm": "rel_attn.layer_norm", "ffn.fc_in": "ff.layer_1", "ffn.fc_out": "ff.layer_2",
+                "ffn_norm": "ff.layer_norm"}
+
+
+def _xlnet_name(key: str, prefix: str) -> str:
+    if key == "lm_bias":
+        return "lm_loss.bias"
+    if key == "word.weight":
+        return f"{prefix}word_embedding.weight"
+    if key == "mask_emb":
+        return f"{prefix}mask_emb"
+    _, idx, rest = key.split(".", 2)  # layers.N.<rest>
+    if rest.startswith("attn."):
+        return f"{prefix}layer.{idx}.rel_attn.{rest[5:]}"
+    sub, _, leaf = rest.rpartition(".")
+    return f"{prefix}layer.{idx}.{_XLNET_LAYER[sub]}.{leaf}"
 
 
 def _name_map(model: _Base, prefix: str) -> dict[str, str]:
@@ -202,6 +236,13 @@ def config_from_hf(hf: dict[str, Any]) -> BertConfig:
         raise ValueError("decoder configurations (is_decoder / add_cross_attention) are not supported")
     if mt == "distilbert" and merged.get("sinusoidal_pos_embds"):
         raise ValueError("DistilBERT with sinusoidal_pos_embds=True is not supported")
+    if mt == "xlnet":
+        bad = {k: merged.get(k) for k, ok in (("attn_type", "bi"), ("bi_data", False), ("same_length", False))
+               if merged.get(k, ok) != ok}
+        if bad:
+            raise ValueError(f"XLNet options not supported: {bad}")
+        if merged.get("d_head", merged["d_model"] // merged["n_head"]) * merged["n_head"] != merged["d_model"]:
+            raise ValueError("XLNet needs d_head * n_head == d_model")
     if mt == "big_bird" and (not merged["use_bias"] or merged["rescale_embeddings"]):
         raise ValueError("BigBird with use_bias=False or rescale_embeddings=True is not supported")
     kwargs = {ours: merged[theirs] for ours, theirs in _FIELDS[mt].items()}
@@ -246,6 +287,8 @@ def config_to_hf(config: BertConfig, *, heads: bool = False) -> dict[str, Any]:
         problems.append(f"attention_type={config.attention_type!r}")
     if config.embedding_dropout_first != default.embedding_dropout_first:
         problems.append(f"embedding_dropout_first={config.embedding_dropout_first}")
+    if mt == "xlnet" and config.hidden_dropout != config.attention_dropout:
+        problems.append("hidden_dropout != attention_dropout (XLNet has one dropout)")
     if mt == "distilbert" and (config.type_vocab_size or config.layer_norm_eps != 1e-12):
         problems.append("a segment embedding or layer_norm_eps != 1e-12")
     if heads and (mt, True, config.sentence_head) not in _ARCHITECTURES:
@@ -259,6 +302,9 @@ def config_to_hf(config: BertConfig, *, heads: bool = False) -> dict[str, Any]:
         out["sinusoidal_pos_embds"] = False
     if mt == "big_bird":
         out.update(use_bias=True, rescale_embeddings=False)
+    if mt == "xlnet":
+        out.update(d_head=config.hidden_size // config.num_heads, attn_type="bi", bi_data=False,
+                   same_length=False, use_mems_eval=True, use_mems_train=False, bos_token_id=1, eos_token_id=2)
     arch = _ARCHITECTURES[(mt, True, config.sentence_head) if heads else (mt, False)]
     out.update(model_type=mt, architectures=[arch], tie_word_embeddings=True)
     if mt == "roberta":
@@ -327,7 +373,7 @@ def from_hf(path_or_dir: str | os.PathLike[str], *, heads: bool | None = None) -
 
     prefix = _PREFIX[mt] if any(k.startswith(_PREFIX[mt]) for k in sd) else ""
     has = lambda name: name in sd or _BIAS_ALIASES.get(name, "") in sd  # noqa: E731
-    head_keys_present = has(_HEADS[mt]["mlm.bias"]) or f"{_HEADS[mt]['mlm.dense']}.weight" in sd
+    head_keys_present = has(_HEADS[mt]["mlm.bias"]) or f"{_HEADS[mt].get('mlm.dense')}.weight" in sd
     if heads is None:
         heads = head_keys_present
     pooler_key = f"{prefix}pooler.weight" if mt in ("albert", "big_bird") else f"{prefix}pooler.dense.weight"
@@ -416,9 +462,9 @@ def to_hf(model: _Base, directory: str | os.PathLike[str]) -> Path:
     """
     from safetensors.torch import save_file
 
-    if not isinstance(model, (BertModel, BertForPreTraining)):
+    if not isinstance(model, _Base):
         raise TypeError(f"to_hf expects one of our models, got {type(model).__name__}")
-    heads = isinstance(model, BertForPreTraining)
+    heads = hasattr(model, "backbone")
     config = model.config
     hf_config = config_to_hf(config, heads=heads)
     # transformers writes bare base models without the `bert.` prefix.

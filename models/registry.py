@@ -8,6 +8,7 @@ from models.bigbird import BigBirdForPreTraining, BigBirdModel
 from models.config import BertConfig
 from models.distilbert import DistilBertForMaskedLM, DistilBertModel
 from models.roberta import RobertaForMaskedLM, RobertaModel
+from models.xlnet import XLNetLMHeadModel, XLNetModel
 
 __all__ = ["MODELS", "build_model", "count_parameters"]
 
@@ -17,6 +18,7 @@ MODELS: dict[str, tuple[type[_Base], type[_Base]]] = {
     "albert": (AlbertModel, AlbertForPreTraining),
     "distilbert": (DistilBertModel, DistilBertForMaskedLM),
     "big_bird": (BigBirdModel, BigBirdForPreTraining),
+    "xlnet": (XLNetModel, XLNetLMHeadModel),
 }
 
 
