@@ -1,8 +1,26 @@
 //! The HF-compatible BPE trainer (`tokenizers` 0.23.3 `BpeTrainer`, SPEC-tokenizers §1.2–1.3).
 //!
 //! Performance notes
-//! (filled in from measurements; see the bottom of this block for the command)
-//! - PLACEHOLDER
+//! Measured on gutenberg_en_20M.txt (20 MB, 395k lines, 75,236 distinct byte-level words), byte-level
+//! BPE to 32,000 tokens (31,744 merges), 2 cores of an AMD EPYC shared with other jobs, with
+//! `cargo run --release --example train_bpe_file -- FILE 32000` (release, fat LTO):
+//! - read the file: 23 ms;
+//! - pre-tokenize + count (`count.rs`): 82 ms on 2 threads (122 ms on 1), i.e. the GPT-2 scanner
+//!   (63 ms/20 MB on one core) plus hash-map counting of 4.7M pieces;
+//! - map the 75k distinct words through the byte table: 4-7 ms;
+//! - alphabet + words -> symbol ids + initial pair counts: ~12 ms (vocab 257, 1 merge: 14 ms total);
+//! - the merge loop: ~110-130 ms for 31,744 merges (~4 us per merge): heap pops including lazy
+//!   refreshes, in-place rewriting of the words in the arena, and pair-count updates. The merge
+//!   loop stays single-threaded except for position lists of >= PAR_MIN_WORDS words; on this corpus
+//!   the 2-thread and 1-thread timings are within noise (75k distinct words is small), so the
+//!   threshold is set high enough that a thread hand-off is always paid for by the work.
+//! - total in Rust: 0.26-0.31 s. Through Python (`subword.trainers.train_bpe`, streaming the file):
+//!   0.47-0.55 s, the extra being Python line iteration, the corpus sha256 and building the
+//!   `BPE`/`Tokenizer` objects (validation of 32k merges). HF `tokenizers` 0.23.3 `Tokenizer.train`
+//!   on the same file: 2.8-5.0 s (load-dependent) and ~103 MiB peak RSS vs ~82 MiB for ours.
+//!   See benchmarks/RESULTS.md for the median-of-5 figures.
+//! - Memory: the words live in one `Vec<u32>` arena (no per-word allocation); pair positions are
+//!   owned by heap entries and freed when an entry is consumed, as in HF.
 //!
 //! What decides the output, in order:
 //! 1. ids: special tokens in the given order (a repeat is skipped), then the alphabet sorted by code
@@ -123,7 +141,7 @@ const PROGRESS_EVERY: u64 = 256;
 
 /// Position lists at least this long are merged in parallel (below it, thread hand-off costs more
 /// than the work).
-const PAR_MIN_WORDS: usize = 2048;
+const PAR_MIN_WORDS: usize = 8192;
 
 #[inline]
 fn pack(a: u32, b: u32) -> u64 {
@@ -687,10 +705,10 @@ mod tests {
 
     #[test]
     fn word_order_does_not_matter_and_parallel_path_agrees() {
-        // Enough distinct words to take the parallel merge path.
+        // Enough distinct words that the commonest pairs take the parallel merge path (>= PAR_MIN_WORDS).
         let mut words = Vec::new();
         let mut x: u64 = 12345;
-        for i in 0..6000u64 {
+        for i in 0..24000u64 {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             let len = 2 + (x >> 60) as usize;
             let w: String = (0..len).map(|k| (b'a' + ((x >> (k * 3)) % 4) as u8) as char).collect();
