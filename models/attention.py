@@ -293,9 +293,10 @@ def scaled_dot_product_attention(
     out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, scale=scale)
     if mask is not None:
         # Fused kernels may return NaN for a query that sees no key; the plain
-        # path returns 0 there, so make both paths agree.
+        # path returns 0 there, so make both paths agree. On an accelerator the
+        # fill is unconditional: checking first would stall on a host sync.
         visible = mask.any(dim=-1, keepdim=True)
-        if not bool(visible.all()):
+        if out.device.type != "cpu" or not bool(visible.all()):
             out = out.masked_fill(~visible, 0.0)
     return out
 

@@ -41,10 +41,12 @@ def tiny(cls: type[BertConfig] = BertConfig, **kw: Any) -> BertConfig:
 
 @pytest.mark.parametrize(
     "model_type, expected",
-    [("bert", 109_482_240), ("roberta", 124_645_632), ("albert", 11_683_584), ("distilbert", 66_362_880)],
+    [("bert", 109_482_240), ("roberta", 124_645_632), ("albert", 11_683_584), ("distilbert", 66_362_880),
+     ("big_bird", 127_468_800)],
 )
 def test_base_presets_have_the_published_parameter_counts(model_type: str, expected: int) -> None:
-    # BERT-base 109.5M, RoBERTa-base 124.6M, ALBERT-base 11.7M, DistilBERT 66.4M.
+    # BERT-base 109.5M, RoBERTa-base 124.6M, ALBERT-base 11.7M, DistilBERT 66.4M;
+    # BigBird-roberta-base 127.5M (transformers' BigBirdModel at its default config).
     assert count_parameters(preset(model_type, "base")) == expected
 
 
