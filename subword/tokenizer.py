@@ -363,12 +363,13 @@ class Tokenizer:
             self._core = core_class("CoreTokenizer")(hf_json.dumps(self, include_provenance=False))
         return self._core
 
-    def encode(self, text: str, add_special_tokens: bool = True) -> "Encoding":
-        """Encode one text.
+    def encode(self, text: str, add_special_tokens: bool = True, *, pair: str | None = None) -> "Encoding":
+        """Encode one text (or a pair of texts).
 
         Args:
             text: The text; added tokens in it are matched first and never split.
             add_special_tokens: Apply the post-processor's special tokens (e.g. ``[CLS]``).
+            pair: An optional second sequence (its tokens get the pair template's type ids).
 
         Returns:
             An :class:`~subword.Encoding` with ``ids``, ``tokens`` and character ``offsets``.
@@ -379,17 +380,38 @@ class Tokenizer:
         """
         if not isinstance(text, str):
             raise TypeError(f"encode() takes a str, got {type(text).__name__}")
-        return self._native().encode(text, add_special_tokens)
+        if pair is None:
+            return self._native().encode(text, add_special_tokens)
+        if not isinstance(pair, str):
+            raise TypeError(f"pair must be a str or None, got {type(pair).__name__}")
+        return self._native().encode(text, add_special_tokens, pair)
 
-    def encode_batch(self, texts: Sequence[str], add_special_tokens: bool = True) -> list["Encoding"]:
-        """Encode many texts in parallel (the GIL is released).
+    def encode_batch(
+        self, texts: Sequence[str], add_special_tokens: bool = True, *, pairs: Sequence[str | None] | None = None
+    ) -> list["Encoding"]:
+        """Encode many texts in parallel (the GIL is released); padding applies to the whole batch.
+
+        Args:
+            texts: The texts.
+            add_special_tokens: Apply the post-processor's special tokens.
+            pairs: Optional second sequences, one per text (``None`` for a single sequence).
 
         >>> tok = Tokenizer(BPE({"a": 0}, []))
         >>> [e.ids for e in tok.encode_batch(["a", "aa"])]
         [[0], [0, 0]]
         """
         texts = _check_texts(texts)
-        return self._native().encode_batch(texts, add_special_tokens)
+        if pairs is None:
+            return self._native().encode_batch(texts, add_special_tokens)
+        if isinstance(pairs, str):
+            raise TypeError("pairs must be a list of str or None, not a single str")
+        pairs = list(pairs)
+        if len(pairs) != len(texts):
+            raise ValueError(f"pairs has {len(pairs)} items but texts has {len(texts)}")
+        for i, p in enumerate(pairs):
+            if p is not None and not isinstance(p, str):
+                raise TypeError(f"pairs[{i}] must be a str or None, got {type(p).__name__}")
+        return self._native().encode_batch(texts, add_special_tokens, pairs)
 
     def encode_batch_ids(self, texts: Sequence[str], add_special_tokens: bool = True) -> list[list[int]]:
         """Like :meth:`encode_batch` but return only the ids (faster: no offsets or tokens are built).

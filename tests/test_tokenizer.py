@@ -408,3 +408,40 @@ def test_normalizer_offsets_match_hf(normalizer):
     lines = eval_lines()[::3] + ["ﬁnally Ⅻ ½ ﬀ İstanbul ΣΑΣ", "e\u0301te\u0301 ǅ ẞ ㍿"]
     for line, e, g in zip(lines, theirs.encode_batch(lines), ours.encode_batch(lines)):
         assert (g.ids, g.tokens, [tuple(o) for o in g.offsets]) == (e.ids, e.tokens, [tuple(o) for o in e.offsets]), repr(line)
+
+
+@needs_core
+@pytest.mark.parametrize(
+    "trunc",
+    [None, {"max_length": 20}, {"max_length": 60, "strategy": "only_first"},
+     {"max_length": 24, "stride": 2, "direction": "left"}],
+    ids=["none", "longest_first", "only_first", "left-stride"],
+)
+def test_pairs_match_hf(trunc):
+    hf_tok, ours = _pairs(whitespace_hf)
+    for tok in (hf_tok, ours):
+        if trunc is not None:
+            tok.enable_truncation(**trunc)
+        tok.enable_padding(pad_id=hf_tok.token_to_id("[PAD]"), pad_token="[PAD]")
+    lines = [line for line in eval_lines()[:160] if line.strip()]
+    firsts, seconds = lines[0::2], lines[1::2]
+    n = min(len(firsts), len(seconds))
+    firsts, seconds = firsts[:n], seconds[:n]
+
+    def view(e):
+        return (e.ids, e.type_ids, e.tokens, [tuple(o) for o in e.offsets], e.special_tokens_mask,
+                e.attention_mask, [o.ids for o in e.overflowing])
+
+    expected = hf_tok.encode_batch(list(zip(firsts, seconds)))
+    assert [view(e) for e in ours.encode_batch(firsts, pairs=seconds)] == [view(e) for e in expected]
+    for a, b in list(zip(firsts, seconds))[:20]:
+        assert view(ours.encode(a, pair=b)) == view(hf_tok.encode(a, b))
+    if trunc is not None and trunc.get("strategy") == "only_first":
+        # HF refuses when the first sequence alone cannot absorb the cut; so must we.
+        short, long = "to be", " ".join(lines[:10])
+        with pytest.raises(Exception, match="Truncation error"):
+            hf_tok.encode(short, long)
+        with pytest.raises(ValueError):
+            ours.encode(short, pair=long)
+    with pytest.raises(ValueError, match="pairs has"):
+        ours.encode_batch(firsts, pairs=seconds[:-1])
