@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from _hf_fixtures import byte_level_hf, eval_lines, whitespace_hf
+from _hf_fixtures import byte_level_hf, eval_lines, training_lines, whitespace_hf
 from subword import BPE, Tokenizer
+from subword._native import has_core_class
 from subword.errors import FormatError, UnsupportedComponentError
 from subword.formats import hf_json
 from subword.pre_tokenizers import ByteLevel
@@ -311,3 +312,25 @@ def test_save_pretrained_rejects_unknown_roles_and_missing_tokens(tmp_path):
     with pytest.raises(ValueError, match="not a token"):
         tok.save_pretrained(tmp_path, eos_token="</s>")
     assert list(tmp_path.iterdir()) == []
+
+
+# ==== end to end: a tokenizer we train, saved by us, used by HF and transformers ====
+
+
+@pytest.mark.skipif(not has_core_class("CoreTokenizer"), reason="subword._core.CoreTokenizer is not built yet")
+@pytest.mark.parametrize("byte_level", [True, False], ids=["byte-level", "whitespace"])
+def test_our_trained_tokenizer_gives_the_same_ids_everywhere(tmp_path, byte_level):
+    trainers = pytest.importorskip("subword.trainers")
+    transformers = pytest.importorskip("transformers")
+    specials = ["<|endoftext|>", "<pad>"] if byte_level else ["[UNK]", "[PAD]"]
+    options = {"unk_token": "[UNK]"} if not byte_level else {}
+    tok = trainers.train_bpe(training_lines()[:3000],
+                             trainers.BpeTrainer(vocab_size=500, special_tokens=specials, **options),
+                             byte_level=byte_level)
+    tok.save(tmp_path / "tokenizer.json")
+    tok.save_pretrained(tmp_path / "hf", pad_token=specials[1])
+    lines = eval_lines()[::3]
+    ours = [e.ids for e in tok.encode_batch(lines)]
+    assert [e.ids for e in tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json")).encode_batch(lines)] == ours
+    assert transformers.AutoTokenizer.from_pretrained(str(tmp_path / "hf"))(lines)["input_ids"] == ours
+    assert Tokenizer.from_file(tmp_path / "tokenizer.json").provenance == tok.provenance != {}
