@@ -266,7 +266,7 @@ def train_bpe(
         n_words = len(words)
         if n_words == 0:
             raise ValueError(f"the input has no words ({stats['lines']} lines)")
-        vocab, merges = reference.train_bpe(words, **kwargs)
+        vocab, merges = reference.train_bpe(words, progress=progress, **kwargs)
 
     reached = len(vocab)
     if reached > trainer.vocab_size:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 __all__ = ["count_words", "train_bpe", "encode_word"]
@@ -62,8 +62,11 @@ def train_bpe(
     max_token_length: int | None = None,
     continuing_subword_prefix: str | None = None,
     end_of_word_suffix: str | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> tuple[list[str], list[tuple[str, str]]]:
     """Train BPE with HF ``BpeTrainer`` semantics; returns ``(vocab in id order, merges in rank order)``.
+
+    ``progress(stage, current, total)`` is called like the Rust engine does: ``"merge"`` every 256 merges.
 
     >>> train_bpe({"ab": 2, "cd": 1}, vocab_size=100, min_frequency=2)
     (['a', 'b', 'c', 'd', 'ab'], [('a', 'b')])
@@ -138,7 +141,10 @@ def train_bpe(
     heapq.heapify(heap)
 
     merges: list[tuple[str, str]] = []
+    total = max(0, vocab_size - len(vocab))
     while len(vocab) < vocab_size and heap:
+        if progress is not None and len(merges) % 256 == 0:
+            progress("merge", len(merges), total)
         neg, (a, b) = heapq.heappop(heap)
         if -neg != pair_counts[(a, b)]:
             if pair_counts[(a, b)] > 0:
@@ -159,6 +165,8 @@ def train_bpe(
         for pair in grown:
             if pair_counts[pair] > 0:
                 heapq.heappush(heap, (-pair_counts[pair], pair))
+    if progress is not None:
+        progress("merge", len(merges), total)
     return vocab, merges
 
 
