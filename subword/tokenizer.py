@@ -135,7 +135,7 @@ class Tokenizer:
         self._padding: dict[str, Any] | None = None
         if provenance is not None and not isinstance(provenance, dict):
             raise TypeError(f"provenance must be a dict or None, got {type(provenance).__name__}")
-        self.provenance: dict[str, Any] = dict(provenance or {})
+        self.provenance: dict[str, Any] = dict(provenance or {})  # JSON-serialisable, saved in the file
         if isinstance(special_tokens, (str, AddedToken)):
             raise TypeError("special_tokens must be a list of tokens, not a single token")
         self.add_special_tokens(list(special_tokens))
@@ -156,6 +156,8 @@ class Tokenizer:
                 expected = kind.__name__ + (" or None" if optional else "")
                 raise TypeError(f"Tokenizer.{name} must be a {expected}, got {type(value).__name__}")
             object.__setattr__(self, "_core", None)
+        elif name == "provenance" and not isinstance(value, dict):
+            raise TypeError(f"Tokenizer.provenance must be a dict, got {type(value).__name__}")
         object.__setattr__(self, name, value)
 
     def add_special_tokens(self, tokens: Sequence[str | AddedToken]) -> int:
@@ -531,8 +533,13 @@ class Tokenizer:
 
         return hf_json.load(path)
 
-    def save(self, path: str | os.PathLike[str], pretty: bool = True) -> None:
+    def save(self, path: str | os.PathLike[str], pretty: bool = True, *, legacy_merges: bool = False) -> None:
         """Write ``tokenizer.json`` atomically (a temporary file in the same folder, then a rename).
+
+        Args:
+            path: The file to (over)write.
+            pretty: Indented JSON (default) or compact.
+            legacy_merges: Write merges as ``"left right"`` strings, for ``tokenizers`` < 0.20.
 
         >>> import tempfile, pathlib
         >>> p = pathlib.Path(tempfile.mkdtemp()) / "tok.json"
@@ -541,7 +548,7 @@ class Tokenizer:
         """
         from subword.formats import hf_json
 
-        hf_json.save(self, path, pretty=pretty)
+        hf_json.save(self, path, pretty=pretty, legacy_merges=legacy_merges)
 
     def save_pretrained(self, directory: str | os.PathLike[str], **special_token_roles: str) -> list[str]:
         """Write ``tokenizer.json``, ``tokenizer_config.json`` and ``special_tokens_map.json`` for transformers.

@@ -334,3 +334,27 @@ def test_our_trained_tokenizer_gives_the_same_ids_everywhere(tmp_path, byte_leve
     assert [e.ids for e in tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json")).encode_batch(lines)] == ours
     assert transformers.AutoTokenizer.from_pretrained(str(tmp_path / "hf"))(lines)["input_ids"] == ours
     assert Tokenizer.from_file(tmp_path / "tokenizer.json").provenance == tok.provenance != {}
+
+
+def test_legacy_merges_option_loads_in_hf_with_same_ids(tmp_path):
+    hf_tok = byte_level_hf()
+    path = tmp_path / "legacy.json"
+    Tokenizer.from_str(hf_tok.to_str()).save(path, legacy_merges=True)
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    assert all(isinstance(m, str) and m.count(" ") == 1 for m in raw["model"]["merges"])
+    lines = eval_lines()[::4]
+    assert _hf_encodings(tokenizers.Tokenizer.from_file(str(path)), lines) == _hf_encodings(hf_tok, lines)
+    spaced = Tokenizer(BPE({"a": 0, " ": 1, "a ": 2}, [("a", " ")]))
+    with pytest.raises(ValueError, match="cannot hold tokens with spaces"):
+        spaced.save(tmp_path / "x.json", legacy_merges=True)
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_provenance_must_be_json(tmp_path):
+    tok = Tokenizer(BPE({"a": 0}, []))
+    with pytest.raises(TypeError, match="must be a dict"):
+        tok.provenance = ["not", "a", "dict"]
+    tok.provenance = {"when": object()}
+    with pytest.raises(TypeError, match="provenance JSON-serialisable"):
+        tok.save(tmp_path / "tok.json")
+    assert list(tmp_path.iterdir()) == []

@@ -59,14 +59,29 @@ SUPPORTED: dict[str, list[str]] = {**{k: r.supported for k, r in _SECTIONS.items
 # ==== writing ====
 
 
-def to_dict(tok: Tokenizer, *, include_provenance: bool = True) -> dict[str, Any]:
+def to_dict(tok: Tokenizer, *, include_provenance: bool = True, legacy_merges: bool = False) -> dict[str, Any]:
     """The ``tokenizer.json`` content of ``tok`` as a dict (HF's key order).
+
+    Args:
+        tok: The tokenizer.
+        include_provenance: Keep ``model["provenance"]``.
+        legacy_merges: Write merges as ``"left right"`` strings, the only form ``tokenizers`` < 0.20 reads.
+
+    Raises:
+        ValueError: ``legacy_merges`` with a merge part containing a space (the legacy form cannot say it).
+        TypeError: the provenance is not JSON-serialisable.
 
     >>> from subword import BPE, Tokenizer
     >>> list(to_dict(Tokenizer(BPE({"a": 0}, []))))
     ['version', 'truncation', 'padding', 'added_tokens', 'normalizer', 'pre_tokenizer', 'post_processor', 'decoder', 'model']
     """
     model = tok.model.to_dict()
+    if legacy_merges:
+        spaced = [pair for pair in model["merges"] if " " in pair[0] or " " in pair[1]]
+        if spaced:
+            raise ValueError(f"legacy merges cannot hold tokens with spaces, e.g. {spaced[0]!r}; "
+                             "save with pairs (the default) instead")
+        model["merges"] = [f"{a} {b}" for a, b in model["merges"]]
     if include_provenance and tok.provenance:
         model = {**{k: v for k, v in model.items() if k not in ("vocab", "merges")},
                  "provenance": tok.provenance, "vocab": model["vocab"], "merges": model["merges"]}
@@ -84,22 +99,31 @@ def to_dict(tok: Tokenizer, *, include_provenance: bool = True) -> dict[str, Any
     }
 
 
-def dumps(tok: Tokenizer, *, pretty: bool = False, include_provenance: bool = True) -> str:
+def dumps(tok: Tokenizer, *, pretty: bool = False, include_provenance: bool = True, legacy_merges: bool = False) -> str:
     """Serialise ``tok`` to ``tokenizer.json`` text (UTF-8, not ASCII-escaped; deterministic).
 
     Args:
         tok: The tokenizer.
         pretty: Indent by 2 (what :func:`save` writes) instead of the compact form.
         include_provenance: Keep ``model["provenance"]``.
+        legacy_merges: Merges as ``"left right"`` strings (for ``tokenizers`` < 0.20).
+
+    Raises:
+        ValueError: see :func:`to_dict`.
+        TypeError: the provenance holds something JSON cannot represent.
 
     >>> from subword import BPE, Tokenizer
     >>> dumps(Tokenizer(BPE({"é": 0}, []))).endswith('"vocab":{"é":0},"merges":[]}}')
     True
     """
-    data = to_dict(tok, include_provenance=include_provenance)
-    if pretty:
-        return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    data = to_dict(tok, include_provenance=include_provenance, legacy_merges=legacy_merges)
+    try:
+        if pretty:
+            return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        # Everything but the free-form provenance is built from checked values.
+        raise TypeError(f"cannot serialise the tokenizer (is the provenance JSON-serialisable?): {exc}") from exc
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
@@ -133,8 +157,14 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
         raise
 
 
-def save(tok: Tokenizer, path: str | os.PathLike[str], *, pretty: bool = True) -> None:
+def save(tok: Tokenizer, path: str | os.PathLike[str], *, pretty: bool = True, legacy_merges: bool = False) -> None:
     """Write ``tok`` to ``path`` as ``tokenizer.json``, atomically.
+
+    Args:
+        tok: The tokenizer.
+        path: The file to (over)write.
+        pretty: Indented JSON (default) or compact.
+        legacy_merges: Merges as ``"left right"`` strings, for ``tokenizers`` < 0.20.
 
     >>> import tempfile, pathlib
     >>> from subword import BPE, Tokenizer
@@ -142,7 +172,7 @@ def save(tok: Tokenizer, path: str | os.PathLike[str], *, pretty: bool = True) -
     >>> save(Tokenizer(BPE({"a": 0}, [])), p); load(p).get_vocab()
     {'a': 0}
     """
-    atomic_write_text(path, dumps(tok, pretty=pretty))
+    atomic_write_text(path, dumps(tok, pretty=pretty, legacy_merges=legacy_merges))
 
 
 _ROLES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
