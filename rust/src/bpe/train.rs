@@ -319,6 +319,11 @@ pub fn train(
     if words.len() > u32::MAX as usize {
         return Err(TrainError::Config(format!("too many distinct words ({})", words.len())));
     }
+    // Pair counts are i64 sums of word counts; refuse inputs that could overflow them.
+    let total = words.iter().fold(0u64, |acc, (_, c)| acc.saturating_add(*c));
+    if total > (i64::MAX as u64) / 2 {
+        return Err(TrainError::Config(format!("word counts sum to {total}, more than this trainer supports (2^62)")));
+    }
     let max_len = cfg.max_token_length.unwrap_or(usize::MAX);
     let mut voc = Vocab { id2w: Vec::new(), w2id: AHashMap::new(), id_len: Vec::new() };
 
@@ -692,6 +697,12 @@ mod tests {
         assert_eq!(out.vocab[..6], ["a", "b", "c", "##b", "##c</w>", "b</w>"]);
         assert_eq!(m(&out), ["a ##b", "ab ##c</w>"]);
         assert_eq!(out.vocab[6..], ["ab", "abc</w>"]);
+    }
+
+    #[test]
+    fn huge_counts_are_refused_not_wrapped() {
+        let ws = vec![("ab".to_string(), u64::MAX / 2), ("ab".to_string(), u64::MAX / 2)];
+        assert!(matches!(train(&ws, &cfg(10), &mut |_| Ok(())), Err(TrainError::Config(_))));
     }
 
     #[test]
