@@ -445,3 +445,26 @@ def test_pairs_match_hf(trunc):
             ours.encode(short, pair=long)
     with pytest.raises(ValueError, match="pairs has"):
         ours.encode_batch(firsts, pairs=seconds[:-1])
+
+
+@needs_core
+@pytest.mark.parametrize(
+    "flags",
+    [{}, {"lstrip": True}, {"rstrip": True}, {"single_word": True}, {"normalized": True}, {"normalized": False},
+     {"lstrip": True, "rstrip": True, "single_word": True}],
+    ids=lambda f: ",".join(f"{k}={v}" for k, v in f.items()) or "defaults",
+)
+@pytest.mark.parametrize("special", [True, False], ids=["special", "added"])
+@pytest.mark.parametrize("make", [byte_level_hf, whitespace_hf], ids=["byte-level", "whitespace"])
+def test_added_token_flags_match_hf(make, special, flags):
+    """Added tokens are matched before the pipeline (on the normalized text when ``normalized``), with HF's
+    lstrip/rstrip/single_word rules, and never split."""
+    hf_tok = make()
+    hf_tok.add_tokens([tokenizers.AddedToken(t, special=special, **flags) for t in ("<mask>", "hello")])
+    ours = Tokenizer.from_str(hf_tok.to_str())
+    texts = ["HELLO world hello", "say <mask> now", "say<mask>now", "xhello hellox hello", "a  <mask>  b",
+             "Hello<mask>", "<MASK> hello", " hello\n", "hello"]
+    for text in texts:
+        e, g = hf_tok.encode(text), ours.encode(text)
+        assert (g.ids, g.tokens, g.offsets) == (e.ids, e.tokens, e.offsets), repr(text)
+        assert ours.decode(g.ids, skip_special_tokens=False) == hf_tok.decode(e.ids, skip_special_tokens=False)
