@@ -21,7 +21,7 @@ Masks follow one convention everywhere: a boolean tensor where ``True`` means
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Literal, overload
 
 import torch
 import torch.nn.functional as F
@@ -233,6 +233,20 @@ class AdditiveAttention(nn.Module):
 # ==== Scaled dot-product attention ====
 
 
+@overload
+def scaled_dot_product_attention(
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = ..., *, dropout_p: float = ...,
+    scale: float | None = ..., impl: AttnImpl = ..., return_weights: Literal[False] = ...,
+) -> Tensor: ...
+
+
+@overload
+def scaled_dot_product_attention(
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = ..., *, dropout_p: float = ...,
+    scale: float | None = ..., impl: AttnImpl = ..., return_weights: Literal[True],
+) -> tuple[Tensor, Tensor]: ...
+
+
 def scaled_dot_product_attention(
     q: Tensor,
     k: Tensor,
@@ -378,19 +392,21 @@ class MultiHeadAttention(nn.Module):
         sparse = self.sparse if context is None else None
         context = x if context is None else context
         q, k, v = self._split(self.q(x)), self._split(self.k(context)), self._split(self.v(context))
+        dropout_p = self.dropout if self.training else 0.0
+        weights = None
         if sparse is not None:
             if return_weights:
                 raise ValueError("block-sparse attention does not return weights")
-            res = sparse(q, k, v, _padding_mask(mask, x.shape[0], x.shape[1]))
-        else:
-            res = scaled_dot_product_attention(
-                q, k, v, mask, dropout_p=self.dropout if self.training else 0.0,
-                impl=self.impl, return_weights=return_weights,
+            out = sparse(q, k, v, _padding_mask(mask, x.shape[0], x.shape[1]))
+        elif return_weights:
+            out, weights = scaled_dot_product_attention(
+                q, k, v, mask, dropout_p=dropout_p, impl=self.impl, return_weights=True
             )
-        out, weights = res if return_weights else (res, None)
+        else:
+            out = scaled_dot_product_attention(q, k, v, mask, dropout_p=dropout_p, impl=self.impl)
         B, _, T, _ = out.shape
         out = self.o(out.transpose(1, 2).reshape(B, T, -1))  # (B, T, C)
-        return (out, weights) if return_weights else out
+        return (out, weights) if weights is not None else out
 
 
 # ==== BigBird block-sparse attention ====
@@ -562,14 +578,14 @@ class BlockSparseAttention(nn.Module):
         if not self.is_sparse(T):
             # Too short for the pattern: dense attention, for this call only.
             mask = key_mask[:, None, None, :] if key_mask is not None else None
-            return scaled_dot_product_attention(q, k, v, mask, dropout_p=dropout_p)  # type: ignore[return-value]
+            return scaled_dot_product_attention(q, k, v, mask, dropout_p=dropout_p)
 
         b = self.block_size
         pad = (-T) % b
         if key_mask is None:
             key_mask = torch.ones(B, T, dtype=torch.bool, device=q.device)
         if pad:
-            q, k, v = (F.pad(t, (0, 0, 0, pad)) for t in (q, k, v))
+            q, k, v = F.pad(q, (0, 0, 0, pad)), F.pad(k, (0, 0, 0, pad)), F.pad(v, (0, 0, 0, pad))
             key_mask = F.pad(key_mask, (0, pad), value=False)
         n = T + pad
         nb = n // b

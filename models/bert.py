@@ -173,6 +173,7 @@ class _Base(nn.Module):
     """Shared plumbing: initialisation, parameter counts, export."""
 
     config_class: ClassVar[type[BertConfig]] = BertConfig
+    config: BertConfig
 
     def _init_weights(self, module: nn.Module) -> None:
         # transformers' scheme: plain normal(0, 0.02), zero biases, unit norms,

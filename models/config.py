@@ -49,6 +49,8 @@ ACTIVATIONS: dict[str, str] = {
     "gelu_python": "exact GELU (erf), transformers' pure-Python spelling",
     "gelu_new": "tanh approximation 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3)))",
     "gelu_pytorch_tanh": "tanh approximation (same formula as gelu_new)",
+    "gelu_fast": "tanh approximation, factored as 0.5x(1 + tanh(0.79788456x(1 + 0.044715x^2)))",
+    "quick_gelu": "x * sigmoid(1.702x)",
     "relu": "max(0, x)",
     "silu": "x * sigmoid(x)",
 }
@@ -204,7 +206,7 @@ class BertConfig:
     # ==== Construction helpers ====
 
     @classmethod
-    def preset(cls, size: Size, **overrides: Any) -> "BertConfig":
+    def preset(cls, size: Size, **overrides: Any) -> BertConfig:
         """Build a preset (``"tiny"``, ``"small"``, ``"base"``), then apply overrides.
 
         >>> RobertaConfig.preset("base").layer_norm_eps
@@ -214,7 +216,7 @@ class BertConfig:
             raise ValueError(f"unknown preset {size!r}; choose from {', '.join(cls.PRESETS)}")
         return cls(**{**cls.PRESETS[size], **overrides})
 
-    def replace(self, **changes: Any) -> "BertConfig":
+    def replace(self, **changes: Any) -> BertConfig:
         """A copy with some fields changed (validated again).
 
         >>> BertConfig().replace(norm="pre").norm
@@ -231,7 +233,7 @@ class BertConfig:
         return {"model_type": self.model_type, **dataclasses.asdict(self)}
 
     @staticmethod
-    def from_dict(d: dict[str, Any]) -> "BertConfig":
+    def from_dict(d: dict[str, Any]) -> BertConfig:
         """Inverse of :meth:`to_dict`; unknown keys are errors.
 
         >>> BertConfig.from_dict(AlbertConfig().to_dict()).embedding_size

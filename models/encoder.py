@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
@@ -29,11 +30,17 @@ def _gelu_tanh(x: Tensor) -> Tensor:
     return F.gelu(x, approximate="tanh")
 
 
+def _quick_gelu(x: Tensor) -> Tensor:
+    return x * torch.sigmoid(1.702 * x)
+
+
 _ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
     "gelu": F.gelu,
     "gelu_python": F.gelu,
     "gelu_new": _gelu_tanh,
     "gelu_pytorch_tanh": _gelu_tanh,
+    "gelu_fast": _gelu_tanh,
+    "quick_gelu": _quick_gelu,
     "relu": F.relu,
     "silu": F.silu,
 }

@@ -87,8 +87,12 @@ class RelativeAttention(nn.Module):
         H, nh = config.hidden_size, config.num_heads
         hs = H // nh
         self.scale = 1 / math.sqrt(hs)
-        for name in ("q", "k", "v", "o", "r"):
-            setattr(self, name, nn.Parameter(torch.empty(H, nh, hs)))
+        # Stored (H, nh, hs) like transformers, so checkpoints map one to one.
+        self.q = nn.Parameter(torch.empty(H, nh, hs))
+        self.k = nn.Parameter(torch.empty(H, nh, hs))
+        self.v = nn.Parameter(torch.empty(H, nh, hs))
+        self.o = nn.Parameter(torch.empty(H, nh, hs))
+        self.r = nn.Parameter(torch.empty(H, nh, hs))
         self.r_w_bias = nn.Parameter(torch.empty(nh, hs))
         self.r_r_bias = nn.Parameter(torch.empty(nh, hs))
         self.r_s_bias = nn.Parameter(torch.empty(nh, hs))
@@ -198,6 +202,7 @@ class XLNetModel(_Base):
     """
 
     config_class = XLNetConfig
+    config: XLNetConfig
 
     def __init__(self, config: XLNetConfig | None = None) -> None:
         super().__init__()

@@ -108,6 +108,17 @@ def test_gelu_variants_differ_as_documented() -> None:
         get_activation("swishy")
 
 
+@pytest.mark.parametrize("name", ["gelu", "gelu_python", "gelu_new", "gelu_pytorch_tanh", "gelu_fast",
+                                  "quick_gelu", "relu", "silu"])
+def test_activations_match_transformers(name: str) -> None:
+    activations = pytest.importorskip("transformers.activations")
+    from models.config import ACTIVATIONS
+
+    assert name in ACTIVATIONS
+    x = torch.linspace(-8, 8, 4001)
+    assert (get_activation(name)(x) - activations.ACT2FN[name](x)).abs().max().item() <= 1e-6
+
+
 # ==== Embeddings ====
 
 
@@ -326,7 +337,7 @@ def test_student_layer_choices() -> None:
         assert student.config.num_layers == len(expected) and student.config.type_vocab_size == 0
         for s_idx, t_idx in enumerate(expected):
             for (k, x), (_, y) in zip(student.backbone.encoder.layers[s_idx].state_dict().items(),
-                                      teacher.encoder.layers[t_idx].state_dict().items()):
+                                      teacher.encoder.layers[t_idx].state_dict().items(), strict=True):
                 assert torch.equal(x, y), (choice, s_idx, k)
     with pytest.raises(ValueError, match="needs a 12-layer teacher"):
         init_from_teacher(BertModel(tiny(num_layers=4)), "hf")

@@ -203,7 +203,7 @@ def test_injected_plan_reproduces_transformers_training_mode(tmp_path: Path) -> 
     with torch.no_grad():
         a = hf(**batch).last_hidden_state
     ours = from_hf(tmp_path)
-    for layer, plan in zip(ours.encoder.layers, captured):
+    for layer, plan in zip(ours.encoder.layers, captured, strict=True):
         layer.attn.sparse.rand_attn = plan
     with torch.no_grad():
         b = ours(**batch).last_hidden_state

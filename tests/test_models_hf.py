@@ -99,7 +99,7 @@ def _compare(hf_out: Any, ours: Any) -> None:
         assert (a - b).abs().max().item() <= ATOL, theirs
         compared += 1
     assert len(hf_out.hidden_states) == len(ours.hidden_states)
-    for i, (a, b) in enumerate(zip(hf_out.hidden_states, ours.hidden_states)):
+    for i, (a, b) in enumerate(zip(hf_out.hidden_states, ours.hidden_states, strict=True)):
         assert (a - b).abs().max().item() <= ATOL, f"hidden state {i}"
     assert compared >= 1
 
@@ -152,7 +152,7 @@ def test_to_hf_loads_in_transformers_with_equal_outputs(case: str, heads: bool, 
         _compare(hf(**inputs, output_hidden_states=True), ours(**inputs, output_hidden_states=True))
     # ... and back: our loader reads what we wrote, bit for bit.
     again = from_hf(tmp_path)
-    for (k, a), (k2, b) in zip(ours.state_dict().items(), again.state_dict().items()):
+    for (k, a), (k2, b) in zip(ours.state_dict().items(), again.state_dict().items(), strict=True):
         assert k == k2 and torch.equal(a, b), k
 
 
@@ -217,7 +217,7 @@ def test_all_minilm_l6_v2_matches_transformers(monkeypatch: pytest.MonkeyPatch) 
     with torch.no_grad():
         a = hf(**batch, output_hidden_states=True)
         b = ours(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"], output_hidden_states=True)
-    for i, (x, y) in enumerate(zip(a.hidden_states, b.hidden_states)):
+    for i, (x, y) in enumerate(zip(a.hidden_states, b.hidden_states, strict=True)):
         assert (x - y).abs().max().item() <= ATOL, f"hidden state {i}"
 
     def mean_pool(h: torch.Tensor) -> torch.Tensor:
@@ -299,3 +299,16 @@ def test_to_hf_refuses_what_transformers_cannot_express(change: dict[str, Any], 
     with pytest.raises(ValueError, match=word):
         model.to_hf(tmp_path)
     assert not os.listdir(tmp_path)
+
+
+def test_sharded_safetensors_checkpoints_load(tmp_path: Path) -> None:
+    cls, cfg = _hf_configs()["bert-base-model"]
+    torch.manual_seed(0)
+    hf = cls(cfg).eval()
+    _perturb(hf)
+    hf.save_pretrained(tmp_path, max_shard_size="20KB")
+    assert (tmp_path / "model.safetensors.index.json").is_file()
+    ours = from_hf(tmp_path)
+    ids = torch.tensor([[4, 5, 6]])
+    with torch.no_grad():
+        assert (ours(ids).last_hidden_state - hf(ids).last_hidden_state).abs().max().item() <= ATOL

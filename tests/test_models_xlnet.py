@@ -143,9 +143,9 @@ def test_single_stream_with_padding_segments_and_mems(tmp_path: Path) -> None:
     with torch.no_grad():
         a, o = hf(**b, output_hidden_states=True), ours(**b, output_hidden_states=True)
         assert (a.logits - o.logits).abs().max().item() <= 1e-5
-        for x, y in zip(a.hidden_states, o.hidden_states):
+        for x, y in zip(a.hidden_states, o.hidden_states, strict=True):
             assert (x - y).abs().max().item() <= 1e-5
-        for x, y in zip(a.mems, o.mems):  # transformers keeps mems time-major
+        for x, y in zip(a.mems, o.mems, strict=True):  # transformers keeps mems time-major
             assert (x.transpose(0, 1) - y).abs().max().item() <= 1e-5
         nxt = torch.randint(6, V, (2, 5))
         types = torch.ones(2, 5, dtype=torch.long)
