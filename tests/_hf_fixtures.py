@@ -39,7 +39,22 @@ def eval_lines() -> list[str]:
 
 
 def byte_level_hf(vocab_size: int = 600):
-    """GPT-2 style byte-level BPE (specials first), as ``subword train bytelevel`` makes it."""
+    """GPT-2 style byte-level BPE (specials first), as ``subword train bytelevel`` makes it (a fresh copy)."""
+    from tokenizers import Tokenizer
+
+    return Tokenizer.from_str(_byte_level_json(vocab_size))
+
+
+def whitespace_hf(vocab_size: int = 600):
+    """Whitespace BPE with a normalizer, unk, end-of-word suffix and a BERT-like template (a fresh copy)."""
+    from tokenizers import Tokenizer
+
+    return Tokenizer.from_str(_whitespace_json(vocab_size))
+
+
+# Trained once per process: tests mutate their copies (truncation, added tokens), never these strings.
+@lru_cache(maxsize=None)
+def _byte_level_json(vocab_size: int) -> str:
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 
     tok = Tokenizer(models.BPE())
@@ -53,11 +68,11 @@ def byte_level_hf(vocab_size: int = 600):
         show_progress=False,
     )
     tok.train_from_iterator(training_lines(), trainer)
-    return tok
+    return tok.to_str()
 
 
-def whitespace_hf(vocab_size: int = 600):
-    """Whitespace BPE with a normalizer, unk, end-of-word suffix and a BERT-like template."""
+@lru_cache(maxsize=None)
+def _whitespace_json(vocab_size: int) -> str:
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
     tok = Tokenizer(models.BPE(unk_token="[UNK]", end_of_word_suffix="</w>"))
@@ -73,4 +88,4 @@ def whitespace_hf(vocab_size: int = 600):
         pair="[CLS] $A [SEP] $B:1 [SEP]:1",
         special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))],
     )
-    return tok
+    return tok.to_str()
