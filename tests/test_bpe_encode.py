@@ -12,7 +12,7 @@ import json
 from functools import lru_cache
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from _unicode_samples import CORPORA, MIXED_TEXT, TRICKY, corpus_lines
@@ -136,9 +136,16 @@ def test_whitespace_normalized_matches_hf(suffix: bool) -> None:
 @settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(MIXED_TEXT, min_size=1, max_size=4))
 def test_hypothesis_text_matches_hf(texts: list[str]) -> None:
-    for js in (hf_byte_level(False, "bytelevel"), hf_byte_level(True, "none"), hf_whitespace(True)):
+    for js in (hf_byte_level(False, "bytelevel"), hf_byte_level(True, "none")):
         hf, ours = _cached_pair(js)
         assert_same(hf, ours, texts)
+    # The whitespace tokenizer normalizes (NFD, StripAccents, Lowercase). HF's Unicode tables are
+    # older than ours (e.g. it keeps U+11D3A, a mark since Unicode 10), so skip text containing a
+    # char the two normalizers treat differently; that difference is documented in normalize.rs.
+    hf, ours = _cached_pair(hf_whitespace(True))
+    norm = _core.Normalizer(json.dumps(json.loads(hf_whitespace(True))["normalizer"]))
+    assume(all(norm.normalize_str(c) == hf.normalizer.normalize_str(c) for c in "".join(texts)))
+    assert_same(hf, ours, texts)
 
 
 @lru_cache(maxsize=None)

@@ -283,7 +283,11 @@ pub struct Tokenizer {
     fast_bytes: bool,
 }
 
-/// Does `text` need the byte-level fast path's prefix-space handling.
+/// Smallest number of texts a rayon task handles: lines are short, and per-task overhead would
+/// otherwise dominate.
+const BATCH_GRAIN: usize = 64;
+
+/// Byte length of the first char of `t` (0 when empty).
 fn first_char_len(t: &str) -> usize {
     t.chars().next().map_or(0, |c| c.len_utf8())
 }
@@ -552,10 +556,11 @@ impl Tokenizer {
     }
 
     /// Encodes (text, pair) inputs in parallel, then pads the batch as configured.
-    pub fn encode_batch_pairs(&self, inputs: &[(String, Option<String>)], add_special_tokens: bool) -> Result<Vec<Encoding>, String> {
+    pub fn encode_batch_pairs(&self, inputs: &[(&str, Option<&str>)], add_special_tokens: bool) -> Result<Vec<Encoding>, String> {
         let mut out: Vec<Encoding> = inputs
             .par_iter()
-            .map(|(a, b)| self.encode_pair(a, b.as_deref(), add_special_tokens))
+            .with_min_len(BATCH_GRAIN)
+            .map(|(a, b)| self.encode_pair(a, *b, add_special_tokens))
             .collect::<Result<_, _>>()?;
         if let Some(p) = &self.padding {
             self.pad_batch(p, &mut out);
@@ -564,9 +569,12 @@ impl Tokenizer {
     }
 
     /// Encodes a batch in parallel, then pads it as configured (to the longest or to a length).
-    pub fn encode_batch(&self, texts: &[String], add_special_tokens: bool) -> Result<Vec<Encoding>, String> {
-        let mut out: Vec<Encoding> =
-            texts.par_iter().map(|t| self.encode(t, add_special_tokens)).collect::<Result<_, _>>()?;
+    pub fn encode_batch<S: AsRef<str> + Sync>(&self, texts: &[S], add_special_tokens: bool) -> Result<Vec<Encoding>, String> {
+        let mut out: Vec<Encoding> = texts
+            .par_iter()
+            .with_min_len(BATCH_GRAIN)
+            .map(|t| self.encode(t.as_ref(), add_special_tokens))
+            .collect::<Result<_, _>>()?;
         if let Some(p) = &self.padding {
             self.pad_batch(p, &mut out);
         }
@@ -638,11 +646,11 @@ impl Tokenizer {
     }
 
     /// Ids-only batch, in parallel.
-    pub fn encode_batch_ids(&self, texts: &[String], add_special_tokens: bool) -> Result<Vec<Vec<u32>>, String> {
+    pub fn encode_batch_ids<S: AsRef<str> + Sync>(&self, texts: &[S], add_special_tokens: bool) -> Result<Vec<Vec<u32>>, String> {
         if self.padding.is_some() {
             return Ok(self.encode_batch(texts, add_special_tokens)?.into_iter().map(|e| e.ids).collect());
         }
-        texts.par_iter().map(|t| self.encode_ids(t, add_special_tokens)).collect()
+        texts.par_iter().with_min_len(BATCH_GRAIN).map(|t| self.encode_ids(t.as_ref(), add_special_tokens)).collect()
     }
 
     fn ids_with_specials(&self, p: &PostProcessor, ids: Vec<u32>) -> Vec<u32> {

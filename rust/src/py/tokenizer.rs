@@ -9,7 +9,7 @@ use std::sync::{Arc, RwLock};
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyList;
+use pyo3::types::{PyList, PyString};
 
 use crate::encoding::{Direction, Encoding, TokenTable, NO_SEQ};
 use crate::normalize::Normalizer;
@@ -50,6 +50,33 @@ impl CharOffsets {
     }
 }
 
+/// Disables Python's cyclic GC until dropped (if it was enabled). Used only while we build many
+/// container objects with the GIL held, so no other Python code runs in between.
+struct GcPause<'py> {
+    gc: Option<Bound<'py, PyModule>>,
+}
+
+impl<'py> GcPause<'py> {
+    fn new(py: Python<'py>) -> PyResult<Self> {
+        let gc = py.import("gc")?;
+        if gc.call_method0("isenabled")?.is_truthy()? {
+            gc.call_method0("disable")?;
+            Ok(GcPause { gc: Some(gc) })
+        } else {
+            Ok(GcPause { gc: None })
+        }
+    }
+}
+
+impl Drop for GcPause<'_> {
+    fn drop(&mut self) {
+        if let Some(gc) = &self.gc {
+            // Nothing sensible to do if re-enabling fails; the GC state is then left as is.
+            let _ = gc.call_method0("enable");
+        }
+    }
+}
+
 fn parse_direction(s: &str) -> PyResult<Direction> {
     Direction::parse(s).map_err(PyValueError::new_err)
 }
@@ -59,12 +86,12 @@ fn parse_direction(s: &str) -> PyResult<Direction> {
 pub struct PyEncoding {
     enc: Encoding,
     /// The text and the optional pair text (offsets of pair tokens index into the pair).
-    texts: Arc<(String, Option<String>)>,
+    texts: Arc<(Py<PyString>, Option<Py<PyString>>)>,
     table: Arc<TokenTable>,
 }
 
 impl PyEncoding {
-    fn wrap(enc: Encoding, texts: Arc<(String, Option<String>)>, table: Arc<TokenTable>) -> Self {
+    fn wrap(enc: Encoding, texts: Arc<(Py<PyString>, Option<Py<PyString>>)>, table: Arc<TokenTable>) -> Self {
         PyEncoding { enc, texts, table }
     }
 }
@@ -88,10 +115,14 @@ impl PyEncoding {
 
     /// Character offsets into the original text.
     #[getter]
-    fn offsets(&self) -> Vec<(usize, usize)> {
-        let conv_a = CharOffsets::new(&self.texts.0);
-        let conv_b = self.texts.1.as_deref().map(CharOffsets::new);
-        self.enc
+    fn offsets(&self, py: Python<'_>) -> PyResult<Vec<(usize, usize)>> {
+        let conv_a = CharOffsets::new(self.texts.0.bind(py).to_str()?);
+        let conv_b = match &self.texts.1 {
+            Some(p) => Some(CharOffsets::new(p.bind(py).to_str()?)),
+            None => None,
+        };
+        Ok(self
+            .enc
             .offsets
             .iter()
             .zip(&self.enc.seq)
@@ -99,7 +130,7 @@ impl PyEncoding {
                 (Some(b), 1) => b.convert(o),
                 _ => conv_a.convert(o),
             })
-            .collect()
+            .collect())
     }
 
     /// Per token: 0 (the text), 1 (the pair) or None (special and padding tokens).
@@ -182,35 +213,36 @@ impl PyCoreTokenizer {
 
     /// Encodes `text` (and `pair`, the second sequence of a pair input).
     #[pyo3(signature = (text, add_special_tokens = true, pair = None))]
-    fn encode(&self, py: Python<'_>, text: String, add_special_tokens: bool, pair: Option<String>) -> PyResult<PyEncoding> {
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        text: Bound<'py, PyString>,
+        add_special_tokens: bool,
+        pair: Option<Bound<'py, PyString>>,
+    ) -> PyResult<PyEncoding> {
         let tok = self.get()?;
-        let enc = py
-            .detach(|| tok.encode_pair(&text, pair.as_deref(), add_special_tokens))
-            .map_err(PyValueError::new_err)?;
-        Ok(PyEncoding::wrap(enc, Arc::new((text, pair)), tok.table().clone()))
+        let a = text.to_str()?;
+        let b = pair.as_ref().map(|p| p.to_str()).transpose()?;
+        let enc = py.detach(|| tok.encode_pair(a, b, add_special_tokens)).map_err(PyValueError::new_err)?;
+        Ok(PyEncoding::wrap(enc, Arc::new((text.unbind(), pair.map(Bound::unbind))), tok.table().clone()))
     }
 
     /// Encodes a batch in parallel (GIL released); `pairs`, if given, holds one second sequence (or
-    /// None) per text. Padding applies to the whole batch.
+    /// None) per text. Padding applies to the whole batch. The texts are read in place: the
+    /// Encodings keep references to the Python strings (for character offsets), not copies.
     #[pyo3(signature = (texts, add_special_tokens = true, pairs = None))]
-    fn encode_batch(
+    fn encode_batch<'py>(
         &self,
-        py: Python<'_>,
-        texts: Vec<String>,
+        py: Python<'py>,
+        texts: Vec<Bound<'py, PyString>>,
         add_special_tokens: bool,
-        pairs: Option<Vec<Option<String>>>,
+        pairs: Option<Vec<Option<Bound<'py, PyString>>>>,
     ) -> PyResult<Vec<PyEncoding>> {
         let tok = self.get()?;
         let table = tok.table().clone();
-        match pairs {
-            None => {
-                let encs = py.detach(|| tok.encode_batch(&texts, add_special_tokens)).map_err(PyValueError::new_err)?;
-                Ok(encs
-                    .into_iter()
-                    .zip(texts)
-                    .map(|(e, t)| PyEncoding::wrap(e, Arc::new((t, None)), table.clone()))
-                    .collect())
-            }
+        let strs: Vec<&str> = texts.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
+        let encs = match &pairs {
+            None => py.detach(|| tok.encode_batch(&strs, add_special_tokens)),
             Some(pairs) => {
                 if pairs.len() != texts.len() {
                     return Err(PyValueError::new_err(format!(
@@ -219,30 +251,47 @@ impl PyCoreTokenizer {
                         texts.len()
                     )));
                 }
-                let inputs: Vec<(String, Option<String>)> = texts.into_iter().zip(pairs).collect();
-                let encs =
-                    py.detach(|| tok.encode_batch_pairs(&inputs, add_special_tokens)).map_err(PyValueError::new_err)?;
-                Ok(encs.into_iter().zip(inputs).map(|(e, t)| PyEncoding::wrap(e, Arc::new(t), table.clone())).collect())
+                let pstrs: Vec<Option<&str>> =
+                    pairs.iter().map(|p| p.as_ref().map(|s| s.to_str()).transpose()).collect::<PyResult<_>>()?;
+                let inputs: Vec<(&str, Option<&str>)> = strs.iter().copied().zip(pstrs).collect();
+                py.detach(|| tok.encode_batch_pairs(&inputs, add_special_tokens))
             }
         }
+        .map_err(PyValueError::new_err)?;
+        let mut pairs_it = pairs.map(|v| v.into_iter());
+        Ok(encs
+            .into_iter()
+            .zip(texts)
+            .map(|(e, t)| {
+                let p = pairs_it.as_mut().and_then(|it| it.next()).flatten().map(Bound::unbind);
+                PyEncoding::wrap(e, Arc::new((t.unbind(), p)), table.clone())
+            })
+            .collect())
     }
 
     /// Ids only (no offsets or token strings): the fast path.
     #[pyo3(signature = (text, add_special_tokens = true))]
-    fn encode_ids(&self, py: Python<'_>, text: String, add_special_tokens: bool) -> PyResult<Vec<u32>> {
+    fn encode_ids(&self, py: Python<'_>, text: Bound<'_, PyString>, add_special_tokens: bool) -> PyResult<Vec<u32>> {
         let tok = self.get()?;
-        py.detach(|| tok.encode_ids(&text, add_special_tokens)).map_err(PyValueError::new_err)
+        let t = text.to_str()?;
+        py.detach(|| tok.encode_ids(t, add_special_tokens)).map_err(PyValueError::new_err)
     }
 
+    /// Ids-only batch. The texts are read in place (no copy: the UTF-8 buffers belong to the Python
+    /// strings, which this call keeps alive), and Python's cyclic GC is paused while the result
+    /// lists are built (otherwise generational collections triggered by the new lists cost as much
+    /// as the encoding itself).
     #[pyo3(signature = (texts, add_special_tokens = true))]
     fn encode_batch_ids<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<String>,
+        texts: Vec<Bound<'py, PyString>>,
         add_special_tokens: bool,
     ) -> PyResult<Bound<'py, PyList>> {
         let tok = self.get()?;
-        let ids = py.detach(|| tok.encode_batch_ids(&texts, add_special_tokens)).map_err(PyValueError::new_err)?;
+        let strs: Vec<&str> = texts.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
+        let ids = py.detach(|| tok.encode_batch_ids(&strs, add_special_tokens)).map_err(PyValueError::new_err)?;
+        let _pause = GcPause::new(py)?;
         let out = PyList::empty(py);
         for v in ids {
             out.append(PyList::new(py, v)?)?;
