@@ -136,7 +136,12 @@ class Embeddings(nn.Module):
 
 
 class Pooler(nn.Module):
-    """``tanh(dense(h[:, 0]))``: the [CLS] summary used by NSP/SOP and classifiers."""
+    """``tanh(dense(h[:, 0]))``: the [CLS] summary used by NSP/SOP and classifiers.
+
+    >>> import torch
+    >>> tuple(Pooler(BertConfig.preset("tiny"))(torch.zeros(2, 5, 64)).shape)
+    (2, 64)
+    """
 
     def __init__(self, config: BertConfig) -> None:
         super().__init__()
@@ -153,6 +158,11 @@ class MLMHead(nn.Module):
     The decoder's weight *is* the word-embedding table (passed in at call time,
     so the tie cannot come undone), with a separate bias of size V. With
     factorised embeddings the transform maps H -> E.
+
+    >>> import torch
+    >>> head = MLMHead(BertConfig.preset("tiny", vocab_size=100))
+    >>> tuple(head(torch.zeros(1, 3, 64), torch.zeros(100, 64)).shape)
+    (1, 3, 100)
     """
 
     def __init__(self, config: BertConfig) -> None:
@@ -206,6 +216,12 @@ class _Base(nn.Module):
         """Write a transformers checkpoint (config.json + model.safetensors).
 
         See :func:`models.hf.to_hf`.
+
+        >>> import json, tempfile
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     _ = BertModel(BertConfig.preset("tiny", vocab_size=100)).to_hf(d)
+        ...     json.loads((Path(d) / "config.json").read_text())["model_type"]
+        'bert'
         """
         from models.hf import to_hf
 
@@ -328,6 +344,7 @@ class BertForPreTraining(_Base):
         *,
         labels: Tensor | None = None,
         sentence_label: Tensor | None = None,
+        sparse_prediction: bool = False,
         output_hidden_states: bool = False,
     ) -> PreTrainingOutput:
         """Logits for every position and, with labels, the summed losses.
@@ -337,9 +354,20 @@ class BertForPreTraining(_Base):
                 :meth:`BertModel.forward`.
             labels: MLM targets (B, T), -100 where no prediction is scored.
             sentence_label: (B,) NSP (0 = B follows A) or SOP (0 = original order).
+            sparse_prediction: run the MLM head only where ``labels != -100``
+                (about 15% of positions), as cramming does; ``logits`` is then
+                (N, V) for those positions in row-major order. The loss is the same.
         """
         base = self.backbone(input_ids, attention_mask, token_type_ids, output_hidden_states=output_hidden_states)
-        logits = self.mlm(base.last_hidden_state, self.backbone.embeddings.word.weight)  # (B, T, V)
+        hidden = base.last_hidden_state  # (B, T, H)
+        if sparse_prediction:
+            if labels is None:
+                raise ValueError("sparse_prediction needs labels: it scores only the labelled positions")
+            if labels.shape != input_ids.shape:
+                raise ValueError(f"labels has shape {tuple(labels.shape)} but input_ids has {tuple(input_ids.shape)}")
+            selected = labels != -100
+            hidden, labels = hidden[selected], labels[selected]  # (N, H), (N,)
+        logits = self.mlm(hidden, self.backbone.embeddings.word.weight)  # (B, T, V) or (N, V)
         sentence_logits = None
         if self.sentence is not None:
             sentence_logits = self.sentence(self.sentence_dropout(base.pooler_output))  # (B, 2)

@@ -353,11 +353,11 @@ def from_hf(path_or_dir: str | os.PathLike[str], *, heads: bool | None = None) -
         ValueError: an unsupported model type, or weights whose names or
             shapes do not fit the config (the message names the tensor).
 
-    >>> import tempfile, torch
+    >>> import tempfile
     >>> from models import BertConfig, BertModel
-    >>> d = tempfile.mkdtemp()
-    >>> _ = BertModel(BertConfig.preset("tiny", vocab_size=100)).to_hf(d)
-    >>> type(from_hf(d)).__name__
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = BertModel(BertConfig.preset("tiny", vocab_size=100)).to_hf(d)
+    ...     type(from_hf(d)).__name__
     'BertModel'
     """
     directory = Path(path_or_dir)
@@ -456,8 +456,9 @@ def to_hf(model: _Base, directory: str | os.PathLike[str]) -> Path:
 
     >>> import tempfile
     >>> from models import BertConfig, BertModel
-    >>> d = to_hf(BertModel(BertConfig.preset("tiny", vocab_size=100)), tempfile.mkdtemp())
-    >>> sorted(p.name for p in d.iterdir())
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     d = to_hf(BertModel(BertConfig.preset("tiny", vocab_size=100)), tmp)
+    ...     sorted(p.name for p in d.iterdir())
     ['config.json', 'model.safetensors']
     """
     from safetensors.torch import save_file

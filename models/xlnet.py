@@ -80,7 +80,12 @@ def relative_positions(qlen: int, klen: int, d_model: int, clamp_len: int = -1,
 
 
 class RelativeAttention(nn.Module):
-    """XLNet's relative multi-head attention (projections stored as (H, nh, hs))."""
+    """XLNet's relative multi-head attention (projections stored as (H, nh, hs)).
+
+    >>> attn = RelativeAttention(XLNetConfig.preset("tiny"))
+    >>> tuple(attn.q.shape), tuple(attn.seg_embed.shape)
+    ((64, 2, 32), (2, 2, 32))
+    """
 
     def __init__(self, config: XLNetConfig) -> None:
         super().__init__()
@@ -148,7 +153,10 @@ class RelativeAttention(nn.Module):
 
 
 class XLNetLayer(nn.Module):
-    """Relative attention for both streams, then the shared post-LN feed-forward."""
+    """Relative attention for both streams, then the shared post-LN feed-forward.
+
+    Both streams use the same weights; each has its own residual path.
+    """
 
     def __init__(self, config: XLNetConfig) -> None:
         super().__init__()

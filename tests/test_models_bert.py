@@ -246,6 +246,22 @@ def test_losses_and_gradients() -> None:
         RobertaForMaskedLM(tiny(RobertaConfig))(ids, sentence_label=torch.tensor([0, 1]))
 
 
+def test_sparse_prediction_gives_the_same_loss_and_logits() -> None:
+    torch.manual_seed(0)
+    model = BertForPreTraining(tiny()).eval()
+    ids = torch.randint(1, V, (2, 6))
+    labels = torch.full((2, 6), -100)
+    labels[0, 1], labels[1, 4], labels[1, 5] = 7, 8, 9
+    with torch.no_grad():
+        dense = model(ids, labels=labels)
+        sparse = model(ids, labels=labels, sparse_prediction=True)
+    assert sparse.logits.shape == (3, V)
+    torch.testing.assert_close(sparse.logits, dense.logits[labels != -100])
+    torch.testing.assert_close(sparse.loss, dense.loss)
+    with pytest.raises(ValueError, match="needs labels"):
+        model(ids, sparse_prediction=True)
+
+
 def test_decoder_is_tied_to_the_word_embeddings() -> None:
     model = DistilBertForMaskedLM(tiny(DistilBertConfig)).eval()
     names = [n for n, _ in model.named_parameters()]
