@@ -358,6 +358,8 @@ def test_core_errors_are_value_errors():
         core.train_bpe_words([("a", -1)], vocab_size=10)
     with pytest.raises(ValueError, match="threads"):
         core.WordCounter('{"type": "Whitespace"}', None, 0)
+    with pytest.raises(ValueError, match="word counts sum to"):
+        core.train_bpe_words([("ab", 2**63), ("ba", 2**63)], vocab_size=10)
 
 
 # ==== the reference encoder ====
