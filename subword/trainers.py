@@ -221,6 +221,8 @@ def train_bpe(
     >>> tok.model.merges, tok.get_vocab_size()
     ([('e', 'l'), ('h', 'el'), ('l', 'o'), ('Ġ', 'hel')], 260)
     """
+    if isinstance(lines, (str, bytes)):
+        raise TypeError("lines must be an iterable of lines (e.g. a list of str or an open file), not a single string")
     if not isinstance(trainer, BpeTrainer):
         raise TypeError(f"trainer must be a BpeTrainer, got {type(trainer).__name__}")
     trainer.validate()

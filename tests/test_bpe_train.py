@@ -320,6 +320,10 @@ def test_options_validation_and_round_trip():
         BpeTrainer(engine="fast")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="no words"):
         train_bpe(["   \n"], BpeTrainer())
+    with pytest.raises(TypeError, match="not a single string"):
+        train_bpe("one line of text", BpeTrainer())
+    with pytest.raises(TypeError, match="got bytes at line 2"):
+        train_bpe(["ok\n", b"bytes\n"], BpeTrainer())
 
 
 def test_special_tokens_become_special_added_tokens_and_provenance_is_recorded():
