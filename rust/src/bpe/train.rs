@@ -200,6 +200,7 @@ type Change = (u64, i32, u32);
 /// Merges every non-overlapping `(a, b)` in `s` (left to right) into `new`, pushing HF's
 /// `Word::merge` change list. Returns the new length.
 #[inline]
+#[allow(clippy::too_many_arguments)]
 fn merge_word(
     s: &mut [u32],
     a: u32,
@@ -485,7 +486,7 @@ pub fn train(
             }
         }
         let done = merges.len() as u64;
-        if done % PROGRESS_EVERY == 0 {
+        if done.is_multiple_of(PROGRESS_EVERY) {
             progress(Progress { stage: Stage::Merge, current: done, total: total_merges }).map_err(TrainError::Aborted)?;
         }
     }
@@ -499,17 +500,23 @@ pub fn train(
     Ok(BpeModelOut { vocab: voc.id2w, merges })
 }
 
+/// A pair and the distinct words it occurs in.
+type PairPositions = (u64, Vec<u32>);
+
+/// Per pair: its count and the distinct words it occurs in (ascending).
+type PairTable = AHashMap<u64, (i64, Vec<u32>)>;
+
 /// Initial pair counts and, per pair, the distinct words it occurs in (ascending).
-fn count_pairs(ws: &Words) -> (AHashMap<u64, i64>, Vec<(u64, Vec<u32>)>) {
+fn count_pairs(ws: &Words) -> (AHashMap<u64, i64>, Vec<PairPositions>) {
     let n = ws.len.len();
     // Chunks of words counted in parallel, merged in chunk order so position lists stay sorted.
     let chunk = (n / (rayon::current_num_threads() * 4)).max(4096);
-    let parts: Vec<AHashMap<u64, (i64, Vec<u32>)>> = (0..n)
+    let parts: Vec<PairTable> = (0..n)
         .into_par_iter()
         .step_by(chunk)
         .map(|lo| {
             let hi = (lo + chunk).min(n);
-            let mut m: AHashMap<u64, (i64, Vec<u32>)> = AHashMap::new();
+            let mut m = PairTable::new();
             for w in lo..hi {
                 let s = &ws.syms[ws.start[w]..ws.start[w] + ws.len[w] as usize];
                 let c = ws.count[w] as i64;
@@ -524,7 +531,7 @@ fn count_pairs(ws: &Words) -> (AHashMap<u64, i64>, Vec<(u64, Vec<u32>)>) {
             m
         })
         .collect();
-    let mut all: AHashMap<u64, (i64, Vec<u32>)> = AHashMap::new();
+    let mut all = PairTable::new();
     for part in parts {
         if all.is_empty() {
             all = part;
@@ -572,7 +579,9 @@ fn apply_merge(
     let starts = &ws.start;
     let lens = &ws.len;
     let chunk = pos.len().div_ceil(rayon::current_num_threads() * 4);
-    let results: Vec<(Vec<Change>, Vec<(u32, u32)>)> = pos
+    // Per task: its changes and the new lengths of its words.
+    type TaskOut = (Vec<Change>, Vec<(u32, u32)>);
+    let results: Vec<TaskOut> = pos
         .par_chunks(chunk)
         .map(|ps| {
             let p = ptr;

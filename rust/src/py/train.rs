@@ -16,6 +16,9 @@ use crate::count::WordCounter;
 use crate::normalize::Normalizer;
 use crate::pretok::PreTokenizer;
 
+/// What the training functions return to Python: (vocab in id order, merges in rank order).
+type Trained = (Vec<String>, Vec<(String, String)>);
+
 fn build_pool(threads: Option<usize>) -> PyResult<Option<Arc<rayon::ThreadPool>>> {
     match threads {
         None => Ok(None),
@@ -133,7 +136,7 @@ fn run_training(
     cfg: &BpeTrainerConfig,
     progress: Option<Py<PyAny>>,
     pool: &Option<Arc<rayon::ThreadPool>>,
-) -> PyResult<(Vec<String>, Vec<(String, String)>)> {
+) -> PyResult<Trained> {
     let mut py_err: Option<PyErr> = None;
     let result = {
         let py_err = &mut py_err;
@@ -187,7 +190,7 @@ fn train_bpe(
     continuing_subword_prefix: Option<String>,
     end_of_word_suffix: Option<String>,
     progress: Option<Py<PyAny>>,
-) -> PyResult<(Vec<String>, Vec<(String, String)>)> {
+) -> PyResult<Trained> {
     let cfg = config(
         vocab_size,
         min_frequency,
@@ -222,7 +225,7 @@ fn train_bpe_words(
     end_of_word_suffix: Option<String>,
     progress: Option<Py<PyAny>>,
     threads: Option<usize>,
-) -> PyResult<(Vec<String>, Vec<(String, String)>)> {
+) -> PyResult<Trained> {
     let mut ws: Vec<(String, u64)> = Vec::new();
     for (i, item) in words.try_iter()?.enumerate() {
         let item = item?;
