@@ -100,6 +100,7 @@ class BertConfig:
             ``"zeros"`` (every random block is block 0: transformers' eval mode).
         attention_seed: seed of the uniform plan; layer i uses ``attention_seed + i``.
         embedding_dropout_first: dropout before the embedding norm (BigBird's order).
+        ffn_output_dropout: dropout on the FFN output before its residual (ALBERT has none).
 
     >>> cfg = BertConfig.preset("tiny", vocab_size=100)
     >>> cfg.hidden_size, cfg.num_layers, cfg.layer_norm_eps
@@ -145,6 +146,7 @@ class BertConfig:
     random_plan: Literal["uniform", "zeros"] = "uniform"
     attention_seed: int = 0
     embedding_dropout_first: bool = False
+    ffn_output_dropout: bool = True
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "hidden_size", "num_layers", "num_heads", "intermediate_size",
@@ -301,6 +303,7 @@ class AlbertConfig(BertConfig):
     classifier_dropout: float = 0.1
     sentence_head: Literal["nsp", "sop"] | None = "sop"
     share: Literal["none", "all", "attention", "ffn"] = "all"
+    ffn_output_dropout: bool = False
 
 
 @dataclass

@@ -127,14 +127,15 @@ class EncoderLayer(nn.Module):
         self.ffn = FeedForward(config)
         self.ffn_norm = _layer_norm(config)
         self.dropout = nn.Dropout(config.hidden_dropout)
+        self.ffn_dropout = nn.Dropout(config.hidden_dropout if config.ffn_output_dropout else 0.0)
 
     def forward(self, x: Tensor, mask: Tensor | None = None) -> Tensor:
         """``x`` (B, T, H); ``mask`` boolean (B, 1, 1|T, T), True = may attend."""
         if self.pre_ln:
             x = x + self.dropout(self.attn(self.attn_norm(x), mask=mask))
-            return x + self.dropout(self.ffn(self.ffn_norm(x)))
+            return x + self.ffn_dropout(self.ffn(self.ffn_norm(x)))
         x = self.attn_norm(x + self.dropout(self.attn(x, mask=mask)))
-        return self.ffn_norm(x + self.dropout(self.ffn(x)))
+        return self.ffn_norm(x + self.ffn_dropout(self.ffn(x)))
 
 
 def _schedule(config: BertConfig) -> tuple[int, list[list[int]]]:

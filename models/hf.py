@@ -285,8 +285,9 @@ def config_to_hf(config: BertConfig, *, heads: bool = False) -> dict[str, Any]:
         problems.append(f"share={config.share!r}")
     if mt != "big_bird" and config.attention_type != "original_full":
         problems.append(f"attention_type={config.attention_type!r}")
-    if config.embedding_dropout_first != default.embedding_dropout_first:
-        problems.append(f"embedding_dropout_first={config.embedding_dropout_first}")
+    for flag in ("embedding_dropout_first", "ffn_output_dropout"):
+        if getattr(config, flag) != getattr(default, flag):
+            problems.append(f"{flag}={getattr(config, flag)}")
     if mt == "xlnet" and config.hidden_dropout != config.attention_dropout:
         problems.append("hidden_dropout != attention_dropout (XLNet has one dropout)")
     if mt == "distilbert" and (config.type_vocab_size or config.layer_norm_eps != 1e-12):

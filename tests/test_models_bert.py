@@ -359,3 +359,27 @@ def test_student_layer_choices() -> None:
         init_from_teacher(BertModel(tiny(num_layers=4)), "hf")
     with pytest.raises(ValueError, match=r"in \[0, 12\)"):
         init_from_teacher(teacher, [0, 12])
+
+
+def test_models_pickle_and_deepcopy() -> None:
+    import copy
+    import io
+
+    configs = (tiny(), tiny(AlbertConfig), preset("big_bird", "tiny", vocab_size=V), preset("xlnet", "tiny", vocab_size=V))
+    for cfg in configs:
+        model = build_model(cfg, heads=True).eval()
+        buf = io.BytesIO()
+        torch.save(model, buf)
+        buf.seek(0)
+        loaded = torch.load(buf, weights_only=False)
+        clone = copy.deepcopy(model)
+        ids = torch.randint(6, V, (1, 5))
+        with torch.no_grad():
+            torch.testing.assert_close(loaded(ids).logits, model(ids).logits)
+            torch.testing.assert_close(clone(ids).logits, model(ids).logits)
+
+
+def test_albert_has_no_dropout_on_the_ffn_output() -> None:
+    model = AlbertModel(tiny(AlbertConfig, hidden_dropout=0.5)).train()
+    layer = model.encoder.layers[0]
+    assert layer.ffn_dropout.p == 0.0 and layer.dropout.p == 0.5
