@@ -365,7 +365,8 @@ def test_models_pickle_and_deepcopy() -> None:
     import copy
     import io
 
-    configs = (tiny(), tiny(AlbertConfig), preset("big_bird", "tiny", vocab_size=V), preset("xlnet", "tiny", vocab_size=V))
+    configs = (tiny(), tiny(AlbertConfig), preset("big_bird", "tiny", vocab_size=V),
+               preset("xlnet", "tiny", vocab_size=V))
     for cfg in configs:
         model = build_model(cfg, heads=True).eval()
         buf = io.BytesIO()
