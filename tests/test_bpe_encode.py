@@ -442,3 +442,15 @@ def _same_encoding(want, got, label) -> None:
         # them) and reports 0 for every token there; ours keep 0/1/None.
         for f in fields[:-1]:
             assert getattr(o_got, f) == getattr(o_want, f), (f, "overflowing", label)
+
+
+def test_gpt2_style_file_matches_hf() -> None:
+    """GPT-2's own tokenizer.json writes "" for prefix/suffix and marks <|endoftext|> as normalized."""
+    d = json.loads(hf_byte_level(False, "none"))
+    d["model"]["continuing_subword_prefix"] = ""
+    d["model"]["end_of_word_suffix"] = ""
+    for t in d["added_tokens"]:
+        t["normalized"] = True
+    d["post_processor"] = {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False, "use_regex": True}
+    hf, ours = pair(json.dumps(d))
+    assert_same(hf, ours, eval_texts()[:400])

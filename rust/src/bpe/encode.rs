@@ -24,8 +24,9 @@
 //!   Longer words, and all dropout runs, use a binary heap over a linked list of symbols.
 //! - Results are cached per word in a THREAD-LOCAL map (no lock, so rayon workers never
 //!   serialize), keyed by the model instance id. Words of 256 bytes or more are not cached (they
-//!   are rare and would bloat the cache); the cache is cleared when it reaches its capacity. Each
-//!   thread keeps caches for at most `MAX_MODELS_PER_THREAD` models.
+//!   are rare and would bloat the cache); the cache is cleared when it reaches its capacity
+//!   (131,072 words, roughly 10 MB per thread). Each thread keeps caches for at most
+//!   `MAX_MODELS_PER_THREAD` models, so dropped models' caches are eventually evicted.
 //! - Byte-level models whose vocab holds all 256 byte chars (every GPT-2-style file) get a fast
 //!   path that works on the RAW bytes of a piece: the byte->id table replaces the per-char string
 //!   lookups and no mapped string is ever built. Units are then raw bytes, which for byte-level
@@ -107,7 +108,7 @@ pub struct BpeOptions {
 pub type Sym = (u32, u32);
 
 const MAX_CACHED_WORD_BYTES: usize = 256;
-const DEFAULT_CACHE_CAPACITY: usize = 1 << 18;
+const DEFAULT_CACHE_CAPACITY: usize = 1 << 17;
 const MAX_MODELS_PER_THREAD: usize = 4;
 const SMALL_WORD: usize = 48;
 
@@ -199,6 +200,14 @@ impl BpeModel {
             if !(0.0..=1.0).contains(&p) {
                 return Err(BpeError::Invalid(format!("dropout must be in [0, 1], got {p}")));
             }
+        }
+        // An empty prefix or suffix (GPT-2's tokenizer.json writes "") behaves exactly like none.
+        let mut opts = opts;
+        if opts.continuing_subword_prefix.as_deref() == Some("") {
+            opts.continuing_subword_prefix = None;
+        }
+        if opts.end_of_word_suffix.as_deref() == Some("") {
+            opts.end_of_word_suffix = None;
         }
         let max_id = vocab.values().copied().max().map_or(0, |m| m as usize + 1);
         if max_id > (1 << 28) {
