@@ -373,8 +373,8 @@ def from_hf(path_or_dir: str | os.PathLike[str], *, heads: bool | None = None) -
     mt = config.model_type
 
     prefix = _PREFIX[mt] if any(k.startswith(_PREFIX[mt]) for k in sd) else ""
-    has = lambda name: name in sd or _BIAS_ALIASES.get(name, "") in sd  # noqa: E731
-    head_keys_present = has(_HEADS[mt]["mlm.bias"]) or f"{_HEADS[mt].get('mlm.dense')}.weight" in sd
+    bias_key = _HEADS[mt]["mlm.bias"]
+    head_keys_present = bias_key in sd or _BIAS_ALIASES.get(bias_key, "") in sd
     if heads is None:
         heads = head_keys_present
     pooler_key = f"{prefix}pooler.weight" if mt in ("albert", "big_bird") else f"{prefix}pooler.dense.weight"
