@@ -454,3 +454,16 @@ def test_gpt2_style_file_matches_hf() -> None:
     d["post_processor"] = {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False, "use_regex": True}
     hf, ours = pair(json.dumps(d))
     assert_same(hf, ours, eval_texts()[:400])
+
+
+def test_core_tokenizer_pickles_with_dropout_state() -> None:
+    import pickle
+
+    js = hf_byte_level(False, "none")
+    ours = _core.CoreTokenizer(js)
+    texts = _gutenberg_slice()[2600:2650]
+    ours.set_dropout(0.2, 5)
+    clone = pickle.loads(pickle.dumps(ours))
+    assert clone.encode_batch_ids(texts) == ours.encode_batch_ids(texts)
+    ours.set_dropout(None, 0)
+    assert [e.ids for e in Tokenizer.from_str(js).encode_batch(texts)] == pickle.loads(pickle.dumps(ours)).encode_batch_ids(texts)

@@ -596,11 +596,7 @@ impl Tokenizer {
             Some(n) => n,
             None => encs.iter().map(|e| e.len()).max().unwrap_or(0),
         };
-        if let Some(m) = p.pad_to_multiple_of {
-            if m > 0 && target % m > 0 {
-                target += m - target % m;
-            }
-        }
+        target = round_up(target, p.pad_to_multiple_of);
         for e in encs {
             e.pad(target, p.pad_id, p.pad_type_id, self.pad_index, p.direction);
         }
@@ -1167,7 +1163,7 @@ fn truncate_encodings(ea: &mut Encoding, eb: Option<&mut Encoding>, t: &Truncati
 
 fn round_up(n: usize, m: Option<usize>) -> usize {
     match m {
-        Some(m) if m > 0 && n % m > 0 => n + m - n % m,
+        Some(m) if m > 0 && !n.is_multiple_of(m) => n + m - n % m,
         _ => n,
     }
 }

@@ -195,6 +195,8 @@ impl PyEncoding {
 pub struct PyCoreTokenizer {
     // Swapped whole by `set_dropout`; encoders clone the Arc and release the lock at once.
     inner: RwLock<Arc<Tokenizer>>,
+    /// The tokenizer.json text it was built from (for pickling).
+    json: String,
 }
 
 impl PyCoreTokenizer {
@@ -208,7 +210,19 @@ impl PyCoreTokenizer {
     #[new]
     fn new(tokenizer_json: &str) -> PyResult<Self> {
         let t = Tokenizer::from_json_str(tokenizer_json).map_err(PyValueError::new_err)?;
-        Ok(PyCoreTokenizer { inner: RwLock::new(Arc::new(t)) })
+        Ok(PyCoreTokenizer { inner: RwLock::new(Arc::new(t)), json: tokenizer_json.to_string() })
+    }
+
+    /// Pickle support: rebuilt from the JSON text, with the current dropout settings.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (String,), (Option<f32>, u64))> {
+        let this = slf.get();
+        let tok = this.get()?;
+        let o = tok.model().options();
+        Ok((slf.get_type().into_any(), (this.json.clone(),), (o.dropout, o.dropout_seed)))
+    }
+
+    fn __setstate__(&self, state: (Option<f32>, u64)) -> PyResult<()> {
+        self.set_dropout(state.0, state.1)
     }
 
     /// Encodes `text` (and `pair`, the second sequence of a pair input).
