@@ -267,3 +267,41 @@ def test_multihead_cross_attention_and_weights() -> None:
 def test_multihead_rejects_bad_sizes() -> None:
     with pytest.raises(ValueError, match="not divisible"):
         MultiHeadAttention(10, 3)
+
+
+# ==== Properties ====
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    B=st.integers(1, 3), Tq=st.integers(1, 5), Tk=st.integers(1, 6), seed=st.integers(0, 2**16),
+    p=st.floats(0.0, 1.0),
+)
+def test_masked_softmax_properties(B: int, Tq: int, Tk: int, seed: int, p: float) -> None:
+    g = torch.Generator().manual_seed(seed)
+    scores = torch.randn(B, Tq, Tk, generator=g) * 10
+    mask = torch.rand(B, Tq, Tk, generator=g) >= p
+    w = masked_softmax(scores, mask=mask)
+    assert torch.all(w[~mask] == 0) and torch.all(w >= 0)
+    sums = w.sum(-1)
+    expected = mask.any(-1).float()
+    torch.testing.assert_close(sums, expected)
+    # Shifting a row's scores changes nothing (softmax is shift-invariant).
+    torch.testing.assert_close(masked_softmax(scores + 3.0, mask=mask), w)
+
+
+@settings(max_examples=25, deadline=None)
+@given(B=st.integers(1, 2), nh=st.integers(1, 3), T=st.integers(1, 12), seed=st.integers(0, 2**16))
+def test_sdpa_paths_agree_on_random_padding(B: int, nh: int, T: int, seed: int) -> None:
+    g = torch.Generator().manual_seed(seed)
+    q, k, v = (torch.randn(B, nh, T, 8, generator=g) for _ in range(3))
+    lens = torch.randint(0, T + 1, (B,), generator=g)
+    mask = (torch.arange(T) < lens[:, None])[:, None, None, :]
+    fast = scaled_dot_product_attention(q, k, v, mask, impl="sdpa")
+    plain = scaled_dot_product_attention(q, k, v, mask, impl="plain")
+    assert torch.isfinite(fast).all()
+    assert (fast - plain).abs().max().item() <= 1e-6

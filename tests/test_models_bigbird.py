@@ -44,6 +44,24 @@ def test_block_sparse_equals_dense_under_the_equivalent_mask(T: int) -> None:
     assert torch.equal(out[1, :, T - 13:], torch.zeros(3, 13, 8))
 
 
+def test_block_sparse_equals_dense_for_random_shapes() -> None:
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+
+    @hypothesis.settings(max_examples=30, deadline=None)
+    @hypothesis.given(b=st.integers(1, 4), R=st.integers(0, 2), extra=st.integers(0, 30), seed=st.integers(0, 999))
+    def check(b: int, R: int, extra: int, seed: int) -> None:
+        attn = BlockSparseAttention(num_heads=2, block_size=b, num_random_blocks=R, seed=seed)
+        T = attn.min_sparse_length() + extra
+        g = torch.Generator().manual_seed(seed)
+        q, k, v = (torch.randn(1, 2, T, 4, generator=g) for _ in range(3))
+        key_mask = torch.arange(T)[None] < int(torch.randint(1, T + 1, (1,), generator=g))
+        out = attn(q, k, v, key_mask)
+        assert (out - _dense_reference(attn, q, k, v, key_mask)).abs().max().item() <= 1e-5
+
+    check()
+
+
 def test_pattern_has_globals_window_and_random_blocks() -> None:
     attn = BlockSparseAttention(num_heads=2, block_size=2, num_random_blocks=3, seed=0)
     nb = 16
