@@ -2,9 +2,10 @@
 
 Everything a variant can change is in its config (see ``models/config.py``):
 the embedding layout (segment table or none, factorised width E, RoBERTa's
-padding-offset positions), the pooler, and the sentence head (NSP, SOP, none).
-RoBERTa, ALBERT and DistilBERT are therefore these same classes with other
-configs; their modules only name them.
+padding-offset positions), the pooler, the sentence head (NSP, SOP, none) and
+the attention (dense or block-sparse). RoBERTa, ALBERT, DistilBERT and BigBird
+are therefore these same classes with other configs; their modules only name
+them. (XLNet's attention differs in kind and lives in ``models/xlnet.py``.)
 
 State-dict names are ours (``embeddings.word``, ``encoder.layers.0.attn.q``, ...);
 ``models/hf.py`` maps them to each transformers checkpoint layout.

@@ -14,6 +14,8 @@ RoBERTa        1e-5            ``"gelu"``; the MLM head    ``pad+1 .. pad+T`` fo
                                ``hidden_act`` says         padding (offset 2)
 ALBERT         1e-12           ``"gelu_new"``: tanh form   ``0 .. T-1``
 DistilBERT     1e-12           ``"gelu"``                  ``0 .. T-1``
+BigBird        1e-12           ``"gelu_new"``: tanh form   ``0 .. T-1``
+XLNet          1e-12           ``"gelu"``                  relative, ``[sin | cos]``
 =============  ==============  ==========================  ========================
 
 The erf and tanh GELUs differ by up to 4.7e-4, so picking the wrong one breaks
