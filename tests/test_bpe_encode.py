@@ -467,3 +467,44 @@ def test_core_tokenizer_pickles_with_dropout_state() -> None:
     assert clone.encode_batch_ids(texts) == ours.encode_batch_ids(texts)
     ours.set_dropout(None, 0)
     assert [e.ids for e in Tokenizer.from_str(js).encode_batch(texts)] == pickle.loads(pickle.dumps(ours)).encode_batch_ids(texts)
+
+
+# ==== less common combinations ====
+
+
+@pytest.mark.parametrize(
+    "normalizer",
+    [{"type": "NFKC"}, {"type": "Lowercase"}, {"type": "Sequence", "normalizers": [{"type": "NFD"}, {"type": "StripAccents"}]}],
+    ids=["NFKC", "Lowercase", "NFD+StripAccents"],
+)
+def test_byte_level_with_normalizer_matches_hf(normalizer: dict) -> None:
+    """Offsets go through the normalizer's alignment AND the byte-level char widening."""
+    d = json.loads(hf_byte_level(True, "bytelevel"))
+    d["normalizer"] = normalizer
+    hf, ours = pair(json.dumps(d))
+    texts = eval_texts()[:300] + TRICKY
+    # Skip chars HF's older Unicode tables normalize differently (see normalize.rs).
+    norm = _core.Normalizer(json.dumps(normalizer))
+    texts = [t for t in texts if all(norm.normalize_str(c) == hf.normalizer.normalize_str(c) for c in t)]
+    assert_same(hf, ours, texts)
+
+
+def test_byte_level_without_full_alphabet_matches_hf() -> None:
+    """No initial alphabet: bytes missing from the vocab are dropped (no unk), on the general path."""
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(_training_lines()[:3000], trainers.BpeTrainer(vocab_size=500, show_progress=False))
+    hf, ours = pair(tok.to_str())
+    assert_same(hf, ours, eval_texts()[:200] + TRICKY)
+
+
+def test_continuing_subword_prefix_matches_hf() -> None:
+    tok = Tokenizer(models.BPE(unk_token="[UNK]", continuing_subword_prefix="##"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    trainer = trainers.BpeTrainer(
+        vocab_size=700, special_tokens=["[UNK]"], continuing_subword_prefix="##", show_progress=False
+    )
+    tok.train_from_iterator(_training_lines()[:5000], trainer)
+    hf, ours = pair(tok.to_str())
+    assert_same(hf, ours, eval_texts()[:300] + TRICKY)

@@ -809,6 +809,7 @@ impl Tokenizer {
     ) -> Result<(), String> {
         let mut err: Option<String> = None;
         let mut syms: Vec<Sym> = Vec::new();
+        let mut ranges: Vec<(u32, usize, usize)> = Vec::new();
         match &self.pre_tokenizer {
             Some(p @ PreTokenizer::ByteLevel { add_prefix_space, .. }) => {
                 let inserted = *add_prefix_space && !t.is_empty() && !t.starts_with(' ');
@@ -819,28 +820,40 @@ impl Tokenizer {
                     let shifted = inserted && first;
                     first = false;
                     syms.clear();
+                    // Each token as a range of raw bytes of the piece (= mapped chars).
+                    ranges.clear();
                     let r = if self.fast_bytes {
-                        self.model.tokenize_raw_bytes(raw.as_bytes(), *salt, &mut syms)
+                        let r = self.model.tokenize_raw_bytes(raw.as_bytes(), *salt, &mut syms);
+                        let mut a = 0usize;
+                        for &(id, len) in &syms {
+                            ranges.push((id, a, a + len as usize));
+                            a += len as usize;
+                        }
+                        r
                     } else {
-                        // General path: lengths are in bytes of the mapped string; turn them into
-                        // mapped chars (= raw bytes).
+                        // General path: HF's lengths are bytes of the mapped string, counted from
+                        // the start of the word even when chars were dropped (no unk); each mapped
+                        // byte belongs to one mapped char, i.e. one raw byte.
                         let mapped = p.map_piece(raw);
                         let r = self.model.tokenize_into(&mapped, *salt, &mut syms);
-                        let mut char_of_byte = vec![0u32; mapped.len() + 1];
-                        let mut ci = 0u32;
-                        for (bi, ch) in mapped.char_indices() {
+                        let mut char_of_byte = vec![0usize; mapped.len()];
+                        for (ci, (bi, ch)) in mapped.char_indices().enumerate() {
                             for k in 0..ch.len_utf8() {
                                 char_of_byte[bi + k] = ci;
                             }
-                            ci += 1;
                         }
-                        char_of_byte[mapped.len()] = ci;
+                        let last = mapped.len().saturating_sub(1);
                         let mut pos = 0usize;
-                        for sym in syms.iter_mut() {
-                            let a = char_of_byte[pos.min(mapped.len())];
-                            pos += sym.1 as usize;
-                            let b = char_of_byte[pos.min(mapped.len())];
-                            sym.1 = b.saturating_sub(a);
+                        for &(id, len) in &syms {
+                            let end = pos + len as usize;
+                            if mapped.is_empty() || len == 0 {
+                                ranges.push((id, 0, 0));
+                            } else {
+                                let a = char_of_byte[pos.min(last)];
+                                let b = char_of_byte[(end - 1).min(last)] + 1;
+                                ranges.push((id, a, b));
+                            }
+                            pos = end;
                         }
                         r
                     };
@@ -856,17 +869,15 @@ impl Tokenizer {
                         }
                     };
                     let n_raw = raw.len();
-                    let mut a = 0usize;
-                    for &(id, len) in &syms {
-                        let b = (a + len as usize).min(n_raw);
+                    for &(id, a, b) in &ranges {
+                        let b = b.min(n_raw);
                         let lo = byte_at(a).map_or(0, |x| floor_boundary(t, x));
-                        let hi = if b == 0 {
+                        let hi = if b <= a {
                             lo
                         } else {
                             byte_at(b - 1).map_or(first_len, |x| char_end_at(t, x))
                         };
                         enc.push(id, id, map(base + lo, base + hi.max(lo)), 0, false);
-                        a = b;
                     }
                 })
             }
