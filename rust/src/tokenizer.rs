@@ -287,6 +287,9 @@ pub struct Tokenizer {
     padding: Option<Padding>,
     /// Token index of the pad token.
     pad_index: u32,
+    /// Special ids the post-processor puts before and after a single sequence, when it is a plain
+    /// frame (None: the ids-only path must run the full pipeline).
+    single_frame: Option<(Vec<u32>, Vec<u32>)>,
     fast_bytes: bool,
 }
 
@@ -450,6 +453,7 @@ impl Tokenizer {
         let special_contents = added_tokens.iter().filter(|t| t.special).map(|t| t.content.clone()).collect();
         let fast_bytes = matches!(pre_tokenizer, Some(PreTokenizer::ByteLevel { .. })) && model.has_byte_fast_path();
         let added = AddedVocab::new(added_tokens, normalizer.as_ref());
+        let single_frame = post.as_ref().map_or(Some((Vec::new(), Vec::new())), single_frame);
         Ok(Tokenizer {
             normalizer,
             pre_tokenizer,
@@ -465,6 +469,7 @@ impl Tokenizer {
             truncation: None,
             padding: None,
             pad_index: 0,
+            single_frame,
             fast_bytes,
         })
     }
@@ -604,10 +609,27 @@ impl Tokenizer {
 
     /// Ids only: the fast path (no offsets, no token strings, no alignment).
     pub fn encode_ids(&self, text: &str, add_special_tokens: bool) -> Result<Vec<u32>, String> {
-        if self.truncation.is_some() || self.padding.is_some() {
-            return Ok(self.encode(text, add_special_tokens)?.ids);
-        }
         let mut ids = Vec::with_capacity(text.len() / 3 + 4);
+        self.encode_ids_into(text, add_special_tokens, &mut ids)?;
+        Ok(ids)
+    }
+
+    /// Appends the ids of `text` to `out` (the ids-only path; the full path when truncation or
+    /// padding is configured or the post-processor is not a plain frame of special tokens).
+    pub fn encode_ids_into(&self, text: &str, add_special_tokens: bool, out: &mut Vec<u32>) -> Result<(), String> {
+        const NO_FRAME: &(Vec<u32>, Vec<u32>) = &(Vec::new(), Vec::new());
+        let frame = match (&self.post, add_special_tokens) {
+            (Some(_), true) => self.single_frame.as_ref(),
+            _ => Some(NO_FRAME),
+        };
+        let frame = match frame {
+            Some(f) if self.truncation.is_none() && self.padding.is_none() => f,
+            _ => {
+                out.extend(self.encode(text, add_special_tokens)?.ids);
+                return Ok(());
+            }
+        };
+        out.extend_from_slice(&frame.0);
         let mut salt = 0u64;
         let push_text = |t: &str, ids: &mut Vec<u32>, salt: &mut u64| -> Result<(), String> {
             let normalized;
@@ -633,19 +655,15 @@ impl Tokenizer {
         if self.added.has_raw() {
             for p in self.added.split_raw(text) {
                 match p {
-                    Piece::Token(_, _, i) => ids.push(self.added.tokens[i].id),
-                    Piece::Text(s, e) => push_text(&text[s..e], &mut ids, &mut salt)?,
+                    Piece::Token(_, _, i) => out.push(self.added.tokens[i].id),
+                    Piece::Text(s, e) => push_text(&text[s..e], out, &mut salt)?,
                 }
             }
         } else {
-            push_text(text, &mut ids, &mut salt)?;
+            push_text(text, out, &mut salt)?;
         }
-        if add_special_tokens {
-            if let Some(p) = &self.post {
-                ids = self.ids_with_specials(p, ids);
-            }
-        }
-        Ok(ids)
+        out.extend_from_slice(&frame.1);
+        Ok(())
     }
 
     /// Ids-only batch, in parallel.
@@ -656,38 +674,32 @@ impl Tokenizer {
         texts.par_iter().with_min_len(BATCH_GRAIN).map(|t| self.encode_ids(t.as_ref(), add_special_tokens)).collect()
     }
 
-    fn ids_with_specials(&self, p: &PostProcessor, ids: Vec<u32>) -> Vec<u32> {
-        match p {
-            PostProcessor::ByteLevel { .. } => ids,
-            PostProcessor::Sequence(v) => v.iter().fold(ids, |acc, p| self.ids_with_specials(p, acc)),
-            PostProcessor::Bert { sep, cls } | PostProcessor::Roberta { sep, cls, .. } => {
-                let mut out = Vec::with_capacity(ids.len() + 2);
-                out.push(cls.1);
-                out.extend(ids);
-                out.push(sep.1);
-                out
-            }
-            PostProcessor::Template { single, specials, .. } => {
-                let mut out = Vec::with_capacity(ids.len() + 4);
-                let mut ids = Some(ids);
-                for piece in single {
-                    match piece {
-                        TemplatePiece::Special { id, .. } => {
-                            if let Some(s) = specials.get(id) {
-                                out.extend_from_slice(&s.0);
-                            }
-                        }
-                        TemplatePiece::Sequence { b: false, .. } => {
-                            if let Some(v) = ids.take() {
-                                out.extend(v);
-                            }
-                        }
-                        TemplatePiece::Sequence { b: true, .. } => {}
-                    }
-                }
-                out
-            }
+    /// Ids-only batch as flat chunks: for each chunk of consecutive texts, (all ids, id count per
+    /// text). One allocation per chunk instead of one per text.
+    pub fn encode_batch_ids_flat<S: AsRef<str> + Sync>(
+        &self,
+        texts: &[S],
+        add_special_tokens: bool,
+    ) -> Result<Vec<(Vec<u32>, Vec<u32>)>, String> {
+        if self.padding.is_some() {
+            let encs = self.encode_batch(texts, add_special_tokens)?;
+            let lens = encs.iter().map(|e| e.len() as u32).collect();
+            return Ok(vec![(encs.into_iter().flat_map(|e| e.ids).collect(), lens)]);
         }
+        texts
+            .par_chunks(BATCH_GRAIN)
+            .map(|chunk| {
+                let total: usize = chunk.iter().map(|t| t.as_ref().len()).sum();
+                let mut ids = Vec::with_capacity(total / 3 + 8);
+                let mut lens = Vec::with_capacity(chunk.len());
+                for t in chunk {
+                    let before = ids.len();
+                    self.encode_ids_into(t.as_ref(), add_special_tokens, &mut ids)?;
+                    lens.push((ids.len() - before) as u32);
+                }
+                Ok((ids, lens))
+            })
+            .collect()
     }
 
     /// Model ids of the words of one (normalized) text piece.
@@ -1082,6 +1094,39 @@ impl Tokenizer {
 
     pub fn pre_tokenizer(&self) -> Option<&PreTokenizer> {
         self.pre_tokenizer.as_ref()
+    }
+}
+
+/// The (prefix, suffix) special ids a processor adds around a single sequence.
+fn single_frame(p: &PostProcessor) -> Option<(Vec<u32>, Vec<u32>)> {
+    match p {
+        PostProcessor::ByteLevel { .. } => Some((Vec::new(), Vec::new())),
+        PostProcessor::Bert { sep, cls } | PostProcessor::Roberta { sep, cls, .. } => Some((vec![cls.1], vec![sep.1])),
+        PostProcessor::Template { single, specials, .. } => {
+            let (mut pre, mut post) = (Vec::new(), Vec::new());
+            let mut seen_a = false;
+            for piece in single {
+                match piece {
+                    TemplatePiece::Special { id, .. } => {
+                        let ids = &specials.get(id)?.0;
+                        if seen_a { post.extend_from_slice(ids) } else { pre.extend_from_slice(ids) }
+                    }
+                    TemplatePiece::Sequence { b: false, .. } if !seen_a => seen_a = true,
+                    TemplatePiece::Sequence { .. } => return None,
+                }
+            }
+            seen_a.then_some((pre, post))
+        }
+        PostProcessor::Sequence(v) => {
+            let (mut pre, mut post) = (Vec::new(), Vec::new());
+            for p in v {
+                let (a, b) = single_frame(p)?;
+                // Each later processor wraps the result of the earlier ones.
+                pre.splice(0..0, a);
+                post.extend(b);
+            }
+            Some((pre, post))
+        }
     }
 }
 

@@ -73,13 +73,25 @@ impl Hasher for PairHasher {
     }
     fn write(&mut self, bytes: &[u8]) {
         for &b in bytes {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+            self.0 = mix64(self.0.rotate_left(5) ^ u64::from(b));
         }
     }
     fn write_u64(&mut self, x: u64) {
-        // Fibonacci hashing; the high bits are well mixed, hashbrown uses the top 7 bits as tags.
-        self.0 = (x ^ (x >> 29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        self.0 = mix64(x);
     }
+    fn write_u128(&mut self, x: u128) {
+        self.0 = mix64((x as u64) ^ mix64((x >> 64) as u64));
+    }
+}
+
+/// A multiply-xorshift finalizer: every input bit reaches both the low bits (hashbrown's bucket
+/// index) and the high bits (its control tags).
+#[inline]
+fn mix64(mut h: u64) -> u64 {
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h
 }
 
 type PairMap = HashMap<u64, (u32, u32), BuildHasherDefault<PairHasher>>;
@@ -120,7 +132,57 @@ fn byte_chars() -> &'static [char; 256] {
 
 static NEXT_MODEL_ID: AtomicU64 = AtomicU64::new(1);
 
-type WordCache = HashMap<Box<[u8]>, Box<[Sym]>, ahash::RandomState>;
+/// A cached segmentation; most words are a single token, stored inline.
+enum Cached {
+    One(Sym),
+    Many(Box<[Sym]>),
+}
+
+impl Cached {
+    fn new(syms: Vec<Sym>) -> Self {
+        if syms.len() == 1 {
+            Cached::One(syms[0])
+        } else {
+            Cached::Many(syms.into_boxed_slice())
+        }
+    }
+    fn as_slice(&self) -> &[Sym] {
+        match self {
+            Cached::One(s) => std::slice::from_ref(s),
+            Cached::Many(b) => b,
+        }
+    }
+}
+
+/// Words of up to 15 bytes are keyed by their bytes packed into a `u128` (length in the top
+/// byte): hashing and comparing an integer is much cheaper than hashing and `memcmp`-ing a slice,
+/// and most pieces of natural text are that short. Longer words use a byte-slice map.
+#[derive(Default)]
+struct WordCache {
+    short: HashMap<u128, Cached, BuildHasherDefault<PairHasher>>,
+    long: HashMap<Box<[u8]>, Cached, ahash::RandomState>,
+}
+
+impl WordCache {
+    fn len(&self) -> usize {
+        self.short.len() + self.long.len()
+    }
+    fn clear(&mut self) {
+        self.short.clear();
+        self.long.clear();
+    }
+}
+
+#[inline]
+fn short_key(key: &[u8]) -> Option<u128> {
+    if key.len() > 15 {
+        return None;
+    }
+    let mut buf = [0u8; 16];
+    buf[..key.len()].copy_from_slice(key);
+    buf[15] = key.len() as u8;
+    Some(u128::from_le_bytes(buf))
+}
 
 thread_local! {
     // (model id, cache) pairs, most recently created model last.
@@ -413,8 +475,13 @@ impl BpeModel {
                 }
             };
             let cache = &mut caches[pos].1;
-            if let Some(hit) = cache.get(key) {
-                sink(hit);
+            let short = short_key(key);
+            let hit = match short {
+                Some(k) => cache.short.get(&k),
+                None => cache.long.get(key),
+            };
+            if let Some(hit) = hit {
+                sink(hit.as_slice());
                 return Ok(());
             }
             let syms = compute()?;
@@ -422,7 +489,10 @@ impl BpeModel {
             if cache.len() >= self.cache_capacity {
                 cache.clear();
             }
-            cache.insert(key.into(), syms.into_boxed_slice());
+            match short {
+                Some(k) => cache.short.insert(k, Cached::new(syms)),
+                None => cache.long.insert(key.into(), Cached::new(syms)),
+            };
             Ok(())
         })
     }

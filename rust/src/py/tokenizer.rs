@@ -304,11 +304,17 @@ impl PyCoreTokenizer {
     ) -> PyResult<Bound<'py, PyList>> {
         let tok = self.get()?;
         let strs: Vec<&str> = texts.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
-        let ids = py.detach(|| tok.encode_batch_ids(&strs, add_special_tokens)).map_err(PyValueError::new_err)?;
+        let chunks =
+            py.detach(|| tok.encode_batch_ids_flat(&strs, add_special_tokens)).map_err(PyValueError::new_err)?;
         let _pause = GcPause::new(py)?;
         let out = PyList::empty(py);
-        for v in ids {
-            out.append(PyList::new(py, v)?)?;
+        for (ids, lens) in &chunks {
+            let mut start = 0usize;
+            for &n in lens {
+                let end = start + n as usize;
+                out.append(PyList::new(py, &ids[start..end])?)?;
+                start = end;
+            }
         }
         Ok(out)
     }
