@@ -10,6 +10,10 @@ Semantics worth knowing (checked against ``tokenizers`` 0.23.3):
   ``str.lower``), and a char may expand (``"İ"`` -> ``"i̇"``).
 * ``StripAccents`` only removes combining marks (General_Category M*); it does not decompose, so
   ``"é"`` (precomposed) survives. Use ``Sequence([NFD(), StripAccents()])`` to strip accents.
+* Unicode version: we use the running Python's Unicode database (14.0 on Python 3.11), like our Rust core.
+  HF's tables are older, so for code points whose decomposition or mark status came later (about 300 rare
+  ones, e.g. U+32FF SQUARE ERA NAME REIWA under NFKC) HF leaves the char unchanged and we do not.
+  ``tests/test_normalizers.py`` scans every code point and pins that this is the only kind of difference.
 
 >>> Sequence([NFD(), StripAccents(), Lowercase()]).normalize_str("Héllo")
 'hello'
