@@ -142,3 +142,16 @@ def test_constructor_rejects_unknown_options_and_bad_types():
         ours.ByteLevel(add_prefix=True)
     with pytest.raises(TypeError, match="must be a bool"):
         ours.ByteLevel(add_prefix_space="yes")
+
+
+@pytest.mark.parametrize("ref, pre", CONFIGS[:2])
+def test_reference_matches_hf_on_every_code_point(ref, pre):
+    """Each assigned code point in letter, digit, space, apostrophe and repeat contexts (a few seconds)."""
+    import unicodedata
+
+    for code in range(0x110000):
+        c = chr(code)
+        if unicodedata.category(c) in ("Cn", "Cs"):
+            continue
+        text = f"x{c}x {c}1 {c}{c}'{c}"
+        assert ref.pre_tokenize_str(text) == _hf_pieces(pre, text), hex(code)
