@@ -508,3 +508,23 @@ def test_continuing_subword_prefix_matches_hf() -> None:
     tok.train_from_iterator(_training_lines()[:5000], trainer)
     hf, ours = pair(tok.to_str())
     assert_same(hf, ours, eval_texts()[:300] + TRICKY)
+
+
+def test_encode_batch_works_in_a_forked_child() -> None:
+    """rayon's pool does not survive fork(); a child (DataLoader worker) must still encode, not hang."""
+    import multiprocessing as mp
+
+    if "fork" not in mp.get_all_start_methods():
+        pytest.skip("no fork on this platform")
+    js = hf_byte_level(False, "none")
+    ours = _core.CoreTokenizer(js)
+    texts = _gutenberg_slice()[:500]
+    want = ours.encode_batch_ids(texts)  # the parent's pool is running now
+    ctx = mp.get_context("fork")
+    with ctx.Pool(1) as pool:
+        got = pool.apply_async(_child_encode, (ours, texts)).get(timeout=60)
+    assert got == want
+
+
+def _child_encode(tok, texts: list[str]) -> list[list[int]]:
+    return [e.ids for e in tok.encode_batch(texts)]

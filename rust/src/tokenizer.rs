@@ -293,6 +293,38 @@ pub struct Tokenizer {
     fast_bytes: bool,
 }
 
+/// The process that loaded us. rayon's global pool does not survive `fork()`: a forked child (a
+/// DataLoader worker, multiprocessing) that used it would hang, so children encode sequentially.
+static PARENT_PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+
+/// Records the current process as the one allowed to use the thread pool (call at import time).
+pub fn note_parent_process() {
+    PARENT_PID.get_or_init(std::process::id);
+}
+
+fn parallel_allowed() -> bool {
+    *PARENT_PID.get_or_init(std::process::id) == std::process::id()
+}
+
+/// `items.map(f)` on rayon's pool (in tasks of at least `BATCH_GRAIN` items), or sequentially in a
+/// forked child.
+fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
+    if parallel_allowed() {
+        items.par_iter().with_min_len(BATCH_GRAIN).map(f).collect()
+    } else {
+        items.iter().map(f).collect()
+    }
+}
+
+/// `f` over consecutive chunks of `BATCH_GRAIN` items, in parallel when allowed.
+fn par_map_chunks<T: Sync, R: Send>(items: &[T], f: impl Fn(&[T]) -> R + Sync + Send) -> Vec<R> {
+    if parallel_allowed() {
+        items.par_chunks(BATCH_GRAIN).map(f).collect()
+    } else {
+        items.chunks(BATCH_GRAIN).map(f).collect()
+    }
+}
+
 /// Smallest number of texts a rayon task handles: lines are short, and per-task overhead would
 /// otherwise dominate.
 const BATCH_GRAIN: usize = 64;
@@ -569,11 +601,8 @@ impl Tokenizer {
 
     /// Encodes (text, pair) inputs in parallel, then pads the batch as configured.
     pub fn encode_batch_pairs(&self, inputs: &[(&str, Option<&str>)], add_special_tokens: bool) -> Result<Vec<Encoding>, String> {
-        let mut out: Vec<Encoding> = inputs
-            .par_iter()
-            .with_min_len(BATCH_GRAIN)
-            .map(|(a, b)| self.encode_pair(a, *b, add_special_tokens))
-            .collect::<Result<_, _>>()?;
+        let mut out: Vec<Encoding> =
+            par_map(inputs, |(a, b)| self.encode_pair(a, *b, add_special_tokens)).into_iter().collect::<Result<_, _>>()?;
         if let Some(p) = &self.padding {
             self.pad_batch(p, &mut out);
         }
@@ -582,11 +611,8 @@ impl Tokenizer {
 
     /// Encodes a batch in parallel, then pads it as configured (to the longest or to a length).
     pub fn encode_batch<S: AsRef<str> + Sync>(&self, texts: &[S], add_special_tokens: bool) -> Result<Vec<Encoding>, String> {
-        let mut out: Vec<Encoding> = texts
-            .par_iter()
-            .with_min_len(BATCH_GRAIN)
-            .map(|t| self.encode(t.as_ref(), add_special_tokens))
-            .collect::<Result<_, _>>()?;
+        let mut out: Vec<Encoding> =
+            par_map(texts, |t| self.encode(t.as_ref(), add_special_tokens)).into_iter().collect::<Result<_, _>>()?;
         if let Some(p) = &self.padding {
             self.pad_batch(p, &mut out);
         }
@@ -671,7 +697,7 @@ impl Tokenizer {
         if self.padding.is_some() {
             return Ok(self.encode_batch(texts, add_special_tokens)?.into_iter().map(|e| e.ids).collect());
         }
-        texts.par_iter().with_min_len(BATCH_GRAIN).map(|t| self.encode_ids(t.as_ref(), add_special_tokens)).collect()
+        par_map(texts, |t| self.encode_ids(t.as_ref(), add_special_tokens)).into_iter().collect()
     }
 
     /// Ids-only batch as flat chunks: for each chunk of consecutive texts, (all ids, id count per
@@ -686,9 +712,7 @@ impl Tokenizer {
             let lens = encs.iter().map(|e| e.len() as u32).collect();
             return Ok(vec![(encs.into_iter().flat_map(|e| e.ids).collect(), lens)]);
         }
-        texts
-            .par_chunks(BATCH_GRAIN)
-            .map(|chunk| {
+        par_map_chunks(texts, |chunk| {
                 let total: usize = chunk.iter().map(|t| t.as_ref().len()).sum();
                 let mut ids = Vec::with_capacity(total / 3 + 8);
                 let mut lens = Vec::with_capacity(chunk.len());
@@ -699,6 +723,7 @@ impl Tokenizer {
                 }
                 Ok((ids, lens))
             })
+            .into_iter()
             .collect()
     }
 
@@ -1089,7 +1114,7 @@ impl Tokenizer {
     }
 
     pub fn decode_batch(&self, ids: &[Vec<u32>], skip_special_tokens: bool) -> Vec<String> {
-        ids.par_iter().map(|v| self.decode(v, skip_special_tokens)).collect()
+        par_map(ids, |v| self.decode(v, skip_special_tokens))
     }
 
     pub fn pre_tokenizer(&self) -> Option<&PreTokenizer> {
