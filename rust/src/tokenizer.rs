@@ -302,7 +302,7 @@ pub fn note_parent_process() {
     PARENT_PID.get_or_init(std::process::id);
 }
 
-fn parallel_allowed() -> bool {
+pub fn parallel_allowed() -> bool {
     *PARENT_PID.get_or_init(std::process::id) == std::process::id()
 }
 
