@@ -206,15 +206,18 @@ def test_no_unk_drops_chars_like_hf() -> None:
     assert_same(hf, ours, ["x☃y z", "☃"] + TRICKY)
 
 
-def test_byte_fallback_matches_hf() -> None:
+@pytest.mark.parametrize("with_normalizer", [True, False], ids=["normalized", "raw"])
+def test_byte_fallback_matches_hf(with_normalizer: bool) -> None:
     d = json.loads(hf_whitespace(False))
+    if not with_normalizer:
+        d["normalizer"] = None  # offsets then come straight from byte positions (split chars)
     vocab = d["model"]["vocab"]
     for b in range(256):
         vocab.setdefault(f"<0x{b:02X}>", len(vocab))
     d["model"]["byte_fallback"] = True
     js = json.dumps(d)
     hf, ours = pair(js)
-    texts = ["snow ☃ man", "中文 ok", "emoji 😀!"] + TRICKY
+    texts = ["snow ☃ man", "中文 ok", "emoji 😀!", "aé xyz éé"] + TRICKY
     assert_same(hf, ours, texts)
     assert "<0xE2>" in ours.encode("☃").tokens
 

@@ -17,8 +17,9 @@ use crate::pretok::PreTokenizer;
 use crate::tokenizer::Tokenizer;
 
 /// Byte offsets -> character offsets. HF converts right after the model (its
-/// `BytesToCharOffsetConverter`: a byte maps to the index of the char containing it, the text's end
-/// to the number of chars) and trims ByteLevel offsets afterwards, in chars. We trim in bytes (over
+/// `BytesToCharOffsetConverter`: a start byte maps to the index of the char containing it, an end
+/// to one past the char containing the byte before it) and trims ByteLevel offsets afterwards, in
+/// chars. We trim in bytes (over
 /// whole chars) and convert at the end, so positions equal to the text's length must map to the
 /// number of chars too (a trimmed trailing space).
 struct CharOffsets {
@@ -46,7 +47,10 @@ impl CharOffsets {
     fn convert(&self, (s, e): (usize, usize)) -> (usize, usize) {
         let Some(m) = &self.char_of_byte else { return (s, e) };
         let at = |i: usize| m[i.min(m.len() - 1)] as usize;
-        (at(s), at(e))
+        // The end is "one past the char holding the last byte", so two byte-fallback tokens that
+        // split one char both end after it (HF reports (1, 2) and (1, 2) for the bytes of `é` in `aé`).
+        let end = if e == 0 { 0 } else { at(e - 1) + 1 };
+        (at(s), end)
     }
 }
 
