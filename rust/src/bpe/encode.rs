@@ -827,6 +827,25 @@ mod tests {
     }
 
     #[test]
+    fn cache_gives_uncached_results_for_short_and_long_keys() {
+        let vocab = ["a", "b", "ab", "abab", "\0", "a\0"];
+        let merges = [("a", "b"), ("ab", "ab"), ("a", "\0")];
+        let cached = model(&vocab, &merges, BpeOptions::default());
+        let mut uncached = model(&vocab, &merges, BpeOptions::default());
+        uncached.set_cache_capacity(0);
+        // Around the 15-byte short-key limit, and keys differing only by trailing NULs.
+        let words: Vec<String> = (1..40)
+            .map(|n| "ab".repeat(n).chars().take(n).collect::<String>())
+            .chain(["a", "a\0", "a\0\0", "ab\0"].iter().map(|s| s.to_string()))
+            .collect();
+        for _ in 0..2 {
+            for w in &words {
+                assert_eq!(ids(&cached, w), ids(&uncached, w), "{w:?}");
+            }
+        }
+    }
+
+    #[test]
     fn bad_merges_are_errors() {
         let v = [("a".to_string(), 0u32)].into_iter().collect();
         let e = BpeModel::new(v, &[("a".into(), "b".into())], BpeOptions::default()).unwrap_err();
