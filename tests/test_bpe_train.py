@@ -355,6 +355,24 @@ def test_progress_reports_stages_and_its_exception_aborts_training():
         train_bpe(lines, BpeTrainer(vocab_size=1500), byte_level=True, progress=stop)
 
 
+def test_ctrl_c_during_the_merge_loop_raises_keyboard_interrupt():
+    # The callback only sends SIGINT to this process and returns normally: the Rust side's signal
+    # check (run with the GIL at each progress call) must turn it into KeyboardInterrupt.
+    import signal
+
+    lines = corpus_lines("tinyshakespeare.txt", 4000)
+    sent = []
+
+    def interrupt(stage, current, total):
+        if stage == "merge" and not sent:
+            sent.append(current)
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(KeyboardInterrupt):
+        train_bpe(lines, BpeTrainer(vocab_size=1500), byte_level=True, progress=interrupt)
+    assert sent == [0]
+
+
 def test_core_errors_are_value_errors():
     with pytest.raises(ValueError, match="unsupported pre_tokenizer type 'Metaspace'"):
         core.WordCounter('{"type": "Metaspace"}')

@@ -442,6 +442,7 @@ pub fn train(
     let mut merges: Vec<(u32, u32)> = Vec::new();
     let mut changes: Vec<Change> = Vec::new();
     let mut where_to_update: AHashMap<u64, Vec<u32>> = AHashMap::new();
+    progress(Progress { stage: Stage::Merge, current: 0, total: total_merges }).map_err(TrainError::Aborted)?;
     while voc.id2w.len() < cfg.vocab_size {
         let Some(mut top) = heap.pop() else { break };
         // HF compares with the i32 count cast to u64; i64 -> u64 wraps the same way.
