@@ -19,6 +19,11 @@
 //!   `BPE`/`Tokenizer` objects (validation of 32k merges). HF `tokenizers` 0.23.3 `Tokenizer.train`
 //!   on the same file: 2.8-5.0 s (load-dependent) and ~103 MiB peak RSS vs ~82 MiB for ours.
 //!   See benchmarks/RESULTS.md for the median-of-5 figures.
+//! - `perf record -g` of the example on 1 thread (RAYON_NUM_THREADS=1, 1,336 samples): scanner +
+//!   counting closure (inlined together) 25%, key `memcmp` in the word map 9%, hashing 4%, page
+//!   faults (fresh memory for the file and maps) 11%; merge loop: `train` body (pair-count map
+//!   updates) 8%, `BinaryHeap::pop` 7%, `merge_word` 7%, `apply_merge` 3%, malloc/free ~7%.
+//!   So on this corpus counting costs about as much as all 31,744 merges together.
 //! - Memory: the words live in one `Vec<u32>` arena (no per-word allocation); pair positions are
 //!   owned by heap entries and freed when an entry is consumed, as in HF.
 //!
