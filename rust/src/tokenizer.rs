@@ -1156,7 +1156,12 @@ fn single_frame(p: &PostProcessor) -> Option<(Vec<u32>, Vec<u32>)> {
 }
 
 /// HF `Encoding::merge` of a processor's output list (folded from an empty encoding).
-fn merge_all(encs: Vec<Encoding>) -> Encoding {
+fn merge_all(mut encs: Vec<Encoding>) -> Encoding {
+    // Merging one encoding into an empty one reproduces it (overflowing parts included), so skip
+    // the copy in the common single-sequence case.
+    if encs.len() == 1 {
+        return encs.pop().unwrap_or_default();
+    }
     let mut out = Encoding::default();
     for e in encs {
         out.merge_with(e);
