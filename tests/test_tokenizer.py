@@ -468,3 +468,20 @@ def test_added_token_flags_match_hf(make, special, flags):
         e, g = hf_tok.encode(text), ours.encode(text)
         assert (g.ids, g.tokens, g.offsets) == (e.ids, e.tokens, e.offsets), repr(text)
         assert ours.decode(g.ids, skip_special_tokens=False) == hf_tok.decode(e.ids, skip_special_tokens=False)
+
+
+@needs_core
+@pytest.mark.parametrize(
+    "normalizer",
+    [None, normalizers.Lowercase(), normalizers.NFKC(), normalizers.NFD(),
+     normalizers.Sequence([normalizers.NFD(), normalizers.StripAccents()])],
+    ids=repr,
+)
+def test_byte_fallback_offsets_through_normalizers_match_hf(normalizer):
+    """Byte tokens of one char all span that whole char, also when normalization moved or expanded it."""
+    ours = Tokenizer(_hand_made(byte_fallback=True, unk_token="[UNK]"), normalizer=normalizer,
+                     pre_tokenizer=pre_tokenizers.Whitespace())
+    theirs = tokenizers.Tokenizer.from_str(ours.to_json_str())
+    for text in ["aé xyz éé", "ÉA ﬁé", "e\u0301a", "İé", "中a😀"]:
+        e, g = theirs.encode(text), ours.encode(text)
+        assert (g.ids, g.tokens, g.offsets) == (e.ids, e.tokens, e.offsets), repr(text)
