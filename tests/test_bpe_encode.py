@@ -9,6 +9,7 @@ draw for draw (HF's RNG is not seedable), so its tests check the extremes and ou
 from __future__ import annotations
 
 import json
+import os
 from functools import lru_cache
 
 import pytest
@@ -24,7 +25,7 @@ if not hasattr(_core, "CoreTokenizer"):
 
 from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers  # noqa: E402
 
-MAX_EXAMPLES = 150
+MAX_EXAMPLES = int(os.environ.get("SUBWORD_MAX_EXAMPLES", "150"))
 
 
 def _training_lines() -> list[str]:
@@ -531,3 +532,12 @@ def test_encode_batch_works_in_a_forked_child() -> None:
 
 def _child_encode(tok, texts: list[str]) -> list[list[int]]:
     return [e.ids for e in tok.encode_batch(texts)]
+
+
+def test_no_pre_tokenizer_matches_hf() -> None:
+    """pre_tokenizer null: each text (between added tokens) is one word for the model."""
+    d = json.loads(hf_whitespace(False))
+    d["pre_tokenizer"] = None
+    d["post_processor"] = None
+    hf, ours = pair(json.dumps(d))
+    assert_same(hf, ours, ["hello", "two words", "a[SEP]b", ""] + [t[:60] for t in TRICKY])
