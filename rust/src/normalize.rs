@@ -79,8 +79,7 @@ impl Normalizer {
 
     /// Parses the JSON text of a normalizer component.
     pub fn from_json_str(s: &str) -> Result<Self, String> {
-        let v: serde_json::Value =
-            serde_json::from_str(s).map_err(|e| format!("normalizer: invalid JSON: {e}"))?;
+        let v: serde_json::Value = serde_json::from_str(s).map_err(|e| format!("normalizer: invalid JSON: {e}"))?;
         Self::from_json(&v)
     }
 
@@ -296,32 +295,57 @@ mod tests {
     #[test]
     fn alignment_matches_hf_measurements() {
         // Expected values measured with tokenizers 0.23.3 (byte offsets here; HF reports chars).
-        assert_eq!(aligned(&Normalizer::Nfc, "e\u{301}x"), ("\u{e9}x".into(), vec![(0, 1), (3, 4)]));
-        assert_eq!(aligned(&Normalizer::Nfd, "\u{e9}x"), ("e\u{301}x".into(), vec![(0, 2), (0, 2), (2, 3)]));
-        assert_eq!(aligned(&Normalizer::Nfkc, "\u{fb01}x"), ("fix".into(), vec![(0, 3), (0, 3), (3, 4)]));
+        assert_eq!(
+            aligned(&Normalizer::Nfc, "e\u{301}x"),
+            ("\u{e9}x".into(), vec![(0, 1), (3, 4)])
+        );
+        assert_eq!(
+            aligned(&Normalizer::Nfd, "\u{e9}x"),
+            ("e\u{301}x".into(), vec![(0, 2), (0, 2), (2, 3)])
+        );
+        assert_eq!(
+            aligned(&Normalizer::Nfkc, "\u{fb01}x"),
+            ("fix".into(), vec![(0, 3), (0, 3), (3, 4)])
+        );
         assert_eq!(
             aligned(&Normalizer::StripAccents, "e\u{301}x\u{301}\u{301}y"),
             ("exy".into(), vec![(0, 1), (3, 4), (8, 9)])
         );
         // Reordering keeps positions; composition drops the absorbed char's range (HF measured).
-        assert_eq!(aligned(&Normalizer::Nfd, "e\u{301}\u{323}").1, vec![(0, 1), (1, 3), (3, 5)]);
+        assert_eq!(
+            aligned(&Normalizer::Nfd, "e\u{301}\u{323}").1,
+            vec![(0, 1), (1, 3), (3, 5)]
+        );
         assert_eq!(aligned(&Normalizer::Nfc, "e\u{301}\u{323}").1, vec![(0, 1), (3, 5)]);
         assert_eq!(aligned(&Normalizer::StripAccents, "\u{301}ab").1, vec![(2, 3), (3, 4)]);
         assert_eq!(aligned(&Normalizer::Lowercase, "\u{130}A").0, "i\u{307}a");
-        assert_eq!(aligned(&Normalizer::Lowercase, "\u{130}A").1, vec![(0, 2), (0, 2), (2, 3)]);
+        assert_eq!(
+            aligned(&Normalizer::Lowercase, "\u{130}A").1,
+            vec![(0, 2), (0, 2), (2, 3)]
+        );
     }
 
     #[test]
     fn strip_accents_removes_all_marks() {
-        assert_eq!(Normalizer::StripAccents.normalize_str("a\u{903}b\u{20dd}c\u{301}d"), "abcd");
+        assert_eq!(
+            Normalizer::StripAccents.normalize_str("a\u{903}b\u{20dd}c\u{301}d"),
+            "abcd"
+        );
     }
 
     #[test]
     fn aligned_text_equals_fast_path() {
         let samples = [
-            "Hello Wörld", "e\u{301}\u{323}a\u{323}\u{301}", "\u{1100}\u{1161}\u{11a8}각", "ﬁ ﬂ ① ㎏ Å Ω",
-            "ΣΑΣ İstanbul", "日本語テキスト ｶﾀｶﾅ", "q\u{307}\u{323}\u{31b}o\u{31b}\u{323}", "",
-            "\u{0f73}\u{0f75}\u{0f81}", "a\u{0300}\u{0315}\u{0301}b",
+            "Hello Wörld",
+            "e\u{301}\u{323}a\u{323}\u{301}",
+            "\u{1100}\u{1161}\u{11a8}각",
+            "ﬁ ﬂ ① ㎏ Å Ω",
+            "ΣΑΣ İstanbul",
+            "日本語テキスト ｶﾀｶﾅ",
+            "q\u{307}\u{323}\u{31b}o\u{31b}\u{323}",
+            "",
+            "\u{0f73}\u{0f75}\u{0f81}",
+            "a\u{0300}\u{0315}\u{0301}b",
         ];
         let norms = [
             Normalizer::Nfc,
@@ -341,8 +365,14 @@ mod tests {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
-                let pools: [(u32, u32); 6] =
-                    [(0x41, 0x7a), (0xc0, 0x17f), (0x300, 0x36f), (0x1100, 0x11ff), (0xac00, 0xac40), (0x1e00, 0x1eff)];
+                let pools: [(u32, u32); 6] = [
+                    (0x41, 0x7a),
+                    (0xc0, 0x17f),
+                    (0x300, 0x36f),
+                    (0x1100, 0x11ff),
+                    (0xac00, 0xac40),
+                    (0x1e00, 0x1eff),
+                ];
                 let (lo, hi) = pools[(x % 6) as usize];
                 if let Some(c) = char::from_u32(lo + ((x >> 8) as u32) % (hi - lo + 1)) {
                     s.push(c);
@@ -364,8 +394,9 @@ mod tests {
 
     #[test]
     fn json_round_trip_and_errors() {
-        let n = Normalizer::from_json_str(r#"{"type":"Sequence","normalizers":[{"type":"NFKC"},{"type":"Lowercase"}]}"#)
-            .unwrap();
+        let n =
+            Normalizer::from_json_str(r#"{"type":"Sequence","normalizers":[{"type":"NFKC"},{"type":"Lowercase"}]}"#)
+                .unwrap();
         assert_eq!(n, Normalizer::Sequence(vec![Normalizer::Nfkc, Normalizer::Lowercase]));
         assert_eq!(Normalizer::from_json(&n.to_json()).unwrap(), n);
         let e = Normalizer::from_json_str(r#"{"type":"Precompiled"}"#).unwrap_err();

@@ -69,15 +69,26 @@ pub enum TemplatePiece {
 /// A post-processor (HF `processors`).
 #[derive(Clone, Debug, PartialEq)]
 pub enum PostProcessor {
-    ByteLevel { trim_offsets: bool, add_prefix_space: bool },
+    ByteLevel {
+        trim_offsets: bool,
+        add_prefix_space: bool,
+    },
     Template {
         single: Vec<TemplatePiece>,
         pair: Vec<TemplatePiece>,
         /// name -> (ids, tokens)
         specials: HashMap<String, (Vec<u32>, Vec<String>)>,
     },
-    Bert { sep: (String, u32), cls: (String, u32) },
-    Roberta { sep: (String, u32), cls: (String, u32), trim_offsets: bool, add_prefix_space: bool },
+    Bert {
+        sep: (String, u32),
+        cls: (String, u32),
+    },
+    Roberta {
+        sep: (String, u32),
+        cls: (String, u32),
+        trim_offsets: bool,
+        add_prefix_space: bool,
+    },
     Sequence(Vec<PostProcessor>),
 }
 
@@ -86,8 +97,13 @@ fn get_bool(v: &Value, k: &str, default: bool) -> bool {
 }
 
 fn parse_token_pair(v: Option<&Value>, what: &str) -> Result<(String, u32), String> {
-    let arr = v.and_then(|x| x.as_array()).ok_or_else(|| format!("post_processor: '{what}' must be [token, id]"))?;
-    match (arr.first().and_then(|x| x.as_str()), arr.get(1).and_then(|x| x.as_u64())) {
+    let arr = v
+        .and_then(|x| x.as_array())
+        .ok_or_else(|| format!("post_processor: '{what}' must be [token, id]"))?;
+    match (
+        arr.first().and_then(|x| x.as_str()),
+        arr.get(1).and_then(|x| x.as_u64()),
+    ) {
         (Some(t), Some(id)) if id <= u64::from(u32::MAX) => Ok((t.to_string(), id as u32)),
         _ => Err(format!("post_processor: '{what}' must be [token, id]")),
     }
@@ -95,12 +111,18 @@ fn parse_token_pair(v: Option<&Value>, what: &str) -> Result<(String, u32), Stri
 
 fn parse_template(v: Option<&Value>) -> Result<Vec<TemplatePiece>, String> {
     let Some(v) = v else { return Ok(Vec::new()) };
-    let arr = v.as_array().ok_or("post_processor TemplateProcessing: template must be a list")?;
+    let arr = v
+        .as_array()
+        .ok_or("post_processor TemplateProcessing: template must be a list")?;
     let mut out = Vec::new();
     for item in arr {
         if let Some(s) = item.get("SpecialToken") {
             out.push(TemplatePiece::Special {
-                id: s.get("id").and_then(|x| x.as_str()).ok_or("TemplateProcessing: SpecialToken without id")?.into(),
+                id: s
+                    .get("id")
+                    .and_then(|x| x.as_str())
+                    .ok_or("TemplateProcessing: SpecialToken without id")?
+                    .into(),
                 type_id: s.get("type_id").and_then(|x| x.as_u64()).unwrap_or(0) as u32,
             });
         } else if let Some(s) = item.get("Sequence") {
@@ -110,7 +132,9 @@ fn parse_template(v: Option<&Value>) -> Result<Vec<TemplatePiece>, String> {
                 type_id: s.get("type_id").and_then(|x| x.as_u64()).unwrap_or(0) as u32,
             });
         } else {
-            return Err(format!("post_processor TemplateProcessing: unknown template piece {item}"));
+            return Err(format!(
+                "post_processor TemplateProcessing: unknown template piece {item}"
+            ));
         }
     }
     Ok(out)
@@ -118,7 +142,10 @@ fn parse_template(v: Option<&Value>) -> Result<Vec<TemplatePiece>, String> {
 
 impl PostProcessor {
     pub fn from_json(v: &Value) -> Result<Self, String> {
-        let ty = v.get("type").and_then(|t| t.as_str()).ok_or("post_processor: missing string field 'type'")?;
+        let ty = v
+            .get("type")
+            .and_then(|t| t.as_str())
+            .ok_or("post_processor: missing string field 'type'")?;
         Ok(match ty {
             "ByteLevel" => PostProcessor::ByteLevel {
                 trim_offsets: get_bool(v, "trim_offsets", true),
@@ -140,10 +167,16 @@ impl PostProcessor {
                             .and_then(|x| x.as_array())
                             .ok_or_else(|| format!("TemplateProcessing: special token {name:?} without tokens"))?
                             .iter()
-                            .map(|x| x.as_str().map(String::from).ok_or("TemplateProcessing: non-string token"))
+                            .map(|x| {
+                                x.as_str()
+                                    .map(String::from)
+                                    .ok_or("TemplateProcessing: non-string token")
+                            })
                             .collect::<Result<_, _>>()?;
                         if ids.len() != tokens.len() {
-                            return Err(format!("TemplateProcessing: special token {name:?}: ids and tokens differ in length"));
+                            return Err(format!(
+                                "TemplateProcessing: special token {name:?}: ids and tokens differ in length"
+                            ));
                         }
                         specials.insert(name.clone(), (ids, tokens));
                     }
@@ -192,8 +225,20 @@ impl PostProcessor {
                     TemplatePiece::Sequence { .. } => 0,
                 })
                 .sum(),
-            PostProcessor::Bert { .. } => if is_pair { 3 } else { 2 },
-            PostProcessor::Roberta { .. } => if is_pair { 4 } else { 2 },
+            PostProcessor::Bert { .. } => {
+                if is_pair {
+                    3
+                } else {
+                    2
+                }
+            }
+            PostProcessor::Roberta { .. } => {
+                if is_pair {
+                    4
+                } else {
+                    2
+                }
+            }
             PostProcessor::Sequence(v) => v.iter().map(|p| p.added_tokens(is_pair)).sum(),
         }
     }
@@ -206,13 +251,18 @@ pub enum Decoder {
     /// Mapped chars back to bytes, then lossy UTF-8.
     ByteLevel,
     /// Replace the end-of-word suffix by a space (nothing after the last token).
-    Bpe { suffix: String },
+    Bpe {
+        suffix: String,
+    },
     Sequence(Vec<Decoder>),
 }
 
 impl Decoder {
     pub fn from_json(v: &Value) -> Result<Self, String> {
-        let ty = v.get("type").and_then(|t| t.as_str()).ok_or("decoder: missing string field 'type'")?;
+        let ty = v
+            .get("type")
+            .and_then(|t| t.as_str())
+            .ok_or("decoder: missing string field 'type'")?;
         Ok(match ty {
             "ByteLevel" => Decoder::ByteLevel,
             "BPEDecoder" => Decoder::Bpe {
@@ -393,11 +443,16 @@ impl Tokenizer {
         let pre_tokenizer = match section("pre_tokenizer") {
             None => None,
             Some(p) if p.get("type").and_then(|t| t.as_str()) == Some("Sequence") => {
-                let items = p.get("pretokenizers").and_then(|x| x.as_array()).ok_or("pre_tokenizer Sequence: missing 'pretokenizers'")?;
+                let items = p
+                    .get("pretokenizers")
+                    .and_then(|x| x.as_array())
+                    .ok_or("pre_tokenizer Sequence: missing 'pretokenizers'")?;
                 match items.as_slice() {
                     [] => None,
                     [one] => Some(PreTokenizer::from_json(one)?),
-                    _ => return Err("unsupported pre_tokenizer type 'Sequence' (of more than one pre-tokenizer)".into()),
+                    _ => {
+                        return Err("unsupported pre_tokenizer type 'Sequence' (of more than one pre-tokenizer)".into())
+                    }
                 }
             }
             Some(p) => Some(PreTokenizer::from_json(p)?),
@@ -417,20 +472,28 @@ impl Tokenizer {
         };
         let mut tok = Tokenizer::new(model, normalizer, pre_tokenizer, post, decoder, added)?;
         if let Some(t) = section("truncation") {
-            let max_length = t.get("max_length").and_then(|x| x.as_u64()).ok_or("truncation: missing max_length")? as usize;
+            let max_length = t
+                .get("max_length")
+                .and_then(|x| x.as_u64())
+                .ok_or("truncation: missing max_length")? as usize;
             tok.set_truncation(Some(Truncation {
                 max_length,
                 stride: t.get("stride").and_then(|x| x.as_u64()).unwrap_or(0) as usize,
                 direction: parse_direction(t.get("direction"))?,
-                strategy: t.get("strategy").and_then(|x| x.as_str()).unwrap_or("LongestFirst").to_string(),
+                strategy: t
+                    .get("strategy")
+                    .and_then(|x| x.as_str())
+                    .unwrap_or("LongestFirst")
+                    .to_string(),
             }))?;
         }
         if let Some(p) = section("padding") {
             let length = match p.get("strategy") {
                 Some(Value::String(s)) if s == "BatchLongest" => None,
                 Some(Value::Object(o)) => Some(
-                    o.get("Fixed").and_then(|x| x.as_u64()).ok_or("padding: strategy must be BatchLongest or {Fixed: n}")?
-                        as usize,
+                    o.get("Fixed")
+                        .and_then(|x| x.as_u64())
+                        .ok_or("padding: strategy must be BatchLongest or {Fixed: n}")? as usize,
                 ),
                 None => None,
                 Some(other) => return Err(format!("padding: unsupported strategy {other}")),
@@ -441,7 +504,11 @@ impl Tokenizer {
                 pad_to_multiple_of: p.get("pad_to_multiple_of").and_then(|x| x.as_u64()).map(|x| x as usize),
                 pad_id: p.get("pad_id").and_then(|x| x.as_u64()).unwrap_or(0) as u32,
                 pad_type_id: p.get("pad_type_id").and_then(|x| x.as_u64()).unwrap_or(0) as u32,
-                pad_token: p.get("pad_token").and_then(|x| x.as_str()).unwrap_or("[PAD]").to_string(),
+                pad_token: p
+                    .get("pad_token")
+                    .and_then(|x| x.as_str())
+                    .unwrap_or("[PAD]")
+                    .to_string(),
             }));
         }
         Ok(tok)
@@ -455,8 +522,9 @@ impl Tokenizer {
         decoder: Option<Decoder>,
         added_tokens: Vec<AddedToken>,
     ) -> Result<Self, String> {
-        let mut strings: Vec<String> =
-            (0..model.id_bound()).map(|i| model.id_to_token(i as u32).unwrap_or("").to_string()).collect();
+        let mut strings: Vec<String> = (0..model.id_bound())
+            .map(|i| model.id_to_token(i as u32).unwrap_or("").to_string())
+            .collect();
         let intern = |strings: &mut Vec<String>, id: u32, s: &str| -> u32 {
             if strings.get(id as usize).is_some_and(|t| t == s) {
                 return id;
@@ -464,7 +532,10 @@ impl Tokenizer {
             strings.push(s.to_string());
             (strings.len() - 1) as u32
         };
-        let added_index: Vec<u32> = added_tokens.iter().map(|t| intern(&mut strings, t.id, &t.content)).collect();
+        let added_index: Vec<u32> = added_tokens
+            .iter()
+            .map(|t| intern(&mut strings, t.id, &t.content))
+            .collect();
         let mut template_idx = HashMap::new();
         let mut collect_specials = |p: &PostProcessor, strings: &mut Vec<String>| {
             let mut stack = vec![p];
@@ -472,8 +543,11 @@ impl Tokenizer {
                 match p {
                     PostProcessor::Template { specials, .. } => {
                         for (name, (ids, toks)) in specials {
-                            let v: Vec<(u32, u32)> =
-                                ids.iter().zip(toks).map(|(&id, t)| (id, intern(strings, id, t))).collect();
+                            let v: Vec<(u32, u32)> = ids
+                                .iter()
+                                .zip(toks)
+                                .map(|(&id, t)| (id, intern(strings, id, t)))
+                                .collect();
                             template_idx.insert(name.clone(), v);
                         }
                     }
@@ -492,7 +566,11 @@ impl Tokenizer {
             collect_specials(p, &mut strings);
         }
         let trim_counts = strings.iter().map(|s| count_space_chars(s)).collect();
-        let special_contents = added_tokens.iter().filter(|t| t.special).map(|t| t.content.clone()).collect();
+        let special_contents = added_tokens
+            .iter()
+            .filter(|t| t.special)
+            .map(|t| t.content.clone())
+            .collect();
         let fast_bytes = matches!(pre_tokenizer, Some(PreTokenizer::ByteLevel { .. })) && model.has_byte_fast_path();
         let added = AddedVocab::new(added_tokens, normalizer.as_ref());
         let single_frame = post.as_ref().map_or(Some((Vec::new(), Vec::new())), single_frame);
@@ -569,7 +647,12 @@ impl Tokenizer {
     // ---- vocabulary ----
 
     pub fn token_to_id(&self, t: &str) -> Option<u32> {
-        self.added.tokens.iter().find(|a| a.content == t).map(|a| a.id).or_else(|| self.model.token_to_id(t))
+        self.added
+            .tokens
+            .iter()
+            .find(|a| a.content == t)
+            .map(|a| a.id)
+            .or_else(|| self.model.token_to_id(t))
     }
 
     pub fn id_to_token(&self, id: u32) -> Option<String> {
@@ -582,7 +665,12 @@ impl Tokenizer {
     /// Vocab size including added tokens that are not in the model's vocab (HF's default).
     pub fn vocab_size(&self) -> usize {
         self.model.vocab_size()
-            + self.added.tokens.iter().filter(|a| self.model.id_to_token(a.id).is_none()).count()
+            + self
+                .added
+                .tokens
+                .iter()
+                .filter(|a| self.model.id_to_token(a.id).is_none())
+                .count()
     }
 
     // ---- encoding ----
@@ -610,9 +698,14 @@ impl Tokenizer {
     }
 
     /// Encodes (text, pair) inputs in parallel, then pads the batch as configured.
-    pub fn encode_batch_pairs(&self, inputs: &[(&str, Option<&str>)], add_special_tokens: bool) -> Result<Vec<Encoding>, String> {
-        let mut out: Vec<Encoding> =
-            par_map(inputs, |(a, b)| self.encode_pair(a, *b, add_special_tokens)).into_iter().collect::<Result<_, _>>()?;
+    pub fn encode_batch_pairs(
+        &self,
+        inputs: &[(&str, Option<&str>)],
+        add_special_tokens: bool,
+    ) -> Result<Vec<Encoding>, String> {
+        let mut out: Vec<Encoding> = par_map(inputs, |(a, b)| self.encode_pair(a, *b, add_special_tokens))
+            .into_iter()
+            .collect::<Result<_, _>>()?;
         if let Some(p) = &self.padding {
             self.pad_batch(p, &mut out);
         }
@@ -620,9 +713,14 @@ impl Tokenizer {
     }
 
     /// Encodes a batch in parallel, then pads it as configured (to the longest or to a length).
-    pub fn encode_batch<S: AsRef<str> + Sync>(&self, texts: &[S], add_special_tokens: bool) -> Result<Vec<Encoding>, String> {
-        let mut out: Vec<Encoding> =
-            par_map(texts, |t| self.encode(t.as_ref(), add_special_tokens)).into_iter().collect::<Result<_, _>>()?;
+    pub fn encode_batch<S: AsRef<str> + Sync>(
+        &self,
+        texts: &[S],
+        add_special_tokens: bool,
+    ) -> Result<Vec<Encoding>, String> {
+        let mut out: Vec<Encoding> = par_map(texts, |t| self.encode(t.as_ref(), add_special_tokens))
+            .into_iter()
+            .collect::<Result<_, _>>()?;
         if let Some(p) = &self.padding {
             self.pad_batch(p, &mut out);
         }
@@ -703,11 +801,21 @@ impl Tokenizer {
     }
 
     /// Ids-only batch, in parallel.
-    pub fn encode_batch_ids<S: AsRef<str> + Sync>(&self, texts: &[S], add_special_tokens: bool) -> Result<Vec<Vec<u32>>, String> {
+    pub fn encode_batch_ids<S: AsRef<str> + Sync>(
+        &self,
+        texts: &[S],
+        add_special_tokens: bool,
+    ) -> Result<Vec<Vec<u32>>, String> {
         if self.padding.is_some() {
-            return Ok(self.encode_batch(texts, add_special_tokens)?.into_iter().map(|e| e.ids).collect());
+            return Ok(self
+                .encode_batch(texts, add_special_tokens)?
+                .into_iter()
+                .map(|e| e.ids)
+                .collect());
         }
-        par_map(texts, |t| self.encode_ids(t.as_ref(), add_special_tokens)).into_iter().collect()
+        par_map(texts, |t| self.encode_ids(t.as_ref(), add_special_tokens))
+            .into_iter()
+            .collect()
     }
 
     /// Ids-only batch as flat chunks: for each chunk of consecutive texts, (all ids, id count per
@@ -723,18 +831,18 @@ impl Tokenizer {
             return Ok(vec![(encs.into_iter().flat_map(|e| e.ids).collect(), lens)]);
         }
         par_map_chunks(texts, |chunk| {
-                let total: usize = chunk.iter().map(|t| t.as_ref().len()).sum();
-                let mut ids = Vec::with_capacity(total / 3 + 8);
-                let mut lens = Vec::with_capacity(chunk.len());
-                for t in chunk {
-                    let before = ids.len();
-                    self.encode_ids_into(t.as_ref(), add_special_tokens, &mut ids)?;
-                    lens.push((ids.len() - before) as u32);
-                }
-                Ok((ids, lens))
-            })
-            .into_iter()
-            .collect()
+            let total: usize = chunk.iter().map(|t| t.as_ref().len()).sum();
+            let mut ids = Vec::with_capacity(total / 3 + 8);
+            let mut lens = Vec::with_capacity(chunk.len());
+            for t in chunk {
+                let before = ids.len();
+                self.encode_ids_into(t.as_ref(), add_special_tokens, &mut ids)?;
+                lens.push((ids.len() - before) as u32);
+            }
+            Ok((ids, lens))
+        })
+        .into_iter()
+        .collect()
     }
 
     /// Model ids of the words of one (normalized) text piece.
@@ -743,9 +851,10 @@ impl Tokenizer {
         match &self.pre_tokenizer {
             Some(p) if self.fast_bytes => p.for_each_raw_piece(t, |raw| {
                 *salt += 1;
-                if let Err(e) = self.model.tokenize_raw_bytes_with(raw.as_bytes(), *salt, |s| {
-                    ids.extend(s.iter().map(|x| x.0))
-                }) {
+                if let Err(e) = self
+                    .model
+                    .tokenize_raw_bytes_with(raw.as_bytes(), *salt, |s| ids.extend(s.iter().map(|x| x.0)))
+                {
                     err.get_or_insert(e.to_string());
                 }
             }),
@@ -760,14 +869,19 @@ impl Tokenizer {
                     } else {
                         raw
                     };
-                    if let Err(e) = self.model.tokenize_with(w, *salt, |s| ids.extend(s.iter().map(|x| x.0))) {
+                    if let Err(e) = self
+                        .model
+                        .tokenize_with(w, *salt, |s| ids.extend(s.iter().map(|x| x.0)))
+                    {
                         err.get_or_insert(e.to_string());
                     }
                 })
             }
             None => {
                 *salt += 1;
-                self.model.tokenize_with(t, *salt, |s| ids.extend(s.iter().map(|x| x.0))).map_err(|e| e.to_string())?
+                self.model
+                    .tokenize_with(t, *salt, |s| ids.extend(s.iter().map(|x| x.0)))
+                    .map_err(|e| e.to_string())?
             }
         }
         err.map_or(Ok(()), Err)
@@ -794,7 +908,11 @@ impl Tokenizer {
     /// slice for normalized tokens, whitespace included for lstrip/rstrip), not the token's content.
     fn push_added(&self, enc: &mut Encoding, i: usize, matched: &str, offsets: (usize, usize)) {
         let tok = &self.added.tokens[i];
-        let idx = if matched == tok.content { self.added_index[i] } else { enc.push_extra(matched) };
+        let idx = if matched == tok.content {
+            self.added_index[i]
+        } else {
+            enc.push_extra(matched)
+        };
         enc.push(tok.id, idx, offsets, 0, false);
     }
 
@@ -939,7 +1057,9 @@ impl Tokenizer {
             }),
             None => {
                 *salt += 1;
-                self.model.tokenize_into(t, *salt, &mut syms).map_err(|e| e.to_string())?;
+                self.model
+                    .tokenize_into(t, *salt, &mut syms)
+                    .map_err(|e| e.to_string())?;
                 push_syms(enc, &syms, t.len(), |lo, hi| map(base + lo, base + hi));
             }
         }
@@ -983,9 +1103,18 @@ impl Tokenizer {
     }
 
     /// HF `PostProcessor::process_encodings` for each supported processor.
-    fn process_encodings(&self, p: &PostProcessor, texts: [&str; 2], mut encs: Vec<Encoding>, add_special: bool) -> Vec<Encoding> {
+    fn process_encodings(
+        &self,
+        p: &PostProcessor,
+        texts: [&str; 2],
+        mut encs: Vec<Encoding>,
+        add_special: bool,
+    ) -> Vec<Encoding> {
         match p {
-            PostProcessor::ByteLevel { trim_offsets, add_prefix_space } => {
+            PostProcessor::ByteLevel {
+                trim_offsets,
+                add_prefix_space,
+            } => {
                 if *trim_offsets {
                     for e in &mut encs {
                         self.trim_offsets(texts, e, *add_prefix_space);
@@ -993,7 +1122,9 @@ impl Tokenizer {
                 }
                 encs
             }
-            PostProcessor::Sequence(v) => v.iter().fold(encs, |acc, p| self.process_encodings(p, texts, acc, add_special)),
+            PostProcessor::Sequence(v) => v
+                .iter()
+                .fold(encs, |acc, p| self.process_encodings(p, texts, acc, add_special)),
             PostProcessor::Template { single, pair, .. } => {
                 let template = if encs.len() == 2 { pair } else { single };
                 let mut out = Vec::with_capacity(template.len());
@@ -1036,7 +1167,12 @@ impl Tokenizer {
                     })
                     .collect()
             }
-            PostProcessor::Roberta { sep, cls, trim_offsets, add_prefix_space } => {
+            PostProcessor::Roberta {
+                sep,
+                cls,
+                trim_offsets,
+                add_prefix_space,
+            } => {
                 if *trim_offsets {
                     for e in &mut encs {
                         self.trim_offsets(texts, e, *add_prefix_space);
@@ -1063,7 +1199,10 @@ impl Tokenizer {
 
     /// (id, token index) of a Bert/Roberta special token.
     fn special(&self, name: &str, id: u32) -> (u32, u32) {
-        self.template_idx.get(name).and_then(|v| v.first().copied()).unwrap_or((id, id))
+        self.template_idx
+            .get(name)
+            .and_then(|v| v.first().copied())
+            .unwrap_or((id, id))
     }
 
     /// HF ByteLevel `process_offsets`: offsets skip the leading/trailing spaces (`Ġ`) of tokens.
@@ -1110,7 +1249,11 @@ impl Tokenizer {
         let tokens: Vec<String> = ids
             .iter()
             .filter_map(|&id| {
-                let t = self.added.id_to_token(id).map(|a| a.content.as_str()).or_else(|| self.model.id_to_token(id))?;
+                let t = self
+                    .added
+                    .id_to_token(id)
+                    .map(|a| a.content.as_str())
+                    .or_else(|| self.model.id_to_token(id))?;
                 if skip_special_tokens && self.special_contents.contains(t) {
                     return None;
                 }
@@ -1144,7 +1287,11 @@ fn single_frame(p: &PostProcessor) -> Option<(Vec<u32>, Vec<u32>)> {
                 match piece {
                     TemplatePiece::Special { id, .. } => {
                         let ids = &specials.get(id)?.0;
-                        if seen_a { post.extend_from_slice(ids) } else { pre.extend_from_slice(ids) }
+                        if seen_a {
+                            post.extend_from_slice(ids)
+                        } else {
+                            pre.extend_from_slice(ids)
+                        }
                     }
                     TemplatePiece::Sequence { b: false, .. } if !seen_a => seen_a = true,
                     TemplatePiece::Sequence { .. } => return None,
@@ -1180,7 +1327,13 @@ fn merge_all(mut encs: Vec<Encoding>) -> Encoding {
 }
 
 /// Bert/Roberta framing: `[first] e [last]`, the same for every overflowing part (one level, as HF).
-fn wrap(e: Encoding, first: Option<(u32, u32)>, last: (u32, u32), types: impl Fn(&[u32]) -> Vec<u32> + Copy, last_type: u32) -> Encoding {
+fn wrap(
+    e: Encoding,
+    first: Option<(u32, u32)>,
+    last: (u32, u32),
+    types: impl Fn(&[u32]) -> Vec<u32> + Copy,
+    last_type: u32,
+) -> Encoding {
     let frame = |e: &Encoding| {
         let mut out = Encoding::with_capacity(e.len() + 2);
         out.extra = e.extra.clone();
@@ -1204,7 +1357,12 @@ fn wrap(e: Encoding, first: Option<(u32, u32)>, last: (u32, u32), types: impl Fn
 }
 
 /// HF `truncate_encodings`.
-fn truncate_encodings(ea: &mut Encoding, eb: Option<&mut Encoding>, t: &Truncation, max_length: usize) -> Result<(), String> {
+fn truncate_encodings(
+    ea: &mut Encoding,
+    eb: Option<&mut Encoding>,
+    t: &Truncation,
+    max_length: usize,
+) -> Result<(), String> {
     let strategy = t.strategy.to_ascii_lowercase().replace('_', "");
     if max_length == 0 {
         ea.truncate(0, t.stride, t.direction)?;
@@ -1249,7 +1407,9 @@ fn truncate_encodings(ea: &mut Encoding, eb: Option<&mut Encoding>, t: &Truncati
             if n > to_remove {
                 target.truncate(n - to_remove, t.stride, t.direction)?;
             } else {
-                return Err("truncation error: sequence to truncate is too short to respect the provided max_length".into());
+                return Err(
+                    "truncation error: sequence to truncate is too short to respect the provided max_length".into(),
+                );
             }
         }
         other => return Err(format!("unknown truncation strategy {other:?}")),
@@ -1282,11 +1442,17 @@ pub fn parse_bpe(v: &Value) -> Result<BpeModel, String> {
             return Err(format!("unsupported model type '{ty}'"));
         }
     }
-    let vocab_obj = v.get("vocab").and_then(|x| x.as_object()).ok_or("model: missing object 'vocab'")?;
+    let vocab_obj = v
+        .get("vocab")
+        .and_then(|x| x.as_object())
+        .ok_or("model: missing object 'vocab'")?;
     let mut vocab: HashMap<String, u32, ahash::RandomState> =
         HashMap::with_capacity_and_hasher(vocab_obj.len(), ahash::RandomState::new());
     for (k, id) in vocab_obj {
-        let id = id.as_u64().filter(|&x| x <= u64::from(u32::MAX)).ok_or_else(|| format!("model: bad id for {k:?}"))?;
+        let id = id
+            .as_u64()
+            .filter(|&x| x <= u64::from(u32::MAX))
+            .ok_or_else(|| format!("model: bad id for {k:?}"))?;
         vocab.insert(k.clone(), id as u32);
     }
     let mut merges = Vec::new();
@@ -1338,10 +1504,20 @@ mod tests {
         for t in ["Ġt", "he", "Ġthe", "Ġc", "Ġca", "Ġcat", "<|endoftext|>"] {
             vocab.push(t.into());
         }
-        let vocab_json: serde_json::Map<String, Value> =
-            vocab.iter().enumerate().map(|(i, t)| (t.clone(), Value::from(i as u64))).collect();
+        let vocab_json: serde_json::Map<String, Value> = vocab
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.clone(), Value::from(i as u64)))
+            .collect();
         let eot = vocab.len() - 1;
-        let merges = vec![["Ġ", "t"], ["h", "e"], ["Ġt", "he"], ["Ġ", "c"], ["Ġc", "a"], ["Ġca", "t"]];
+        let merges = vec![
+            ["Ġ", "t"],
+            ["h", "e"],
+            ["Ġt", "he"],
+            ["Ġ", "c"],
+            ["Ġc", "a"],
+            ["Ġca", "t"],
+        ];
         serde_json::json!({
             "version": "1.0",
             "added_tokens": [{"id": eot, "content": "<|endoftext|>", "single_word": false, "lstrip": false,
@@ -1362,7 +1538,10 @@ mod tests {
         let enc = tok.encode(text, true).unwrap();
         let toks: Vec<&str> = (0..enc.len()).map(|i| enc.token_str(tok.table(), i)).collect();
         assert_eq!(toks, vec!["t", "he", "Ġcat", "<|endoftext|>", "Ġ", "Ã", "©"]);
-        assert_eq!(enc.offsets, vec![(0, 1), (1, 3), (3, 7), (7, 20), (20, 21), (21, 23), (21, 23)]);
+        assert_eq!(
+            enc.offsets,
+            vec![(0, 1), (1, 3), (3, 7), (7, 20), (20, 21), (21, 23), (21, 23)]
+        );
         assert_eq!(tok.encode_ids(text, true).unwrap(), enc.ids);
         assert_eq!(tok.decode(&enc.ids, false), text);
         assert_eq!(tok.decode(&enc.ids, true), "the cat é");
@@ -1378,8 +1557,13 @@ mod tests {
         let e = tok.encode(" the the the", true).unwrap();
         assert_eq!(e.ids, vec![262, 258, 258, 258]);
         assert_eq!(e.special_tokens_mask, vec![1, 0, 0, 0]);
-        tok.set_truncation(Some(Truncation { max_length: 3, stride: 0, direction: Direction::Right, strategy: "LongestFirst".into() }))
-            .unwrap();
+        tok.set_truncation(Some(Truncation {
+            max_length: 3,
+            stride: 0,
+            direction: Direction::Right,
+            strategy: "LongestFirst".into(),
+        }))
+        .unwrap();
         let e = tok.encode(" the the the", true).unwrap();
         assert_eq!(e.ids, vec![262, 258, 258]);
         assert_eq!(e.overflowing[0].ids, vec![262, 258]);
@@ -1392,7 +1576,9 @@ mod tests {
             pad_type_id: 0,
             pad_token: "[PAD]".into(),
         }));
-        let b = tok.encode_batch(&[" the".to_string(), " the the".to_string()], true).unwrap();
+        let b = tok
+            .encode_batch(&[" the".to_string(), " the the".to_string()], true)
+            .unwrap();
         assert_eq!(b[0].ids, vec![0, 262, 258]);
         assert_eq!(b[0].attention_mask, vec![0, 1, 1]);
         assert_eq!(b[0].token_str(tok.table(), 0), "[PAD]");
@@ -1400,7 +1586,8 @@ mod tests {
 
     #[test]
     fn unsupported_components_are_named() {
-        let j = byte_level_json("null").replace(r#""decoder":{"type":"ByteLevel"}"#, r#""decoder":{"type":"Metaspace"}"#);
+        let j =
+            byte_level_json("null").replace(r#""decoder":{"type":"ByteLevel"}"#, r#""decoder":{"type":"Metaspace"}"#);
         let e = Tokenizer::from_json_str(&j).unwrap_err();
         assert!(e.contains("decoder") && e.contains("Metaspace"), "{e}");
         let j = byte_level_json(r#"{"type":"Weird"}"#);
