@@ -5,6 +5,8 @@
 //! - [`pretok`]     pre-tokenizers: HF `Whitespace` and `ByteLevel` (GPT-2 pattern, byte-to-unicode table)
 //! - [`count`]      parallel word counting over pre-tokenized text
 //! - [`bpe`]        BPE training (HF-compatible merge loop) and encoding (merges by rank, cache, dropout)
+//! - [`wordpiece`]  WordPiece: likelihood/frequency trainer, greedy longest-match encoder
+//! - [`model`]      the model enum the pipeline dispatches on (BPE, WordPiece)
 //! - [`tokenizer`]  the encode pipeline: added tokens -> normalizer -> pre-tokenizer -> model -> post-processor
 //!
 //! The PyO3 bindings live in `py.rs` (and `py/`), compiled only with the cargo feature `python`.
@@ -16,9 +18,11 @@ pub mod added;
 pub mod bpe;
 pub mod count;
 pub mod encoding;
+pub mod model;
 pub mod normalize;
 pub mod pretok;
 pub mod tokenizer;
+pub mod wordpiece;
 
 #[cfg(feature = "python")]
 mod py;

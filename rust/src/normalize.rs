@@ -34,6 +34,7 @@
 use unicode_normalization::char::{
     canonical_combining_class, compose, decompose_canonical, decompose_compatible, is_combining_mark,
 };
+use unicode_general_category::{get_general_category, GeneralCategory as Gc};
 use unicode_normalization::UnicodeNormalization;
 
 /// A text normalizer (the subset of HF normalizers we implement natively).
@@ -46,6 +47,8 @@ pub enum Normalizer {
     Lowercase,
     StripAccents,
     Sequence(Vec<Normalizer>),
+    /// HF `BertNormalizer` (see [`bert_normalize_str`] for the steps and their order).
+    Bert { clean_text: bool, handle_chinese_chars: bool, strip_accents: Option<bool>, lowercase: bool },
 }
 
 /// One char of a normalized text with the byte range of the original text it comes from.
@@ -73,6 +76,26 @@ impl Normalizer {
                     .ok_or_else(|| "normalizer Sequence: missing array field 'normalizers'".to_string())?;
                 Normalizer::Sequence(items.iter().map(Normalizer::from_json).collect::<Result<_, _>>()?)
             }
+            "BertNormalizer" => {
+                let flag = |k: &str, d: bool| -> Result<bool, String> {
+                    match v.get(k) {
+                        None | Some(serde_json::Value::Null) => Ok(d),
+                        Some(serde_json::Value::Bool(b)) => Ok(*b),
+                        Some(o) => Err(format!("normalizer BertNormalizer: '{k}' must be a boolean, got {o}")),
+                    }
+                };
+                let strip_accents = match v.get("strip_accents") {
+                    None | Some(serde_json::Value::Null) => None,
+                    Some(serde_json::Value::Bool(b)) => Some(*b),
+                    Some(o) => return Err(format!("normalizer BertNormalizer: 'strip_accents' must be a boolean or null, got {o}")),
+                };
+                Normalizer::Bert {
+                    clean_text: flag("clean_text", true)?,
+                    handle_chinese_chars: flag("handle_chinese_chars", true)?,
+                    strip_accents,
+                    lowercase: flag("lowercase", true)?,
+                }
+            }
             other => return Err(format!("unsupported normalizer type '{other}'")),
         })
     }
@@ -95,6 +118,13 @@ impl Normalizer {
             Normalizer::Sequence(v) => serde_json::json!({
                 "type": "Sequence",
                 "normalizers": v.iter().map(|n| n.to_json()).collect::<Vec<_>>(),
+            }),
+            Normalizer::Bert { clean_text, handle_chinese_chars, strip_accents, lowercase } => serde_json::json!({
+                "type": "BertNormalizer",
+                "clean_text": clean_text,
+                "handle_chinese_chars": handle_chinese_chars,
+                "strip_accents": strip_accents,
+                "lowercase": lowercase,
             }),
         }
     }
@@ -123,6 +153,7 @@ impl Normalizer {
                 }
                 cur
             }
+            Normalizer::Bert { .. } => self.bert_fast(s).unwrap_or_else(|| self.normalize_with_alignment(s).0),
         }
     }
 
@@ -162,6 +193,38 @@ impl Normalizer {
                 let mut cur = chars;
                 for n in v {
                     cur = n.apply_aligned(cur);
+                }
+                return cur;
+            }
+            Normalizer::Bert { clean_text, handle_chinese_chars, strip_accents, lowercase } => {
+                let mut cur = chars;
+                if *clean_text {
+                    let (out, initial) = filter_chars(&cur, |c| !is_bert_removed(c));
+                    cur = assign_positionally(&cur, out, initial);
+                    for x in cur.iter_mut() {
+                        if is_bert_whitespace(x.0) {
+                            x.0 = ' ';
+                        }
+                    }
+                }
+                if *handle_chinese_chars {
+                    let mut out: Vec<Changed> = Vec::with_capacity(cur.len());
+                    for (c, _) in &cur {
+                        if is_chinese_char(*c) {
+                            out.extend([(' ', 0), (*c, 1), (' ', 1)]);
+                        } else {
+                            out.push((*c, 0));
+                        }
+                    }
+                    cur = assign_positionally(&cur, out, 0);
+                }
+                if strip_accents.unwrap_or(*lowercase) {
+                    cur = Normalizer::Nfd.apply_aligned(cur);
+                    let (out, initial) = filter_chars(&cur, |c| get_general_category(c) != Gc::NonspacingMark);
+                    cur = assign_positionally(&cur, out, initial);
+                }
+                if *lowercase {
+                    cur = Normalizer::Lowercase.apply_aligned(cur);
                 }
                 return cur;
             }
@@ -261,6 +324,91 @@ fn recompose(chars: Vec<Changed>) -> Vec<Changed> {
         out.push((c, ch));
     }
     out
+}
+
+/// HF `filter` with a keep predicate (see [`strip_marks`] for the alignment rule).
+fn filter_chars(chars: &[AlignedChar], keep: impl Fn(char) -> bool) -> (Vec<Changed>, usize) {
+    let mut out: Vec<Changed> = Vec::with_capacity(chars.len());
+    let mut initial = 0;
+    for &(c, _) in chars {
+        if keep(c) {
+            out.push((c, 0));
+        } else {
+            match out.last_mut() {
+                Some(last) => last.1 -= 1,
+                None => initial += 1,
+            }
+        }
+    }
+    (out, initial)
+}
+
+// ==== BertNormalizer ====
+// HF `normalizers/bert.rs`, in this order: clean_text (drop NUL, U+FFFD and control chars = general
+// category C* except \t \n \r; map whitespace to ' '), spaces around CJK ideographs, strip accents
+// (NFD then drop Mn; defaults to `lowercase`), lowercase (per char).
+// Unicode tables: we use `unicode-general-category` (Unicode 16) where HF uses the older
+// `unicode_categories` crate; chars assigned since (HF: Cn, removed) are kept here. See
+// tests/test_bert_pipeline.py for the measured list of differing code points.
+
+/// HF `is_control` plus NUL and U+FFFD: the chars `clean_text` removes.
+pub fn is_bert_removed(c: char) -> bool {
+    if matches!(c, '\t' | '\n' | '\r') {
+        return false;
+    }
+    if c == '\0' || c == '\u{fffd}' {
+        return true;
+    }
+    matches!(
+        get_general_category(c),
+        Gc::Control | Gc::Format | Gc::Unassigned | Gc::PrivateUse | Gc::Surrogate
+    )
+}
+
+/// HF `is_whitespace`: \t \n \r or `char::is_whitespace`.
+pub fn is_bert_whitespace(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r') || c.is_whitespace()
+}
+
+/// HF `is_chinese_char` (note: its range starts at U+2B920, not Google's U+2B820).
+pub fn is_chinese_char(c: char) -> bool {
+    matches!(
+        c as u32,
+        0x4E00..=0x9FFF
+            | 0x3400..=0x4DBF
+            | 0x20000..=0x2A6DF
+            | 0x2A700..=0x2B73F
+            | 0x2B740..=0x2B81F
+            | 0x2B920..=0x2CEAF
+            | 0xF900..=0xFAFF
+            | 0x2F800..=0x2FA1F
+    )
+}
+
+impl Normalizer {
+    /// BertNormalizer on ASCII text without alignment (the common case); None for other input.
+    fn bert_fast(&self, s: &str) -> Option<String> {
+        let Normalizer::Bert { clean_text, lowercase, .. } = self else { return None };
+        if !s.is_ascii() {
+            return None;
+        }
+        let mut out = String::with_capacity(s.len());
+        for &b in s.as_bytes() {
+            let c = b as char;
+            if *clean_text && (b == 0 || (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) || b == 0x7f) {
+                continue;
+            }
+            let c = if *clean_text && matches!(b, b'\t' | b'\n' | b'\r' | b' ') {
+                ' '
+            } else if *lowercase {
+                c.to_ascii_lowercase()
+            } else {
+                c
+            };
+            out.push(c);
+        }
+        Some(out)
+    }
 }
 
 /// HF `filter`: a kept char absorbs the removed chars that follow it (change -n); removed chars at

@@ -31,6 +31,8 @@ pub enum PreTokenizer {
     /// a printable char through [`bytes_to_unicode`]. `trim_offsets` only matters to the
     /// post-processor; it is carried here so a round trip through JSON keeps it.
     ByteLevel { add_prefix_space: bool, use_regex: bool, trim_offsets: bool },
+    /// HF `BertPreTokenizer`: split on whitespace (dropped), then every punctuation char alone.
+    Bert,
 }
 
 /// Character classes of the GPT-2 pattern.
@@ -283,6 +285,45 @@ pub fn split_whitespace(text: &str, mut f: impl FnMut(usize, usize)) {
     }
 }
 
+/// HF `BertPreTokenizer` punctuation: ASCII punctuation or general category P*.
+pub fn is_bert_punctuation(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_punctuation();
+    }
+    matches!(
+        get_general_category(c),
+        Gc::ConnectorPunctuation
+            | Gc::DashPunctuation
+            | Gc::OpenPunctuation
+            | Gc::ClosePunctuation
+            | Gc::InitialPunctuation
+            | Gc::FinalPunctuation
+            | Gc::OtherPunctuation
+    )
+}
+
+/// Calls `f(start, end)` for every BertPreTokenizer piece of `text`: runs of non-whitespace,
+/// non-punctuation chars, and each punctuation char alone (whitespace = `char::is_whitespace`).
+pub fn split_bert(text: &str, mut f: impl FnMut(usize, usize)) {
+    let mut start: Option<usize> = None;
+    for (i, c) in text.char_indices() {
+        let ws = if c.is_ascii() { matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r') } else { c.is_whitespace() };
+        if ws || is_bert_punctuation(c) {
+            if let Some(s) = start.take() {
+                f(s, i);
+            }
+            if !ws {
+                f(i, i + c.len_utf8());
+            }
+        } else if start.is_none() {
+            start = Some(i);
+        }
+    }
+    if let Some(s) = start {
+        f(s, text.len());
+    }
+}
+
 /// The GPT-2 byte-to-unicode table: printable bytes map to themselves, the other 68 bytes to
 /// U+0100.. in byte order (so ' ' -> 'Ġ', '\n' -> 'Ċ').
 pub fn bytes_to_unicode() -> [char; 256] {
@@ -352,6 +393,7 @@ impl PreTokenizer {
         };
         match ty {
             "Whitespace" => Ok(PreTokenizer::Whitespace),
+            "BertPreTokenizer" => Ok(PreTokenizer::Bert),
             "ByteLevel" => Ok(PreTokenizer::ByteLevel {
                 add_prefix_space: flag("add_prefix_space")?,
                 use_regex: flag("use_regex")?,
@@ -372,6 +414,7 @@ impl PreTokenizer {
     pub fn to_json(&self) -> serde_json::Value {
         match self {
             PreTokenizer::Whitespace => serde_json::json!({"type": "Whitespace"}),
+            PreTokenizer::Bert => serde_json::json!({"type": "BertPreTokenizer"}),
             PreTokenizer::ByteLevel { add_prefix_space, use_regex, trim_offsets } => serde_json::json!({
                 "type": "ByteLevel",
                 "add_prefix_space": add_prefix_space,
@@ -391,6 +434,7 @@ impl PreTokenizer {
     pub fn for_each_raw_piece_with_offsets(&self, text: &str, mut f: impl FnMut(&str, (usize, usize))) {
         match self {
             PreTokenizer::Whitespace => split_whitespace(text, |s, e| f(&text[s..e], (s, e))),
+            PreTokenizer::Bert => split_bert(text, |s, e| f(&text[s..e], (s, e))),
             PreTokenizer::ByteLevel { add_prefix_space, use_regex, .. } => {
                 if text.is_empty() {
                     // HF gives no piece for the empty string, not even the prefix space.
@@ -427,7 +471,7 @@ impl PreTokenizer {
     /// Maps a raw piece to the string the model sees (identity except ByteLevel).
     pub fn map_piece(&self, raw: &str) -> String {
         match self {
-            PreTokenizer::Whitespace => raw.to_string(),
+            PreTokenizer::Whitespace | PreTokenizer::Bert => raw.to_string(),
             PreTokenizer::ByteLevel { .. } => byte_level_map(raw),
         }
     }

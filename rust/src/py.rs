@@ -5,6 +5,8 @@ use pyo3::prelude::*;
 
 mod tokenizer;
 mod train;
+mod unigram;
+mod wordpiece;
 
 /// The private native module `subword._core`.
 #[pymodule]
@@ -12,5 +14,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     train::register(m)?;
     tokenizer::register(m)?;
+    unigram::register(m)?;
+    wordpiece::register(m)?;
     Ok(())
 }

@@ -52,6 +52,7 @@ use serde_json::Value;
 
 use crate::added::{AddedToken, AddedVocab, Piece};
 use crate::bpe::encode::{BpeModel, BpeOptions, Sym};
+use crate::model::Model;
 use crate::encoding::{Direction, Encoding, Padding, TokenTable, Truncation, EXTRA_BIT};
 use crate::normalize::Normalizer;
 use crate::pretok::{unicode_to_byte, PreTokenizer};
@@ -254,6 +255,12 @@ pub enum Decoder {
     Bpe {
         suffix: String,
     },
+    /// HF `decoders.WordPiece`: strip the prefix of continuation tokens, a space before the others,
+    /// then (with `cleanup`) HF's English detokenization fix-ups.
+    WordPiece {
+        prefix: String,
+        cleanup: bool,
+    },
     Sequence(Vec<Decoder>),
 }
 
@@ -267,6 +274,10 @@ impl Decoder {
             "ByteLevel" => Decoder::ByteLevel,
             "BPEDecoder" => Decoder::Bpe {
                 suffix: v.get("suffix").and_then(|x| x.as_str()).unwrap_or("</w>").to_string(),
+            },
+            "WordPiece" => Decoder::WordPiece {
+                prefix: v.get("prefix").and_then(|x| x.as_str()).unwrap_or("##").to_string(),
+                cleanup: get_bool(v, "cleanup", true),
             },
             "Sequence" => Decoder::Sequence(
                 v.get("decoders")
@@ -313,6 +324,22 @@ impl Decoder {
                     .map(|(i, t)| t.replace(suffix.as_str(), if i + 1 == n { "" } else { " " }))
                     .collect()
             }
+            Decoder::WordPiece { prefix, cleanup } => tokens
+                .into_iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let t = match (i, t.strip_prefix(prefix.as_str())) {
+                        (0, _) => t,
+                        (_, Some(rest)) => rest.to_string(),
+                        (_, None) => format!(" {t}"),
+                    };
+                    if *cleanup {
+                        wordpiece_cleanup(&t)
+                    } else {
+                        t
+                    }
+                })
+                .collect(),
             Decoder::Sequence(v) => {
                 let mut cur = tokens;
                 for d in v {
@@ -324,6 +351,21 @@ impl Decoder {
     }
 }
 
+/// HF `decoders::wordpiece::cleanup`: glue punctuation and English clitics back on.
+fn wordpiece_cleanup(s: &str) -> String {
+    s.replace(" .", ".")
+        .replace(" ?", "?")
+        .replace(" !", "!")
+        .replace(" ,", ",")
+        .replace(" ' ", "'")
+        .replace(" n't", "n't")
+        .replace(" 'm", "'m")
+        .replace(" do not", " don't")
+        .replace(" 's", "'s")
+        .replace(" 've", "'ve")
+        .replace(" 're", "'re")
+}
+
 // ==== Tokenizer ====
 
 /// The full pipeline.
@@ -331,7 +373,7 @@ impl Decoder {
 pub struct Tokenizer {
     normalizer: Option<Normalizer>,
     pre_tokenizer: Option<PreTokenizer>,
-    model: BpeModel,
+    model: Model,
     post: Option<PostProcessor>,
     decoder: Option<Decoder>,
     added: AddedVocab,
@@ -458,7 +500,7 @@ impl Tokenizer {
             Some(p) => Some(PreTokenizer::from_json(p)?),
         };
         let model_v = section("model").ok_or("tokenizer.json: missing 'model'")?;
-        let model = parse_bpe(model_v)?;
+        let model = Model::from_json(model_v)?;
         let post = section("post_processor").map(PostProcessor::from_json).transpose()?;
         let decoder = section("decoder").map(Decoder::from_json).transpose()?;
         let added: Vec<AddedToken> = match section("added_tokens") {
@@ -515,13 +557,14 @@ impl Tokenizer {
     }
 
     pub fn new(
-        model: BpeModel,
+        model: impl Into<Model>,
         normalizer: Option<Normalizer>,
         pre_tokenizer: Option<PreTokenizer>,
         post: Option<PostProcessor>,
         decoder: Option<Decoder>,
         added_tokens: Vec<AddedToken>,
     ) -> Result<Self, String> {
+        let model: Model = model.into();
         let mut strings: Vec<String> = (0..model.id_bound())
             .map(|i| model.id_to_token(i as u32).unwrap_or("").to_string())
             .collect();
@@ -633,10 +676,10 @@ impl Tokenizer {
     }
 
     pub fn set_dropout(&mut self, p: Option<f32>, seed: u64) -> Result<(), String> {
-        self.model.set_dropout(p, seed).map_err(|e| e.to_string())
+        self.model.set_dropout(p, seed)
     }
 
-    pub fn model(&self) -> &BpeModel {
+    pub fn model(&self) -> &Model {
         &self.model
     }
 

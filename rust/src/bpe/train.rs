@@ -149,12 +149,12 @@ const PROGRESS_EVERY: u64 = 256;
 const PAR_MIN_WORDS: usize = 8192;
 
 #[inline]
-fn pack(a: u32, b: u32) -> u64 {
+pub(crate) fn pack(a: u32, b: u32) -> u64 {
     ((a as u64) << 32) | b as u64
 }
 
 #[inline]
-fn unpack(p: u64) -> (u32, u32) {
+pub(crate) fn unpack(p: u64) -> (u32, u32) {
     ((p >> 32) as u32, p as u32)
 }
 
@@ -185,11 +185,11 @@ impl Ord for Entry {
 
 /// All words' symbols in one arena: word `w` occupies `syms[start[w] .. start[w] + len[w]]`, and
 /// shrinks in place as merges apply (no per-word allocation).
-struct Words {
-    syms: Vec<u32>,
-    start: Vec<usize>,
-    len: Vec<u32>,
-    count: Vec<u64>,
+pub(crate) struct Words {
+    pub(crate) syms: Vec<u32>,
+    pub(crate) start: Vec<usize>,
+    pub(crate) len: Vec<u32>,
+    pub(crate) count: Vec<u64>,
 }
 
 /// Raw pointer to the arena for the parallel merge; sound because the positions merged in one step
@@ -200,13 +200,13 @@ unsafe impl Send for SymPtr {}
 unsafe impl Sync for SymPtr {}
 
 /// One pair-count change produced by a merge: (pair, +1/-1, word index).
-type Change = (u64, i32, u32);
+pub(crate) type Change = (u64, i32, u32);
 
 /// Merges every non-overlapping `(a, b)` in `s` (left to right) into `new`, pushing HF's
 /// `Word::merge` change list. Returns the new length.
 #[inline]
 #[allow(clippy::too_many_arguments)]
-fn merge_word(
+pub(crate) fn merge_word(
     s: &mut [u32],
     a: u32,
     b: u32,
@@ -290,14 +290,14 @@ fn compute_alphabet(words: &[(String, u64)], cfg: &BpeTrainerConfig) -> Vec<char
 }
 
 /// The vocabulary under construction: id -> string, string -> id, id -> char length.
-struct Vocab {
-    id2w: Vec<String>,
-    w2id: AHashMap<String, u32>,
-    id_len: Vec<u32>,
+pub(crate) struct Vocab {
+    pub(crate) id2w: Vec<String>,
+    pub(crate) w2id: AHashMap<String, u32>,
+    pub(crate) id_len: Vec<u32>,
 }
 
 impl Vocab {
-    fn add(&mut self, s: String, char_len: u32) -> u32 {
+    pub(crate) fn add(&mut self, s: String, char_len: u32) -> u32 {
         if let Some(&id) = self.w2id.get(&s) {
             return id;
         }
@@ -309,13 +309,10 @@ impl Vocab {
     }
 }
 
-/// Trains an HF-compatible BPE model on `(word, count)` pairs (words as the model sees them, e.g.
-/// byte-level mapped). The order of `words` does not change the result.
-pub fn train(
-    words: &[(String, u64)],
-    cfg: &BpeTrainerConfig,
-    progress: &mut ProgressFn<'_>,
-) -> Result<BpeModelOut, TrainError> {
+/// Steps 1-3 of training, shared with the WordPiece trainer (`wordpiece.rs`): checks the options,
+/// builds the initial vocab (specials, alphabet by code point, prefixed/suffixed char variants) and
+/// the words as symbol ids.
+pub(crate) fn prepare(words: &[(String, u64)], cfg: &BpeTrainerConfig) -> Result<(Vocab, Words), TrainError> {
     if cfg.continuing_subword_prefix.as_deref() == Some("") {
         return Err(TrainError::Config("continuing_subword_prefix must not be empty (use None)".into()));
     }
@@ -330,7 +327,6 @@ pub fn train(
     if total > (i64::MAX as u64) / 2 {
         return Err(TrainError::Config(format!("word counts sum to {total}, more than this trainer supports (2^62)")));
     }
-    let max_len = cfg.max_token_length.unwrap_or(usize::MAX);
     let mut voc = Vocab { id2w: Vec::new(), w2id: AHashMap::new(), id_len: Vec::new() };
 
     // 1. Special tokens, in order, repeats skipped. Their length never matters (they are not in
@@ -429,6 +425,20 @@ pub fn train(
         ws.count.push(*c);
     }
 
+    Ok((voc, ws))
+}
+
+/// Trains an HF-compatible BPE model on `(word, count)` pairs (words as the model sees them, e.g.
+/// byte-level mapped). The order of `words` does not change the result.
+pub fn train(
+    words: &[(String, u64)],
+    cfg: &BpeTrainerConfig,
+    progress: &mut ProgressFn<'_>,
+) -> Result<BpeModelOut, TrainError> {
+    let max_len = cfg.max_token_length.unwrap_or(usize::MAX);
+    let prefix = cfg.continuing_subword_prefix.as_deref();
+    let (mut voc, mut ws) = prepare(words, cfg)?;
+
     // 4. Initial pair counts and positions (never filtered by max_token_length).
     progress(Progress { stage: Stage::Count, current: 0, total: words.len() as u64 }).map_err(TrainError::Aborted)?;
     let (mut pair_counts, initial) = count_pairs(&ws);
@@ -507,13 +517,13 @@ pub fn train(
 }
 
 /// A pair and the distinct words it occurs in.
-type PairPositions = (u64, Vec<u32>);
+pub(crate) type PairPositions = (u64, Vec<u32>);
 
 /// Per pair: its count and the distinct words it occurs in (ascending).
 type PairTable = AHashMap<u64, (i64, Vec<u32>)>;
 
 /// Initial pair counts and, per pair, the distinct words it occurs in (ascending).
-fn count_pairs(ws: &Words) -> (AHashMap<u64, i64>, Vec<PairPositions>) {
+pub(crate) fn count_pairs(ws: &Words) -> (AHashMap<u64, i64>, Vec<PairPositions>) {
     let n = ws.len.len();
     // Chunks of words counted in parallel, merged in chunk order so position lists stay sorted.
     let chunk = (n / (rayon::current_num_threads() * 4)).max(4096);
@@ -560,7 +570,7 @@ fn count_pairs(ws: &Words) -> (AHashMap<u64, i64>, Vec<PairPositions>) {
 
 /// Applies one merge to the words in `pos`, collecting the pair-count changes in word order.
 #[allow(clippy::too_many_arguments)]
-fn apply_merge(
+pub(crate) fn apply_merge(
     ws: &mut Words,
     pos: &[u32],
     a: u32,

@@ -252,12 +252,7 @@ impl PyCoreTokenizer {
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (String,), (Option<f32>, u64))> {
         let this = slf.get();
         let tok = this.get()?;
-        let o = tok.model().options();
-        Ok((
-            slf.get_type().into_any(),
-            (this.json.clone(),),
-            (o.dropout, o.dropout_seed),
-        ))
+        Ok((slf.get_type().into_any(), (this.json.clone(),), tok.model().dropout_settings()))
     }
 
     fn __setstate__(&self, state: (Option<f32>, u64)) -> PyResult<()> {

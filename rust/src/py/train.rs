@@ -19,7 +19,7 @@ use crate::pretok::PreTokenizer;
 /// What the training functions return to Python: (vocab in id order, merges in rank order).
 type Trained = (Vec<String>, Vec<(String, String)>);
 
-fn build_pool(threads: Option<usize>) -> PyResult<Option<Arc<rayon::ThreadPool>>> {
+pub(crate) fn build_pool(threads: Option<usize>) -> PyResult<Option<Arc<rayon::ThreadPool>>> {
     match threads {
         None => Ok(None),
         Some(0) => Err(PyValueError::new_err("threads must be at least 1 (or None for all cores)")),
@@ -41,8 +41,8 @@ fn in_pool<R: Send>(pool: &Option<Arc<rayon::ThreadPool>>, f: impl FnOnce() -> R
 /// Counts pre-tokenized words over batches of lines (parallel, GIL released).
 #[pyclass(name = "WordCounter", module = "subword._core")]
 pub struct PyWordCounter {
-    inner: WordCounter,
-    pool: Option<Arc<rayon::ThreadPool>>,
+    pub(crate) inner: WordCounter,
+    pub(crate) pool: Option<Arc<rayon::ThreadPool>>,
 }
 
 #[pymethods]
@@ -106,7 +106,7 @@ impl PyWordCounter {
 
 /// Builds the trainer options from the Python keyword arguments.
 #[allow(clippy::too_many_arguments)]
-fn config(
+pub(crate) fn config(
     vocab_size: usize,
     min_frequency: u64,
     special_tokens: Vec<String>,
@@ -137,6 +137,20 @@ fn run_training(
     progress: Option<Py<PyAny>>,
     pool: &Option<Arc<rayon::ThreadPool>>,
 ) -> PyResult<Trained> {
+    run_trainer(py, words, progress, pool, |words, cb| {
+        train(words, cfg, cb).map(|BpeModelOut { vocab, merges }| (vocab, merges))
+    })
+}
+
+/// Runs `trainer` on the words without the GIL; the progress callback and signal checks run with
+/// it. Shared by the BPE and WordPiece bindings.
+pub(crate) fn run_trainer<T: Send>(
+    py: Python<'_>,
+    words: impl FnOnce() -> Vec<(String, u64)> + Send,
+    progress: Option<Py<PyAny>>,
+    pool: &Option<Arc<rayon::ThreadPool>>,
+    trainer: impl FnOnce(&[(String, u64)], &mut crate::bpe::train::ProgressFn<'_>) -> Result<T, TrainError> + Send,
+) -> PyResult<T> {
     let mut py_err: Option<PyErr> = None;
     let result = {
         let py_err = &mut py_err;
@@ -160,12 +174,12 @@ fn run_training(
                         }
                     })
                 };
-                train(&words, cfg, &mut cb)
+                trainer(&words, &mut cb)
             })
         })
     };
     match result {
-        Ok(BpeModelOut { vocab, merges }) => Ok((vocab, merges)),
+        Ok(t) => Ok(t),
         Err(TrainError::Aborted(msg)) => Err(py_err.unwrap_or_else(|| PyValueError::new_err(msg))),
         Err(e @ TrainError::Config(_)) => Err(PyValueError::new_err(e.to_string())),
     }
@@ -226,6 +240,23 @@ fn train_bpe_words(
     progress: Option<Py<PyAny>>,
     threads: Option<usize>,
 ) -> PyResult<Trained> {
+    let ws = extract_words(words)?;
+    let cfg = config(
+        vocab_size,
+        min_frequency,
+        special_tokens,
+        initial_alphabet,
+        limit_alphabet,
+        max_token_length,
+        continuing_subword_prefix,
+        end_of_word_suffix,
+    );
+    let pool = build_pool(threads)?;
+    run_training(py, move || ws, &cfg, progress, &pool)
+}
+
+/// `(str, int)` pairs from a Python iterable, with errors naming the bad item.
+pub(crate) fn extract_words(words: &Bound<'_, PyAny>) -> PyResult<Vec<(String, u64)>> {
     let mut ws: Vec<(String, u64)> = Vec::new();
     for (i, item) in words.try_iter()?.enumerate() {
         let item = item?;
@@ -244,18 +275,7 @@ fn train_bpe_words(
             .map_err(|_| PyValueError::new_err(format!("words[{i}][1] must be an int >= 0 (got a negative or non-int count)")))?;
         ws.push((w, c));
     }
-    let cfg = config(
-        vocab_size,
-        min_frequency,
-        special_tokens,
-        initial_alphabet,
-        limit_alphabet,
-        max_token_length,
-        continuing_subword_prefix,
-        end_of_word_suffix,
-    );
-    let pool = build_pool(threads)?;
-    run_training(py, move || ws, &cfg, progress, &pool)
+    Ok(ws)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -1,0 +1,137 @@
+//! The model of a tokenizer pipeline: one enum over the model kinds, so `tokenizer.rs` stays
+//! generic. Each arm forwards to its own module (`bpe/encode.rs`, `wordpiece.rs`); add a kind by
+//! adding a variant and its arms here.
+
+use crate::bpe::encode::{BpeModel, Sym};
+use crate::wordpiece::WordPieceModel;
+
+/// A tokenizer model.
+#[derive(Debug, Clone)]
+pub enum Model {
+    Bpe(BpeModel),
+    WordPiece(WordPieceModel),
+}
+
+impl From<BpeModel> for Model {
+    fn from(m: BpeModel) -> Self {
+        Model::Bpe(m)
+    }
+}
+
+impl From<WordPieceModel> for Model {
+    fn from(m: WordPieceModel) -> Self {
+        Model::WordPiece(m)
+    }
+}
+
+impl Model {
+    /// Parses an HF tokenizer.json model section, by its `"type"` (files without one are BPE).
+    pub fn from_json(v: &serde_json::Value) -> Result<Self, String> {
+        match v.get("type").and_then(|t| t.as_str()) {
+            Some("WordPiece") => Ok(Model::WordPiece(WordPieceModel::from_json(v)?)),
+            _ => Ok(Model::Bpe(crate::tokenizer::parse_bpe(v)?)),
+        }
+    }
+
+    pub fn as_bpe(&self) -> Option<&BpeModel> {
+        match self {
+            Model::Bpe(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    pub fn token_to_id(&self, t: &str) -> Option<u32> {
+        match self {
+            Model::Bpe(m) => m.token_to_id(t),
+            Model::WordPiece(m) => m.token_to_id(t),
+        }
+    }
+
+    pub fn id_to_token(&self, id: u32) -> Option<&str> {
+        match self {
+            Model::Bpe(m) => m.id_to_token(id),
+            Model::WordPiece(m) => m.id_to_token(id),
+        }
+    }
+
+    pub fn vocab_size(&self) -> usize {
+        match self {
+            Model::Bpe(m) => m.vocab_size(),
+            Model::WordPiece(m) => m.vocab_size(),
+        }
+    }
+
+    pub fn id_bound(&self) -> usize {
+        match self {
+            Model::Bpe(m) => m.id_bound(),
+            Model::WordPiece(m) => m.id_bound(),
+        }
+    }
+
+    pub fn has_byte_fast_path(&self) -> bool {
+        match self {
+            Model::Bpe(m) => m.has_byte_fast_path(),
+            Model::WordPiece(_) => false,
+        }
+    }
+
+    /// (dropout, seed) for pickling; models without dropout give (None, 0).
+    pub fn dropout_settings(&self) -> (Option<f32>, u64) {
+        match self {
+            Model::Bpe(m) => (m.options().dropout, m.options().dropout_seed),
+            Model::WordPiece(_) => (None, 0),
+        }
+    }
+
+    pub fn set_dropout(&mut self, p: Option<f32>, seed: u64) -> Result<(), String> {
+        match self {
+            Model::Bpe(m) => m.set_dropout(p, seed).map_err(|e| e.to_string()),
+            Model::WordPiece(_) if p.is_none_or(|x| x == 0.0) => Ok(()),
+            Model::WordPiece(_) => Err("dropout is not supported by the WordPiece model".into()),
+        }
+    }
+
+    /// Tokenizes one word, appending symbols (id, length in bytes of `word`) to `out`.
+    pub fn tokenize_into(&self, word: &str, salt: u64, out: &mut Vec<Sym>) -> Result<(), String> {
+        match self {
+            Model::Bpe(m) => m.tokenize_into(word, salt, out).map_err(|e| e.to_string()),
+            Model::WordPiece(m) => m.tokenize_into(word, out).map_err(|e| e.to_string()),
+        }
+    }
+
+    /// Like [`Self::tokenize_into`], handing the symbols to `sink`.
+    pub fn tokenize_with(&self, word: &str, salt: u64, sink: impl FnOnce(&[Sym])) -> Result<(), String> {
+        match self {
+            Model::Bpe(m) => m.tokenize_with(word, salt, sink).map_err(|e| e.to_string()),
+            Model::WordPiece(m) => {
+                WP_BUF.with(|b| {
+                    let mut b = b.borrow_mut();
+                    b.clear();
+                    m.tokenize_into(word, &mut b).map_err(|e| e.to_string())?;
+                    sink(&b);
+                    Ok(())
+                })
+            }
+        }
+    }
+
+    /// Byte-level fast path (BPE only; callers check [`Self::has_byte_fast_path`]).
+    pub fn tokenize_raw_bytes(&self, raw: &[u8], salt: u64, out: &mut Vec<Sym>) -> Result<(), String> {
+        match self {
+            Model::Bpe(m) => m.tokenize_raw_bytes(raw, salt, out).map_err(|e| e.to_string()),
+            _ => Err("no byte-level fast path for this model".into()),
+        }
+    }
+
+    /// Like [`Self::tokenize_raw_bytes`], handing the symbols to `sink`.
+    pub fn tokenize_raw_bytes_with(&self, raw: &[u8], salt: u64, sink: impl FnOnce(&[Sym])) -> Result<(), String> {
+        match self {
+            Model::Bpe(m) => m.tokenize_raw_bytes_with(raw, salt, sink).map_err(|e| e.to_string()),
+            _ => Err("no byte-level fast path for this model".into()),
+        }
+    }
+}
+
+thread_local! {
+    static WP_BUF: std::cell::RefCell<Vec<Sym>> = const { std::cell::RefCell::new(Vec::new()) };
+}
