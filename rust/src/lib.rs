@@ -26,3 +26,4 @@ pub mod wordpiece;
 
 #[cfg(feature = "python")]
 mod py;
+pub mod unigram;

@@ -1,0 +1,179 @@
+//! Bindings for Unigram: `UnigramModel` (Viterbi / n-best / sampling) and `train_unigram`.
+//! Type conversion and GIL release only.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use crate::unigram::lattice::Rng;
+use crate::unigram::train::{train, TrainInput, UnigramTrainerConfig};
+use crate::unigram::{Compat, PieceKind, UnigramModel};
+
+fn char_offsets(text: &str, pieces: &[(u32, usize, usize)]) -> (Vec<u32>, Vec<(usize, usize)>) {
+    // byte -> char index table
+    let mut char_at = vec![0usize; text.len() + 1];
+    let mut ci = 0;
+    for (b, ch) in text.char_indices() {
+        for k in 0..ch.len_utf8() {
+            char_at[b + k] = ci;
+        }
+        ci += 1;
+    }
+    char_at[text.len()] = ci;
+    let ids = pieces.iter().map(|p| p.0).collect();
+    let offs = pieces
+        .iter()
+        .map(|&(_, s, e)| if e > s { (char_at[s], char_at[e - 1] + 1) } else { (char_at[s], char_at[s]) })
+        .collect();
+    (ids, offs)
+}
+
+/// A Unigram model: pieces with scores, Viterbi / n-best / sampling encoders.
+#[pyclass(name = "UnigramModel", module = "subword._core", frozen)]
+pub struct PyUnigramModel {
+    inner: UnigramModel,
+}
+
+#[pymethods]
+impl PyUnigramModel {
+    #[new]
+    #[pyo3(signature = (pieces, kinds = None, unk_id = None, byte_fallback = false, compat = "spm"))]
+    fn new(
+        pieces: Vec<(String, f64)>,
+        kinds: Option<Vec<i32>>,
+        unk_id: Option<u32>,
+        byte_fallback: bool,
+        compat: &str,
+    ) -> PyResult<Self> {
+        let compat = Compat::parse(compat).map_err(PyValueError::new_err)?;
+        let kinds = match kinds {
+            None => None,
+            Some(k) => Some(
+                k.into_iter().map(PieceKind::from_proto).collect::<Result<Vec<_>, _>>().map_err(PyValueError::new_err)?,
+            ),
+        };
+        let inner = UnigramModel::new(pieces, kinds, unk_id, byte_fallback, compat).map_err(PyValueError::new_err)?;
+        Ok(PyUnigramModel { inner })
+    }
+
+    /// Viterbi: (ids, character offsets).
+    fn encode(&self, py: Python<'_>, text: &str) -> PyResult<(Vec<u32>, Vec<(usize, usize)>)> {
+        let p = py.detach(|| self.inner.encode(text)).map_err(PyValueError::new_err)?;
+        Ok(char_offsets(text, &p))
+    }
+
+    /// Viterbi ids of many texts (parallel, GIL released).
+    fn encode_batch_ids(&self, py: Python<'_>, texts: Vec<String>) -> PyResult<Vec<Vec<u32>>> {
+        use rayon::prelude::*;
+        let r: Result<Vec<Vec<u32>>, String> = py.detach(|| {
+            texts.par_iter().map(|t| self.inner.encode(t).map(|p| p.into_iter().map(|x| x.0).collect())).collect()
+        });
+        r.map_err(PyValueError::new_err)
+    }
+
+    /// The n best segmentations: [(ids, score)], best first.
+    fn nbest(&self, py: Python<'_>, text: &str, n: usize) -> PyResult<Vec<(Vec<u32>, f64)>> {
+        let r = py.detach(|| self.inner.nbest(text, n)).map_err(PyValueError::new_err)?;
+        Ok(r.into_iter().map(|(p, s)| (p.into_iter().map(|x| x.0).collect(), s)).collect())
+    }
+
+    /// One sampled segmentation per seed draw: `count` samples of `text` (ids, char offsets).
+    #[pyo3(signature = (text, alpha, nbest_size = -1, seed = 0, count = 1))]
+    fn sample(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        alpha: f64,
+        nbest_size: i64,
+        seed: u64,
+        count: usize,
+    ) -> PyResult<Vec<(Vec<u32>, Vec<(usize, usize)>)>> {
+        let r: Result<Vec<_>, String> = py.detach(|| {
+            let mut rng = Rng::new(seed);
+            (0..count).map(|_| self.inner.sample(text, alpha, nbest_size, &mut rng)).collect()
+        });
+        let r = r.map_err(PyValueError::new_err)?;
+        Ok(r.iter().map(|p| char_offsets(text, p)).collect())
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.pieces.len()
+    }
+}
+
+/// Trains a Unigram model from prepared sentences/words/required chars; returns [(piece, score)]
+/// without meta pieces, best score first.
+#[pyfunction]
+#[pyo3(signature = (sentences, words, required_chars, *, vocab_size, meta_pieces = 3, compat = "spm",
+    shrinking_factor = 0.75, num_sub_iterations = 2, max_piece_length = 16, seed_size = 1000000,
+    num_threads = 16, split_by_whitespace = true, progress = None))]
+#[allow(clippy::too_many_arguments)]
+fn train_unigram(
+    py: Python<'_>,
+    sentences: Vec<(String, u64)>,
+    words: Vec<(String, u64)>,
+    required_chars: Vec<(String, u64)>,
+    vocab_size: usize,
+    meta_pieces: usize,
+    compat: &str,
+    shrinking_factor: f64,
+    num_sub_iterations: usize,
+    max_piece_length: usize,
+    seed_size: usize,
+    num_threads: usize,
+    split_by_whitespace: bool,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Vec<(String, f64)>> {
+    let compat = Compat::parse(compat).map_err(PyValueError::new_err)?;
+    if num_threads == 0 {
+        return Err(PyValueError::new_err("num_threads must be at least 1"));
+    }
+    if max_piece_length == 0 {
+        return Err(PyValueError::new_err("max_piece_length must be at least 1"));
+    }
+    let mut req = Vec::with_capacity(required_chars.len());
+    for (s, n) in required_chars {
+        let mut it = s.chars();
+        match (it.next(), it.next()) {
+            (Some(c), None) => req.push((c, n)),
+            _ => return Err(PyValueError::new_err(format!("required char {s:?} is not one character"))),
+        }
+    }
+    let input = TrainInput { sentences, words, required_chars: req };
+    let cfg = UnigramTrainerConfig {
+        vocab_size,
+        meta_pieces,
+        compat,
+        shrinking_factor,
+        num_sub_iterations,
+        max_piece_length,
+        seed_size,
+        num_threads,
+    };
+    // Stand-in validity until the SentencePiece rules (spm::is_valid_piece) are wired in:
+    // length, no '▁' after the first char (split_by_whitespace), no unk char / boundary / NUL / space.
+    let valid = move |c: &[char]| {
+        !c.is_empty()
+            && c.len() <= max_piece_length
+            && c.iter().all(|&x| x != '\u{2585}' && x != '\0' && x != '\u{1f}' && x != ' ')
+            && (!split_by_whitespace || c.iter().skip(1).all(|&x| x != '\u{2581}'))
+    };
+    let result = py.detach(|| {
+        let mut cb = |stage: &str, cur: usize, total: usize| -> Result<(), String> {
+            Python::attach(|py| {
+                py.check_signals().map_err(|e| e.to_string())?;
+                if let Some(f) = &progress {
+                    f.call1(py, (stage, cur, total)).map_err(|e| e.to_string())?;
+                }
+                Ok(())
+            })
+        };
+        train(&input, &cfg, &valid, &mut cb)
+    });
+    result.map_err(PyValueError::new_err)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyUnigramModel>()?;
+    m.add_function(wrap_pyfunction!(train_unigram, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,432 @@
+//! The Unigram model: pieces with scores, a character trie, and the encoders
+//! (Viterbi, n-best, sampling) with unk fusion and byte fallback.
+//!
+//! Performance notes
+//! - Viterbi runs directly over the text (no lattice allocation): one pass over char boundaries,
+//!   following the trie from each start, with `best[end]` updated on a strict `>` so ties go to the
+//!   earliest start (SentencePiece's and HF's rule). Sums are f32 in SentencePiece mode.
+//! - The trie is a flat hash map `(node, char) -> node`; piece ids sit on the terminal nodes.
+
+use ahash::AHashMap;
+
+use super::lattice::{Lattice, Rng};
+use super::{Compat, UNK_PENALTY};
+
+/// The role of a piece (SentencePiece `ModelProto.SentencePiece.Type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PieceKind {
+    Normal,
+    Unknown,
+    Control,
+    UserDefined,
+    Unused,
+    Byte,
+}
+
+impl PieceKind {
+    /// From the ModelProto type number (1 NORMAL, 2 UNKNOWN, 3 CONTROL, 4 USER_DEFINED, 5 UNUSED, 6 BYTE).
+    pub fn from_proto(t: i32) -> Result<PieceKind, String> {
+        Ok(match t {
+            1 => PieceKind::Normal,
+            2 => PieceKind::Unknown,
+            3 => PieceKind::Control,
+            4 => PieceKind::UserDefined,
+            5 => PieceKind::Unused,
+            6 => PieceKind::Byte,
+            _ => return Err(format!("unknown piece type {t}")),
+        })
+    }
+}
+
+/// A character trie over piece strings.
+#[derive(Clone, Debug, Default)]
+pub struct Trie {
+    edges: AHashMap<(u32, char), u32>,
+    terminal: Vec<i64>,
+}
+
+impl Trie {
+    /// Builds the trie from `(string, id)` pairs; a repeated string keeps its first id.
+    pub fn new<'a>(items: impl Iterator<Item = (&'a str, u32)>) -> Trie {
+        let mut t = Trie { edges: AHashMap::new(), terminal: vec![-1] };
+        for (s, id) in items {
+            if s.is_empty() {
+                continue;
+            }
+            let mut node = 0u32;
+            for ch in s.chars() {
+                let next = t.terminal.len() as u32;
+                let e = *t.edges.entry((node, ch)).or_insert(next);
+                if e == next {
+                    t.terminal.push(-1);
+                }
+                node = e;
+            }
+            if t.terminal[node as usize] < 0 {
+                t.terminal[node as usize] = id as i64;
+            }
+        }
+        t
+    }
+
+    /// Calls `f(id, n_chars)` for every piece that is a prefix of `chars`, shortest first.
+    #[inline]
+    pub fn common_prefix(&self, chars: &[char], mut f: impl FnMut(u32, usize)) {
+        let mut node = 0u32;
+        for (i, &ch) in chars.iter().enumerate() {
+            match self.edges.get(&(node, ch)) {
+                Some(&n) => {
+                    node = n;
+                    let id = self.terminal[node as usize];
+                    if id >= 0 {
+                        f(id as u32, i + 1);
+                    }
+                }
+                None => return,
+            }
+        }
+    }
+}
+
+/// A token of an encoded string: the id and its byte range in the input.
+pub type Piece = (u32, usize, usize);
+
+/// A Unigram model ready to encode.
+#[derive(Clone, Debug)]
+pub struct UnigramModel {
+    pub pieces: Vec<(String, f64)>,
+    pub kinds: Vec<PieceKind>,
+    pub unk_id: Option<u32>,
+    pub byte_fallback: bool,
+    pub compat: Compat,
+    trie: Trie,
+    /// Score used in the lattice for each trie piece (user-defined pieces get a length bonus in spm mode).
+    trie_score: Vec<f64>,
+    unk_score: f64,
+    byte_ids: [Option<u32>; 256],
+}
+
+impl UnigramModel {
+    /// Builds a model. In `Spm` mode only NORMAL, USER_DEFINED pieces are matched (as
+    /// SentencePiece's trie); in `Hf` mode every piece is matched (HF puts the whole vocab in its trie).
+    pub fn new(
+        pieces: Vec<(String, f64)>,
+        kinds: Option<Vec<PieceKind>>,
+        unk_id: Option<u32>,
+        byte_fallback: bool,
+        compat: Compat,
+    ) -> Result<UnigramModel, String> {
+        let kinds = kinds.unwrap_or_else(|| vec![PieceKind::Normal; pieces.len()]);
+        if kinds.len() != pieces.len() {
+            return Err("kinds and pieces differ in length".into());
+        }
+        if let Some(u) = unk_id {
+            if u as usize >= pieces.len() {
+                return Err(format!("unk_id {u} is out of range for {} pieces", pieces.len()));
+            }
+        }
+        let matched = |k: PieceKind| match compat {
+            Compat::Spm => matches!(k, PieceKind::Normal | PieceKind::UserDefined),
+            Compat::Hf => true,
+        };
+        let pieces: Vec<(String, f64)> = pieces.into_iter().map(|(p, s)| (p, compat.r(s))).collect();
+        let trie = Trie::new(
+            pieces.iter().enumerate().filter(|(i, _)| matched(kinds[*i])).map(|(i, (p, _))| (p.as_str(), i as u32)),
+        );
+        let mut min_score = f64::INFINITY;
+        for (i, (_, s)) in pieces.iter().enumerate() {
+            let counts = match compat {
+                Compat::Spm => kinds[i] == PieceKind::Normal,
+                Compat::Hf => true,
+            };
+            if counts && s.is_finite() && *s < min_score {
+                min_score = *s;
+            }
+        }
+        if !min_score.is_finite() {
+            min_score = 0.0;
+        }
+        let trie_score = pieces
+            .iter()
+            .enumerate()
+            .map(|(i, (p, s))| {
+                if compat == Compat::Spm && kinds[i] == PieceKind::UserDefined {
+                    // SentencePiece 0.2.3 scores user-defined symbols 0.1 * (length - 1).
+                    compat.r(0.1 * (p.chars().count() as f64 - 1.0))
+                } else {
+                    *s
+                }
+            })
+            .collect();
+        let mut byte_ids = [None; 256];
+        for (i, (p, _)) in pieces.iter().enumerate() {
+            if kinds[i] == PieceKind::Byte || compat == Compat::Hf {
+                if let Some(b) = parse_byte_piece(p) {
+                    if byte_ids[b as usize].is_none() {
+                        byte_ids[b as usize] = Some(i as u32);
+                    }
+                }
+            }
+        }
+        Ok(UnigramModel {
+            pieces,
+            kinds,
+            unk_id,
+            byte_fallback,
+            compat,
+            trie,
+            trie_score,
+            unk_score: compat.r(min_score - UNK_PENALTY),
+            byte_ids,
+        })
+    }
+
+    pub fn trie(&self) -> &Trie {
+        &self.trie
+    }
+
+    pub fn unk_score(&self) -> f64 {
+        self.unk_score
+    }
+
+    /// Fills `lattice` with every piece match over `chars`, plus an unk node wherever no
+    /// single-char piece exists (id `unk_id`, or -2 when the model has none).
+    pub fn populate(&self, chars: &[char], lattice: &mut Lattice) {
+        let unk = self.unk_id.map(|u| u as i64).unwrap_or(-2);
+        for start in 0..chars.len() {
+            let mut single = false;
+            self.trie.common_prefix(&chars[start..], |id, n| {
+                if n == 1 {
+                    single = true;
+                }
+                lattice.insert(start, start + n, id as i64, self.trie_score[id as usize]);
+            });
+            if !single {
+                lattice.insert(start, start + 1, unk, self.unk_score);
+            }
+        }
+    }
+
+    /// Viterbi segmentation of `text`: `(id or None for unk, byte start, byte end)` per piece,
+    /// consecutive unknowns not yet fused.
+    fn viterbi_raw(&self, text: &str) -> Vec<(Option<u32>, usize, usize)> {
+        let c = self.compat;
+        let chars: Vec<char> = text.chars().collect();
+        let n = chars.len();
+        let mut byte_pos = Vec::with_capacity(n + 1);
+        let mut b = 0;
+        for ch in &chars {
+            byte_pos.push(b);
+            b += ch.len_utf8();
+        }
+        byte_pos.push(b);
+        // best[end] = (score, start char, id or -1 for unk); start == usize::MAX means unset.
+        let mut score = vec![0.0f64; n + 1];
+        let mut from = vec![usize::MAX; n + 1];
+        let mut piece = vec![-1i64; n + 1];
+        for start in 0..n {
+            if start > 0 && from[start] == usize::MAX {
+                continue;
+            }
+            let base = score[start];
+            let mut single = false;
+            self.trie.common_prefix(&chars[start..], |id, len| {
+                let end = start + len;
+                if len == 1 {
+                    single = true;
+                }
+                let cand = c.r(base + self.trie_score[id as usize]);
+                if from[end] == usize::MAX || cand > score[end] {
+                    score[end] = cand;
+                    from[end] = start;
+                    piece[end] = id as i64;
+                }
+            });
+            if !single {
+                let end = start + 1;
+                let cand = c.r(base + self.unk_score);
+                if from[end] == usize::MAX || cand > score[end] {
+                    score[end] = cand;
+                    from[end] = start;
+                    piece[end] = -1;
+                }
+            }
+        }
+        let mut out = Vec::new();
+        let mut end = n;
+        while end > 0 {
+            let start = from[end];
+            let id = if piece[end] >= 0 { Some(piece[end] as u32) } else { None };
+            out.push((id, byte_pos[start], byte_pos[end]));
+            end = start;
+        }
+        out.reverse();
+        out
+    }
+
+    /// Turns raw pieces into tokens: consecutive unknowns fused, then byte fallback or the unk id.
+    fn finish(&self, text: &str, raw: Vec<(Option<u32>, usize, usize)>) -> Result<Vec<Piece>, String> {
+        let mut fused: Vec<(Option<u32>, usize, usize)> = Vec::with_capacity(raw.len());
+        for (id, s, e) in raw {
+            let is_unk = id.is_none() || (id == self.unk_id && id.is_some());
+            if let Some(last) = fused.last_mut() {
+                let last_unk = last.0.is_none() || (last.0 == self.unk_id && last.0.is_some());
+                if is_unk && last_unk && last.2 == s {
+                    last.2 = e;
+                    continue;
+                }
+            }
+            fused.push((if is_unk { None } else { id }, s, e));
+        }
+        let mut out = Vec::with_capacity(fused.len());
+        for (id, s, e) in fused {
+            match id {
+                Some(i) => out.push((i, s, e)),
+                None => {
+                    if self.byte_fallback {
+                        let bytes = &text.as_bytes()[s..e];
+                        let all: Option<Vec<u32>> = bytes.iter().map(|&b| self.byte_ids[b as usize]).collect();
+                        if let Some(ids) = all {
+                            for (k, i) in ids.into_iter().enumerate() {
+                                out.push((i, s + k, s + k + 1));
+                            }
+                            continue;
+                        }
+                    }
+                    match self.unk_id {
+                        Some(u) => out.push((u, s, e)),
+                        None => {
+                            return Err(format!(
+                                "the text {:?} has no piece and the model has no unk id",
+                                &text[s..e]
+                            ))
+                        }
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The best segmentation of `text` (ids with byte ranges).
+    pub fn encode(&self, text: &str) -> Result<Vec<Piece>, String> {
+        let raw = self.viterbi_raw(text);
+        self.finish(text, raw)
+    }
+
+    fn lattice_of(&self, text: &str) -> (Lattice, Vec<usize>) {
+        let chars: Vec<char> = text.chars().collect();
+        let mut byte_pos = Vec::with_capacity(chars.len() + 1);
+        let mut b = 0;
+        for ch in &chars {
+            byte_pos.push(b);
+            b += ch.len_utf8();
+        }
+        byte_pos.push(b);
+        let mut l = Lattice::new(chars.len(), self.compat);
+        self.populate(&chars, &mut l);
+        (l, byte_pos)
+    }
+
+    fn path_raw(&self, l: &Lattice, bp: &[usize], path: &[usize]) -> Vec<(Option<u32>, usize, usize)> {
+        path.iter()
+            .map(|&k| {
+                let nd = &l.nodes[k];
+                let id = if nd.id >= 0 { Some(nd.id as u32) } else { None };
+                (id, bp[nd.begin], bp[nd.end])
+            })
+            .collect()
+    }
+
+    /// The `n` best segmentations with their scores.
+    pub fn nbest(&self, text: &str, n: usize) -> Result<Vec<(Vec<Piece>, f64)>, String> {
+        let (l, bp) = self.lattice_of(text);
+        let mut out = Vec::new();
+        for (path, s) in l.nbest(n) {
+            out.push((self.finish(text, self.path_raw(&l, &bp, &path))?, s));
+        }
+        Ok(out)
+    }
+
+    /// One segmentation sampled for subword regularisation.
+    ///
+    /// `nbest_size < 0`: exact forward-filtering backward-sampling from `p ∝ exp(alpha * score)`;
+    /// `0` or `1`: Viterbi; `> 1`: sample among the n best with `p ∝ exp(alpha * score)`.
+    pub fn sample(&self, text: &str, alpha: f64, nbest_size: i64, rng: &mut Rng) -> Result<Vec<Piece>, String> {
+        if !alpha.is_finite() || alpha < 0.0 {
+            return Err(format!("alpha must be a finite number >= 0, got {alpha}"));
+        }
+        if nbest_size == 0 || nbest_size == 1 {
+            return self.encode(text);
+        }
+        let (l, bp) = self.lattice_of(text);
+        let path = if nbest_size < 0 {
+            l.sample(alpha, rng)
+        } else {
+            let nb = l.nbest(nbest_size as usize);
+            if nb.is_empty() {
+                return Ok(Vec::new());
+            }
+            let logw: Vec<f64> = nb.iter().map(|(_, s)| alpha * s).collect();
+            nb[rng.categorical_log(&logw)].0.clone()
+        };
+        self.finish(text, self.path_raw(&l, &bp, &path))
+    }
+}
+
+/// `<0xAB>` -> 0xAB.
+pub fn parse_byte_piece(p: &str) -> Option<u8> {
+    let hex = p.strip_prefix("<0x")?.strip_suffix('>')?;
+    if hex.len() != 2 {
+        return None;
+    }
+    u8::from_str_radix(hex, 16).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(compat: Compat, byte_fallback: bool) -> UnigramModel {
+        let mut pieces: Vec<(String, f64)> =
+            vec![("<unk>".into(), 0.0), ("a".into(), -1.0), ("b".into(), -2.0), ("ab".into(), -2.5)];
+        let mut kinds = vec![PieceKind::Unknown, PieceKind::Normal, PieceKind::Normal, PieceKind::Normal];
+        if byte_fallback {
+            for b in 0..=255u8 {
+                pieces.push((format!("<0x{b:02X}>"), 0.0));
+                kinds.push(PieceKind::Byte);
+            }
+        }
+        UnigramModel::new(pieces, Some(kinds), Some(0), byte_fallback, compat).unwrap()
+    }
+
+    #[test]
+    fn viterbi_ties_prefer_longest_last_piece() {
+        // "ab" (-2.5) beats "a"+"b" (-3.0); unk chars fuse
+        let m = model(Compat::Spm, false);
+        assert_eq!(m.encode("abxy").unwrap(), vec![(3, 0, 2), (0, 2, 4)]);
+        let m2 = UnigramModel::new(
+            vec![("w".into(), -1.0), ("ww".into(), -2.0)],
+            None,
+            None,
+            false,
+            Compat::Hf,
+        )
+        .unwrap();
+        // www: w+ww and ww+w tie at -3; the earliest start of the last piece wins -> w + ww
+        assert_eq!(m2.encode("www").unwrap(), vec![(0, 0, 1), (1, 1, 3)]);
+    }
+
+    #[test]
+    fn byte_fallback_spells_unknowns() {
+        let m = model(Compat::Spm, true);
+        let out = m.encode("aé").unwrap();
+        assert_eq!(out, vec![(1, 0, 1), (4 + 0xC3, 1, 2), (4 + 0xA9, 2, 3)]);
+    }
+
+    #[test]
+    fn no_unk_is_an_error() {
+        let m = UnigramModel::new(vec![("a".into(), -1.0)], None, None, false, Compat::Hf).unwrap();
+        assert!(m.encode("ab").is_err());
+    }
+}

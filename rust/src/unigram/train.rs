@@ -1,0 +1,653 @@
+//! The Unigram trainer: seed pieces, EM (forward-backward + Bayesian M-step), loss-driven pruning,
+//! final selection. Two modes (see [`Compat`]):
+//!
+//! `Spm` (SentencePiece 0.2.3 `unigram_model_trainer.cc`, read for facts):
+//! - seeds: every valid substring (2..=max length chars) that is a right-branching repeat of the
+//!   *byte* string of the sentences (each sentence followed by `\0`), i.e. an LCP-interval node of
+//!   a byte suffix array whose depth ends on a char boundary; `score = freq * chars`; top `seed_size`
+//!   by (score desc, byte length desc, bytes asc); the required chars (count desc, code point asc) first;
+//!   scores are log-probabilities summed in f64.
+//!   Valid pieces never contain `▁` after their first char (split_by_whitespace), so a piece never
+//!   spans two words: we enumerate substrings per distinct (word, last-in-sentence) with counts,
+//!   which gives the same nodes and frequencies as the suffix array at a fraction of the cost
+//!   (the follower of a word's last char is `▁` (lead byte 0xE2) or the sentence end `\0`).
+//! - EM over the words, `num_threads` stripes (sentence i goes to stripe i mod T), per-stripe f32
+//!   sums added in stripe order; unk marginals go to piece 0; M-step drops expected < 0.5,
+//!   `score = digamma(e) - digamma(Σe)`.
+//! - prune (after every `num_sub_iterations` EM rounds) by `F·(log p_i − Σ_alt log p'_n)` with the
+//!   best alternative segmentation of each piece, keep `max(desired, shrinking_factor·size)`; stop
+//!   once the size is at most `desired = vocab_size·1.1`; drop pieces unreachable in their own string;
+//!   finalize: required chars, then the best-scored pieces.
+//!
+//! `Hf` (HF `tokenizers` 0.23.3 `UnigramTrainer`): seeds from the distinct words once each (char
+//! suffix tree nodes, word counts ignored for substrings), `<UNK>` at id 0 during training, f64,
+//! the `alternatives.len()` loss quirk, HF's keep rules and model-order finalisation.
+//!
+//! Determinism: the result depends on `num_threads` (the stripe count, as in SentencePiece) but
+//! not on how many OS threads rayon actually uses.
+
+use ahash::AHashMap;
+use rayon::prelude::*;
+
+use super::encode::Trie;
+use super::lattice::Lattice;
+use super::Compat;
+
+/// Trainer options (names follow SentencePiece's trainer spec).
+#[derive(Clone, Debug)]
+pub struct UnigramTrainerConfig {
+    /// Final vocabulary size including the meta pieces.
+    pub vocab_size: usize,
+    /// Number of meta pieces (unk/bos/eos/pad/control/user-defined/bytes) that take ids outside training.
+    pub meta_pieces: usize,
+    pub compat: Compat,
+    pub shrinking_factor: f64,
+    pub num_sub_iterations: usize,
+    pub max_piece_length: usize,
+    pub seed_size: usize,
+    /// E-step stripes (SentencePiece `num_threads`); the result depends on it.
+    pub num_threads: usize,
+}
+
+impl Default for UnigramTrainerConfig {
+    fn default() -> Self {
+        UnigramTrainerConfig {
+            vocab_size: 8000,
+            meta_pieces: 3,
+            compat: Compat::Spm,
+            shrinking_factor: 0.75,
+            num_sub_iterations: 2,
+            max_piece_length: 16,
+            seed_size: 1_000_000,
+            num_threads: 16,
+        }
+    }
+}
+
+/// What the trainer sees: normalized sentences (for seeding), words (for EM) and required chars.
+#[derive(Clone, Debug, Default)]
+pub struct TrainInput {
+    pub sentences: Vec<(String, u64)>,
+    pub words: Vec<(String, u64)>,
+    /// Required characters, ordered count desc then code point asc.
+    pub required_chars: Vec<(char, u64)>,
+}
+
+/// Progress callback: (stage, current, total); an `Err` aborts training.
+pub type ProgressFn<'a> = dyn FnMut(&str, usize, usize) -> Result<(), String> + 'a;
+
+/// `digamma(x)` by recurrence + asymptotic series, as SentencePiece and HF compute it.
+pub fn digamma(mut x: f64) -> f64 {
+    let mut r = 0.0;
+    while x < 7.0 {
+        r -= 1.0 / x;
+        x += 1.0;
+    }
+    x -= 0.5;
+    let xx = 1.0 / x;
+    let xx2 = xx * xx;
+    let xx4 = xx2 * xx2;
+    r + x.ln() + (1.0 / 24.0) * xx2 - (7.0 / 960.0) * xx4 + (31.0 / 8064.0) * xx4 * xx2
+        - (127.0 / 30720.0) * xx4 * xx4
+}
+
+/// A piece validity predicate on the piece's chars.
+pub type Validity<'a> = dyn Fn(&[char]) -> bool + Sync + 'a;
+
+/// Seed pieces with raw (not yet log) scores, chars first.
+pub fn seed_pieces(input: &TrainInput, cfg: &UnigramTrainerConfig, valid: &Validity) -> Vec<(String, f64)> {
+    match cfg.compat {
+        Compat::Spm => seed_spm(input, cfg, valid),
+        Compat::Hf => seed_hf(input, cfg),
+    }
+}
+
+#[derive(Clone, Copy)]
+struct SubStat {
+    freq: u64,
+    follower: u32,
+    branching: bool,
+}
+
+fn add_occurrence(map: &mut AHashMap<String, SubStat>, s: &str, freq: u64, follower: u32) {
+    match map.get_mut(s) {
+        Some(st) => {
+            st.freq += freq;
+            if st.follower != follower {
+                st.branching = true;
+            }
+        }
+        None => {
+            map.insert(s.to_string(), SubStat { freq, follower, branching: false });
+        }
+    }
+}
+
+/// Enumerates (substring, freq, follower) over `units` (string, count, end follower) in parallel.
+fn substring_stats(
+    units: &[(String, u64, u32)],
+    max_len: usize,
+    follower_of: &(dyn Fn(char) -> u32 + Sync),
+    valid: &Validity,
+) -> AHashMap<String, SubStat> {
+    let chunks: Vec<AHashMap<String, SubStat>> = units
+        .par_chunks(4096.max(units.len() / 64 + 1))
+        .map(|chunk| {
+            let mut map: AHashMap<String, SubStat> = AHashMap::new();
+            let mut chars: Vec<char> = Vec::new();
+            let mut offs: Vec<usize> = Vec::new();
+            for (w, cnt, end_f) in chunk {
+                chars.clear();
+                offs.clear();
+                for (b, ch) in w.char_indices() {
+                    chars.push(ch);
+                    offs.push(b);
+                }
+                offs.push(w.len());
+                let n = chars.len();
+                for i in 0..n {
+                    for j in (i + 2)..=std::cmp::min(n, i + max_len) {
+                        if !valid(&chars[i..j]) {
+                            break;
+                        }
+                        let f = if j < n { follower_of(chars[j]) } else { *end_f };
+                        add_occurrence(&mut map, &w[offs[i]..offs[j]], *cnt, f);
+                    }
+                }
+            }
+            map
+        })
+        .collect();
+    let mut it = chunks.into_iter();
+    let mut total = it.next().unwrap_or_default();
+    for m in it {
+        for (k, v) in m {
+            match total.get_mut(&k) {
+                Some(st) => {
+                    st.freq += v.freq;
+                    if v.branching || st.follower != v.follower {
+                        st.branching = true;
+                    }
+                }
+                None => {
+                    total.insert(k, v);
+                }
+            }
+        }
+    }
+    total
+}
+
+fn utf8_lead(ch: char) -> u32 {
+    let mut buf = [0u8; 4];
+    ch.encode_utf8(&mut buf);
+    buf[0] as u32
+}
+
+fn seed_spm(input: &TrainInput, cfg: &UnigramTrainerConfig, valid: &Validity) -> Vec<(String, f64)> {
+    // Distinct (word, last in sentence) with counts; words start at every '▁'.
+    let mut units: AHashMap<(String, bool), u64> = AHashMap::new();
+    for (s, f) in &input.sentences {
+        let mut starts: Vec<usize> = s.match_indices('\u{2581}').map(|(i, _)| i).collect();
+        if starts.first() != Some(&0) {
+            starts.insert(0, 0);
+        }
+        for (k, &st) in starts.iter().enumerate() {
+            let en = starts.get(k + 1).copied().unwrap_or(s.len());
+            if en > st {
+                *units.entry((s[st..en].to_string(), en == s.len())).or_insert(0) += f;
+            }
+        }
+    }
+    let mut units: Vec<(String, u64, u32)> =
+        units.into_iter().map(|((w, last), c)| (w, c, if last { 0 } else { 0xE2 })).collect();
+    units.sort_unstable();
+    let stats = substring_stats(&units, cfg.max_piece_length, &utf8_lead, valid);
+    let mut subs: Vec<(String, f64)> = stats
+        .into_iter()
+        .filter(|(_, st)| st.branching && st.freq >= 2)
+        .map(|(s, st)| {
+            let n = s.chars().count() as f64;
+            (s, st.freq as f32 as f64 * n)
+        })
+        .collect();
+    subs.sort_unstable_by(|a, b| {
+        b.1.partial_cmp(&a.1)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(b.0.len().cmp(&a.0.len()))
+            .then(a.0.as_bytes().cmp(b.0.as_bytes()))
+    });
+    subs.truncate(cfg.seed_size);
+    let mut seeds: Vec<(String, f64)> = input.required_chars.iter().map(|(c, n)| (c.to_string(), *n as f64)).collect();
+    seeds.extend(subs);
+    seeds
+}
+
+fn seed_hf(input: &TrainInput, cfg: &UnigramTrainerConfig) -> Vec<(String, f64)> {
+    let units: Vec<(String, u64, u32)> = input.words.iter().map(|(w, _)| (w.clone(), 1, 0)).collect();
+    let max_len = cfg.max_piece_length;
+    let stats = substring_stats(&units, max_len, &|c: char| c as u32 + 1, &|_c: &[char]| true);
+    // chars: count desc, char desc
+    let mut chars: AHashMap<char, u64> = AHashMap::new();
+    for (w, c) in &input.words {
+        for ch in w.chars() {
+            *chars.entry(ch).or_insert(0) += c;
+        }
+    }
+    let mut chars: Vec<(char, u64)> = chars.into_iter().collect();
+    chars.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(b.0.cmp(&a.0)));
+    let mut subs: Vec<(String, u64)> = stats
+        .into_iter()
+        .filter(|(_, st)| st.branching && st.freq >= 2)
+        .map(|(s, st)| {
+            let n = s.chars().count() as u64;
+            (s, st.freq * n)
+        })
+        .collect();
+    subs.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(b.0.cmp(&a.0)));
+    let mut seeds: Vec<(String, f64)> = chars.into_iter().map(|(c, n)| (c.to_string(), n as f64)).collect();
+    for (s, sc) in subs {
+        if seeds.len() >= cfg.seed_size {
+            break;
+        }
+        seeds.push((s, sc as f64));
+    }
+    seeds
+}
+
+fn to_log_prob(c: Compat, pieces: &mut [(String, f64)]) {
+    let sum: f64 = pieces.iter().map(|p| p.1).sum();
+    let logsum = sum.ln();
+    for p in pieces.iter_mut() {
+        p.1 = c.r(p.1.ln() - logsum);
+    }
+}
+
+/// The trainer's evolving model: pieces and scores. In HF mode piece 0 is the `<UNK>` placeholder (NaN).
+struct Model {
+    pieces: Vec<(String, f64)>,
+    compat: Compat,
+    trie: Trie,
+    min_score: f64,
+}
+
+impl Model {
+    fn new(pieces: Vec<(String, f64)>, compat: Compat) -> Model {
+        let trie = Trie::new(pieces.iter().enumerate().map(|(i, (p, _))| (p.as_str(), i as u32)));
+        let min_score = pieces.iter().map(|p| p.1).filter(|s| !s.is_nan()).fold(f64::INFINITY, f64::min);
+        Model { pieces, compat, trie, min_score }
+    }
+
+    fn populate(&self, chars: &[char], l: &mut Lattice, skip: Option<u32>) {
+        let unk_score = self.compat.r(self.min_score - super::UNK_PENALTY);
+        for start in 0..chars.len() {
+            let mut single = false;
+            self.trie.common_prefix(&chars[start..], |id, n| {
+                if Some(id) == skip {
+                    return;
+                }
+                if n == 1 {
+                    single = true;
+                }
+                l.insert(start, start + n, id as i64, self.pieces[id as usize].1);
+            });
+            if !single {
+                l.insert(start, start + 1, 0, unk_score);
+            }
+        }
+    }
+
+    fn lattice(&self, s: &str, skip: Option<u32>) -> Lattice {
+        let chars: Vec<char> = s.chars().collect();
+        let mut l = Lattice::new(chars.len(), self.compat);
+        self.populate(&chars, &mut l, skip);
+        l
+    }
+}
+
+/// Runs `f(stripe, accumulator)` over word stripes in parallel and adds the per-stripe vectors in stripe order.
+fn striped_sum(
+    words: &[(String, u64)],
+    threads: usize,
+    size: usize,
+    c: Compat,
+    f: &(dyn Fn(&str, f64, &mut Vec<f64>) -> f64 + Sync),
+) -> (Vec<f64>, f64) {
+    let t = threads.max(1);
+    let parts: Vec<(Vec<f64>, f64)> = (0..t)
+        .into_par_iter()
+        .map(|p| {
+            let mut acc = vec![0.0f64; size];
+            let mut obj = 0.0f64;
+            let mut i = p;
+            while i < words.len() {
+                obj += f(&words[i].0, words[i].1 as f64, &mut acc);
+                i += t;
+            }
+            (acc, obj)
+        })
+        .collect();
+    let mut total = vec![0.0f64; size];
+    let mut obj = 0.0;
+    for (acc, o) in parts {
+        for (x, y) in total.iter_mut().zip(acc) {
+            *x = c.r(*x + y);
+        }
+        obj += o;
+    }
+    (total, obj)
+}
+
+fn e_step(m: &Model, words: &[(String, u64)], threads: usize) -> Vec<f64> {
+    let (e, _) = striped_sum(words, threads, m.pieces.len(), m.compat, &|w, freq, acc| {
+        let l = m.lattice(w, None);
+        l.populate_marginal(freq, acc)
+    });
+    e
+}
+
+fn m_step(m: &Model, expected: &[f64]) -> Vec<(String, f64)> {
+    let c = m.compat;
+    let mut kept: Vec<(String, f64)> = Vec::with_capacity(m.pieces.len());
+    let mut sum = 0.0f64;
+    for (i, (p, _)) in m.pieces.iter().enumerate() {
+        if c == Compat::Hf && i == 0 {
+            kept.push((p.clone(), f64::NAN));
+            continue;
+        }
+        let e = expected[i];
+        if e < 0.5 {
+            continue;
+        }
+        kept.push((p.clone(), e));
+        sum = c.r(sum + e);
+    }
+    let logsum = digamma(sum);
+    for (i, k) in kept.iter_mut().enumerate() {
+        if c == Compat::Hf && i == 0 {
+            continue;
+        }
+        k.1 = c.r(digamma(k.1) - logsum);
+    }
+    kept
+}
+
+fn prune(m: &Model, words: &[(String, u64)], cfg: &UnigramTrainerConfig, desired: usize) -> Vec<(String, f64)> {
+    let c = m.compat;
+    let n = m.pieces.len();
+    // always_keep and alternatives from each piece's own 2-best segmentation.
+    let per_piece: Vec<(bool, Vec<usize>)> = (0..n)
+        .into_par_iter()
+        .map(|i| {
+            if c == Compat::Hf && i == 0 {
+                return (true, Vec::new());
+            }
+            let l = m.lattice(&m.pieces[i].0, None);
+            let nb = l.nbest(2);
+            if nb.len() == 1 {
+                (true, Vec::new())
+            } else if nb[0].0.len() >= 2 {
+                (false, Vec::new())
+            } else {
+                let alt = nb[1].0.iter().map(|&k| l.nodes[k].id as usize).collect();
+                (true, alt)
+            }
+        })
+        .collect();
+    // Viterbi frequencies over the words.
+    let (freq, _) = striped_sum(words, cfg.num_threads, n, c, &|w, f, acc| {
+        let l = m.lattice(w, None);
+        let (path, _) = l.viterbi();
+        for k in path {
+            let id = l.nodes[k].id as usize;
+            acc[id] = c.r(acc[id] + f);
+        }
+        0.0
+    });
+    let mut sum = 0.0f64;
+    for (i, f) in freq.iter().enumerate() {
+        if c == Compat::Hf && i == 0 {
+            continue;
+        }
+        sum = c.r(sum + f);
+    }
+    let logsum = c.r(sum.ln());
+    let mut new_pieces: Vec<(String, f64)> = Vec::new();
+    let mut candidates: Vec<(usize, f64)> = Vec::new();
+    for i in 0..n {
+        let (keep, alt) = &per_piece[i];
+        if c == Compat::Hf && i == 0 {
+            new_pieces.push(m.pieces[0].clone());
+            continue;
+        }
+        let fi = freq[i];
+        match c {
+            Compat::Spm => {
+                if fi == 0.0 || !keep {
+                    continue;
+                }
+                if alt.is_empty() {
+                    new_pieces.push(m.pieces[i].clone());
+                    continue;
+                }
+            }
+            Compat::Hf => {
+                if fi == 0.0 && !keep {
+                    continue;
+                }
+                if alt.is_empty() {
+                    new_pieces.push(m.pieces[i].clone());
+                    continue;
+                }
+            }
+        }
+        let big_f = c.r(fi / sum);
+        let logprob_sp = c.r(c.r(fi.ln()) - logsum);
+        let alt_len = match c {
+            Compat::Spm => alt.len(),
+            // HF's quirk: the number of pieces, not the alternative's length (#1536/#2069).
+            Compat::Hf => n,
+        };
+        let logsum_alt = c.r(c.r(sum + c.r(fi * (alt_len as f64 - 1.0))).ln());
+        let mut logprob_alt = 0.0f64;
+        for &a in alt {
+            logprob_alt = c.r(logprob_alt + c.r(c.r(c.r(freq[a] + fi).ln()) - logsum_alt));
+        }
+        let loss = c.r(big_f * c.r(logprob_sp - logprob_alt));
+        candidates.push((i, loss));
+    }
+    let pruned_size = std::cmp::max(desired, (cfg.shrinking_factor * n as f64) as usize);
+    // loss desc, index asc (a stable sort keeps index order among ties)
+    candidates.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
+    for (i, _) in candidates {
+        if new_pieces.len() >= pruned_size {
+            break;
+        }
+        new_pieces.push(m.pieces[i].clone());
+    }
+    new_pieces
+}
+
+/// Drops multi-char pieces whose own string has a strictly better segmentation without them.
+fn prune_unreachable(m: &Model) -> Vec<(String, f64)> {
+    let keep: Vec<bool> = (0..m.pieces.len())
+        .into_par_iter()
+        .map(|i| {
+            let (p, s) = &m.pieces[i];
+            if p.chars().count() < 2 {
+                return true;
+            }
+            let l = m.lattice(p, Some(i as u32));
+            let (_, best) = l.viterbi();
+            best <= *s
+        })
+        .collect();
+    m.pieces.iter().zip(keep).filter(|(_, k)| *k).map(|(p, _)| p.clone()).collect()
+}
+
+fn finalize(m: &Model, input: &TrainInput, cfg: &UnigramTrainerConfig) -> Vec<(String, f64)> {
+    let c = m.compat;
+    let budget = cfg.vocab_size.saturating_sub(cfg.meta_pieces);
+    let index: AHashMap<&str, f64> = m.pieces.iter().map(|(p, s)| (p.as_str(), *s)).collect();
+    let mut out: Vec<(String, f64)> = Vec::new();
+    let mut seen: ahash::AHashSet<String> = ahash::AHashSet::new();
+    let mut penalty = 0.0f64;
+    for (ch, _) in &input.required_chars {
+        let s = ch.to_string();
+        let score = match index.get(s.as_str()) {
+            Some(&v) if !v.is_nan() => v,
+            _ => {
+                let v = c.r(m.min_score + penalty);
+                penalty += 0.0001;
+                v
+            }
+        };
+        if seen.insert(s.clone()) {
+            out.push((s, score));
+        }
+    }
+    match c {
+        Compat::Spm => {
+            let mut sorted: Vec<&(String, f64)> = m.pieces.iter().collect();
+            sorted.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal).then(a.0.cmp(&b.0)));
+            for (p, s) in sorted {
+                if out.len() >= budget {
+                    break;
+                }
+                if seen.contains(p) {
+                    continue;
+                }
+                seen.insert(p.clone());
+                out.push((p.clone(), *s));
+            }
+            out.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal).then(a.0.cmp(&b.0)));
+        }
+        Compat::Hf => {
+            // model order, `==` check after each push, NaN -> 0.0, stable sort by score desc
+            seen.insert(m.pieces[0].0.clone());
+            if out.len() < budget {
+                for (p, s) in m.pieces.iter().skip(1) {
+                    if seen.contains(p) {
+                        continue;
+                    }
+                    seen.insert(p.clone());
+                    out.push((p.clone(), if s.is_nan() { 0.0 } else { *s }));
+                    if out.len() == budget {
+                        break;
+                    }
+                }
+            }
+            out.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
+        }
+    }
+    out
+}
+
+/// Trains a Unigram model; returns the final pieces (meta pieces excluded), best score first.
+pub fn train(
+    input: &TrainInput,
+    cfg: &UnigramTrainerConfig,
+    valid: &Validity,
+    progress: &mut ProgressFn,
+) -> Result<Vec<(String, f64)>, String> {
+    let c = cfg.compat;
+    if cfg.vocab_size == 0 {
+        return Err("vocab_size must be positive".into());
+    }
+    if !(cfg.shrinking_factor > 0.0 && cfg.shrinking_factor < 1.0) {
+        return Err(format!("shrinking_factor must be in (0, 1), got {}", cfg.shrinking_factor));
+    }
+    if input.words.is_empty() {
+        return Err("no training text (the word list is empty)".into());
+    }
+    let required = input.required_chars.len();
+    if cfg.vocab_size < required + cfg.meta_pieces {
+        return Err(format!(
+            "vocab_size {} is smaller than the {} required characters plus {} meta pieces",
+            cfg.vocab_size, required, cfg.meta_pieces
+        ));
+    }
+    progress("seed", 0, 1)?;
+    let mut seeds = seed_pieces(input, cfg, valid);
+    to_log_prob(if c == Compat::Spm { Compat::Hf } else { c }, &mut seeds);
+    for s in seeds.iter_mut() {
+        s.1 = c.r(s.1);
+    }
+    if c == Compat::Hf {
+        seeds.insert(0, ("<UNK>".to_string(), f64::NAN));
+    }
+    progress("seed", 1, 1)?;
+    let desired = match c {
+        Compat::Spm => (cfg.vocab_size as f64 * 1.1) as usize,
+        Compat::Hf => cfg.vocab_size * 11 / 10,
+    };
+    let mut model = Model::new(seeds, c);
+    let mut round = 0usize;
+    loop {
+        for _ in 0..cfg.num_sub_iterations.max(1) {
+            let e = e_step(&model, &input.words, cfg.num_threads);
+            model = Model::new(m_step(&model, &e), c);
+        }
+        progress("em", round + 1, 0)?;
+        round += 1;
+        if c == Compat::Hf && model.pieces.len() <= desired {
+            break;
+        }
+        let pruned = prune(&model, &input.words, cfg, desired);
+        let stop = pruned.len() >= model.pieces.len();
+        model = Model::new(pruned, c);
+        if c == Compat::Spm && model.pieces.len() <= desired {
+            break;
+        }
+        if stop {
+            // nothing more can be pruned
+            break;
+        }
+    }
+    if c == Compat::Spm {
+        model = Model::new(prune_unreachable(&model), c);
+    }
+    Ok(finalize(&model, input, cfg))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digamma_values() {
+        assert!((digamma(1.0) + 0.5772156649015329).abs() < 1e-9);
+        assert!((digamma(10.0) - 2.251752589066721).abs() < 1e-9);
+    }
+
+    #[test]
+    fn trains_a_tiny_model() {
+        let text = ["▁the▁cat▁sat", "▁the▁dog▁sat", "▁a▁cat▁and▁a▁dog"];
+        let sentences: Vec<(String, u64)> = text.iter().map(|s| (s.to_string(), 3)).collect();
+        let mut words: AHashMap<String, u64> = AHashMap::new();
+        let mut chars: AHashMap<char, u64> = AHashMap::new();
+        for (s, f) in &sentences {
+            for w in s.split_inclusive(|_| false) {
+                let _ = w;
+            }
+            for w in s.split('▁').filter(|w| !w.is_empty()) {
+                *words.entry(format!("▁{w}")).or_insert(0) += f;
+            }
+            for ch in s.chars() {
+                *chars.entry(ch).or_insert(0) += f;
+            }
+        }
+        let mut words: Vec<(String, u64)> = words.into_iter().collect();
+        words.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let mut chars: Vec<(char, u64)> = chars.into_iter().collect();
+        chars.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let input = TrainInput { sentences, words, required_chars: chars };
+        let cfg = UnigramTrainerConfig { vocab_size: 25, num_threads: 2, ..Default::default() };
+        let valid = |c: &[char]| c.iter().skip(1).all(|&x| x != '▁');
+        let out = train(&input, &cfg, &valid, &mut |_, _, _| Ok(())).unwrap();
+        assert!(out.len() <= 22);
+        assert!(out.iter().any(|(p, _)| p == "▁dog"));
+        // log-probabilities; required chars dropped by the M-step come back near min_score
+        assert!(out.iter().all(|(_, s)| *s < 0.0));
+    }
+}
