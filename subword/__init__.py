@@ -20,6 +20,7 @@ from subword.errors import FormatError as FormatError
 from subword.errors import SubwordError as SubwordError
 from subword.errors import UnsupportedComponentError as UnsupportedComponentError
 from subword.model import BPE as BPE
+from subword.model import WordPiece as WordPiece
 from subword.tokenizer import AddedToken as AddedToken
 from subword.tokenizer import Tokenizer as Tokenizer
 
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
     from subword._core import Encoding as Encoding
     from subword.trainers import BpeTrainer as BpeTrainer
     from subword.trainers import train_bpe as train_bpe
+    from subword.trainers import WordPieceTrainer as WordPieceTrainer
+    from subword.trainers import train_wordpiece as train_wordpiece
 
 __all__ = [
     "Tokenizer",
@@ -35,6 +38,9 @@ __all__ = [
     "BPE",
     "BpeTrainer",
     "train_bpe",
+    "WordPiece",
+    "WordPieceTrainer",
+    "train_wordpiece",
     "normalizers",
     "pre_tokenizers",
     "decoders",
@@ -51,6 +57,8 @@ _LAZY = {
     "Encoding": ("subword._core", "Encoding"),
     "BpeTrainer": ("subword.trainers", "BpeTrainer"),
     "train_bpe": ("subword.trainers", "train_bpe"),
+    "WordPieceTrainer": ("subword.trainers", "WordPieceTrainer"),
+    "train_wordpiece": ("subword.trainers", "train_wordpiece"),
 }
 
 

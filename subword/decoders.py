@@ -16,7 +16,7 @@ from typing import ClassVar
 from subword._components import Component, Registry
 from subword.pre_tokenizers import bytes_to_unicode
 
-__all__ = ["Decoder", "ByteLevel", "BPEDecoder", "from_dict", "REGISTRY"]
+__all__ = ["Decoder", "ByteLevel", "BPEDecoder", "WordPiece", "from_dict", "REGISTRY"]
 
 REGISTRY: Registry["Decoder"] = Registry("decoder")
 
@@ -92,3 +92,37 @@ class BPEDecoder(Decoder):
     def decode(self, tokens: list[str]) -> str:
         last = len(tokens) - 1
         return "".join(t.replace(self.suffix, "" if i == last else " ") for i, t in enumerate(tokens))
+
+
+_CLEANUP = ((" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"), (" 'm", "'m"),
+            (" do not", " don't"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"))
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class WordPiece(Decoder):
+    """HF ``decoders.WordPiece``: glue ``##`` pieces to the previous token, a space before the others.
+
+    Args:
+        prefix: The model's continuing-subword prefix.
+        cleanup: Apply HF's English detokenization fix-ups to each token (``" ."`` -> ``"."``, ``" n't"``
+            -> ``"n't"``, ...).
+
+    >>> WordPiece().decode(["un", "##aff", "##able", "!", "do", "n't"])
+    "unaffable! don't"
+    """
+
+    type_name: ClassVar[str] = "WordPiece"
+    prefix: str = "##"
+    cleanup: bool = True
+
+    def decode(self, tokens: list[str]) -> str:
+        out = []
+        for i, t in enumerate(tokens):
+            if i:
+                t = t[len(self.prefix):] if t.startswith(self.prefix) else " " + t
+            if self.cleanup:
+                for a, b in _CLEANUP:
+                    t = t.replace(a, b)
+            out.append(t)
+        return "".join(out)

@@ -12,12 +12,13 @@ its ``tokenizer.json`` ``"model"`` dict, so a model round-trips through HF uncha
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from subword.errors import ModelError
 
-__all__ = ["BPE"]
+__all__ = ["BPE", "WordPiece", "Model"]
 
 log = logging.getLogger(__name__)
 
@@ -200,3 +201,150 @@ def _parse_merge(m: object, rank: int) -> tuple[str, str]:
     if isinstance(m, (tuple, list)) and len(m) == 2 and all(isinstance(p, str) for p in m):
         return m[0], m[1]
     raise ModelError(f"merge #{rank} must be a pair of strings, got {m!r}")
+
+
+# ==== WordPiece ====
+
+_WP_FIELDS = ("unk_token", "continuing_subword_prefix", "max_input_chars_per_word")
+
+
+class WordPiece:
+    """A WordPiece model (HF ``WordPiece``): a vocab encoded greedily, longest match first.
+
+    Each word is cut from the left into the longest vocab token; every piece after the first is looked up
+    with ``continuing_subword_prefix``. A word longer than ``max_input_chars_per_word`` chars, or one with a
+    position no token matches, becomes a single ``unk_token``.
+
+    Args:
+        vocab: Token -> id (distinct non-negative ids).
+        unk_token: The unknown token. It need not be in the vocab (HF accepts that) but encoding a word that
+            needs it then fails.
+        continuing_subword_prefix: Prefix of non-initial pieces.
+        max_input_chars_per_word: Longer words become ``unk_token``.
+
+    Raises:
+        ModelError: duplicate ids, bad types or values.
+
+    >>> m = WordPiece({"[UNK]": 0, "un": 1, "##able": 2})
+    >>> m.vocab_size, m.to_dict()["type"]
+    (3, 'WordPiece')
+    """
+
+    def __init__(
+        self,
+        vocab: Mapping[str, int],
+        *,
+        unk_token: str = "[UNK]",
+        continuing_subword_prefix: str = "##",
+        max_input_chars_per_word: int = 100,
+    ) -> None:
+        if not isinstance(vocab, Mapping):
+            raise TypeError(f"vocab must be a mapping token -> id, got {type(vocab).__name__}")
+        self.vocab: dict[str, int] = dict(vocab)
+        self.unk_token = unk_token
+        self.continuing_subword_prefix = continuing_subword_prefix
+        self.max_input_chars_per_word = max_input_chars_per_word
+        for name in ("unk_token", "continuing_subword_prefix"):
+            if not isinstance(getattr(self, name), str):
+                raise ModelError(f"WordPiece.{name} must be a str, got {getattr(self, name)!r}")
+        m = self.max_input_chars_per_word
+        if isinstance(m, bool) or not isinstance(m, int) or m < 0:
+            raise ModelError(f"WordPiece.max_input_chars_per_word must be an int >= 0, got {m!r}")
+        seen: dict[int, str] = {}
+        for token, idx in self.vocab.items():
+            if not isinstance(token, str):
+                raise ModelError(f"vocab keys must be str, got {type(token).__name__} {token!r}")
+            if isinstance(idx, bool) or not isinstance(idx, int) or idx < 0:
+                raise ModelError(f"vocab id of {token!r} must be a non-negative int, got {idx!r}")
+            if idx in seen:
+                raise ModelError(f"vocab id {idx} is used by both {seen[idx]!r} and {token!r}")
+            seen[idx] = token
+        if self.unk_token not in self.vocab:
+            log.warning("WordPiece unk_token %r is not in the vocab: words it cannot spell will fail to encode",
+                        self.unk_token)
+
+    @classmethod
+    def from_vocab_file(cls, path: str | os.PathLike[str], **options: Any) -> "WordPiece":
+        """Load a BERT ``vocab.txt`` (one token per line, id = line number).
+
+        Blank lines are skipped with a warning (they would be the empty token, which can never match);
+        a repeated token keeps its first id and the repeat is skipped with a warning, so ids stay the line
+        numbers of the first occurrences (HF's ``read_file`` keeps the last one, see the tests).
+
+        Raises:
+            ModelError: the file is empty or not UTF-8.
+
+        >>> import tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "vocab.txt"
+        >>> _ = p.write_text("[UNK]\\nun\\n##able\\n")
+        >>> WordPiece.from_vocab_file(p).vocab
+        {'[UNK]': 0, 'un': 1, '##able': 2}
+        """
+        try:
+            text = open(path, encoding="utf-8").read()
+        except UnicodeDecodeError as exc:
+            raise ModelError(f"{path}: not UTF-8 ({exc})") from exc
+        vocab: dict[str, int] = {}
+        for lineno, line in enumerate(text.splitlines(), start=1):
+            token = line.rstrip("\r\n")
+            if token.strip() == "":
+                log.warning("%s:%d: blank line skipped (its id is left unused)", path, lineno)
+                continue
+            if token in vocab:
+                log.warning("%s:%d: duplicate token %r skipped (keeps id %d)", path, lineno, token, vocab[token])
+                continue
+            vocab[token] = lineno - 1
+        if not vocab:
+            raise ModelError(f"{path}: no tokens")
+        return cls(vocab, **options)
+
+    @property
+    def vocab_size(self) -> int:
+        """Number of tokens in the vocab."""
+        return len(self.vocab)
+
+    def id_to_token_map(self) -> dict[int, str]:
+        """The inverse of ``vocab``."""
+        return {i: t for t, i in self.vocab.items()}
+
+    def options(self) -> dict[str, Any]:
+        """The non-data fields, in HF's key order."""
+        return {name: getattr(self, name) for name in _WP_FIELDS}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The HF ``tokenizer.json`` ``"model"`` dict (vocab ordered by id).
+
+        >>> list(WordPiece({"b": 1, "a": 0}).to_dict())
+        ['type', 'unk_token', 'continuing_subword_prefix', 'max_input_chars_per_word', 'vocab']
+        """
+        return {"type": "WordPiece", **self.options(),
+                "vocab": dict(sorted(self.vocab.items(), key=lambda kv: kv[1]))}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "WordPiece":
+        """Build from an HF ``"model"`` dict.
+
+        >>> WordPiece.from_dict({"type": "WordPiece", "vocab": {"a": 0}, "unk_token": "a"}).unk_token
+        'a'
+        """
+        data = dict(data)
+        data.pop("type", None)
+        unknown = sorted(set(data) - {"vocab", *_WP_FIELDS})
+        if unknown:
+            raise ModelError(f"unknown WordPiece model field(s) {unknown}")
+        if "vocab" not in data:
+            raise ModelError("a WordPiece model needs 'vocab'")
+        return cls(data.pop("vocab"), **data)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, WordPiece):
+            return NotImplemented
+        return (self.vocab, self.options()) == (other.vocab, other.options())
+
+    def __repr__(self) -> str:
+        opts = ", ".join(f"{k}={v!r}" for k, v in self.options().items())
+        return f"WordPiece(vocab=<{len(self.vocab)} tokens>, {opts})"
+
+
+#: Any model a :class:`~subword.tokenizer.Tokenizer` can hold.
+Model = BPE | WordPiece

@@ -36,6 +36,7 @@ __all__ = [
     "Lowercase",
     "StripAccents",
     "Sequence",
+    "BertNormalizer",
     "from_dict",
     "REGISTRY",
 ]
@@ -197,3 +198,76 @@ class Sequence(Normalizer):
         if not isinstance(items, list):
             raise TypeError("'normalizers' must be a list")
         return cls(tuple(registry.from_dict(item, source) for item in items))
+
+
+# ==== BERT ====
+
+#: Unicode White_Space (what Rust's ``char::is_whitespace`` tests, and HF's BERT components use).
+WHITE_SPACE = frozenset("\t\n\x0b\x0c\r \x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000"
+                        + "".join(chr(c) for c in range(0x2000, 0x200B)))
+
+#: HF's CJK ranges (``normalizers/bert.rs::is_chinese_char``); note U+2B920, not Google's U+2B820.
+_CJK_RANGES = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
+               (0x2B740, 0x2B81F), (0x2B920, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
+
+
+def is_chinese_char(c: str) -> bool:
+    """True for the CJK ideographs BERT puts spaces around.
+
+    >>> is_chinese_char("中"), is_chinese_char("a")
+    (True, False)
+    """
+    cp = ord(c)
+    return any(lo <= cp <= hi for lo, hi in _CJK_RANGES)
+
+
+def _bert_removed(c: str) -> bool:
+    # HF clean_text: NUL, U+FFFD and general category C* (Cc Cf Cn Co Cs) except \t \n \r.
+    if c in "\t\n\r":
+        return False
+    return c == "\x00" or c == "\ufffd" or unicodedata.category(c).startswith("C")
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class BertNormalizer(Normalizer):
+    """HF ``BertNormalizer``: BERT's text clean-up, CJK spacing, accent stripping and lowercasing.
+
+    Steps, in HF's order:
+
+    1. ``clean_text``: drop NUL, U+FFFD and every char of general category C* (control, format, private
+       use, unassigned, surrogate) except tab, newline and carriage return; map White_Space to ``" "``;
+    2. ``handle_chinese_chars``: put a space on each side of every CJK ideograph (HF's ranges);
+    3. strip accents (``strip_accents``, which defaults to ``lowercase`` when None): NFD, then drop
+       nonspacing marks (Mn only; Mc/Me stay, unlike :class:`StripAccents`);
+    4. ``lowercase``: char by char.
+
+    Unicode version: we use the running Python's tables (Rust: Unicode 16), HF older ones; chars assigned
+    since HF's tables are "unassigned" (removed) there. ``tests/test_bert_pipeline.py`` measures the list.
+
+    >>> BertNormalizer().normalize_str("Héllo\\tWörld 中文\\x00!")
+    'hello world  中  文 !'
+    """
+
+    type_name: ClassVar[str] = "BertNormalizer"
+    clean_text: bool = True
+    handle_chinese_chars: bool = True
+    strip_accents: bool | None = None
+    lowercase: bool = True
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.strip_accents is not None and not isinstance(self.strip_accents, bool):
+            raise TypeError(f"BertNormalizer.strip_accents must be a bool or None, got {self.strip_accents!r}")
+
+    def normalize_str(self, text: str) -> str:
+        if self.clean_text:
+            text = "".join(" " if c in WHITE_SPACE else c for c in text if not _bert_removed(c))
+        if self.handle_chinese_chars:
+            text = "".join(f" {c} " if is_chinese_char(c) else c for c in text)
+        strip = self.lowercase if self.strip_accents is None else self.strip_accents
+        if strip:
+            text = "".join(c for c in unicodedata.normalize("NFD", text) if unicodedata.category(c) != "Mn")
+        if self.lowercase:
+            text = "".join(c.lower() for c in text)
+        return text

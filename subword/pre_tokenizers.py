@@ -13,6 +13,8 @@ the input, exactly what HF's Python ``pre_tokenize_str`` returns. The Rust core
 
 from __future__ import annotations
 
+import unicodedata
+
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
@@ -25,6 +27,8 @@ __all__ = [
     "PreTokenizer",
     "Whitespace",
     "ByteLevel",
+    "BertPreTokenizer",
+    "is_bert_punctuation",
     "bytes_to_unicode",
     "from_dict",
     "REGISTRY",
@@ -178,4 +182,51 @@ class ByteLevel(PreTokenizer):
         for start, end in matches:
             mapped = "".join(table[b] for b in work[start:end].encode("utf-8"))
             out.append((mapped, (spans[start][0], spans[end - 1][1])))
+        return out
+
+
+def is_bert_punctuation(c: str) -> bool:
+    """HF ``BertPreTokenizer``'s punctuation: ASCII punctuation or general category P*.
+
+    >>> is_bert_punctuation("$"), is_bert_punctuation("¿"), is_bert_punctuation("a")
+    (True, True, False)
+    """
+    if c < "\x80":
+        return c in _ASCII_PUNCT
+    return unicodedata.category(c).startswith("P")
+
+
+_ASCII_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class BertPreTokenizer(PreTokenizer):
+    """HF ``BertPreTokenizer``: split on whitespace (dropped), then every punctuation char on its own.
+
+    Whitespace is Unicode White_Space; punctuation is :func:`is_bert_punctuation`.
+
+    >>> BertPreTokenizer().pre_tokenize_str("Hey, don't!")
+    [('Hey', (0, 3)), (',', (3, 4)), ('don', (5, 8)), ("'", (8, 9)), ('t', (9, 10)), ('!', (10, 11))]
+    """
+
+    type_name: ClassVar[str] = "BertPreTokenizer"
+
+    def pre_tokenize_str(self, text: str) -> list[Piece]:
+        from subword.normalizers import WHITE_SPACE
+
+        out: list[Piece] = []
+        start: int | None = None
+        for i, c in enumerate(text):
+            space = c in WHITE_SPACE
+            if space or is_bert_punctuation(c):
+                if start is not None:
+                    out.append((text[start:i], (start, i)))
+                    start = None
+                if not space:
+                    out.append((c, (i, i + 1)))
+            elif start is None:
+                start = i
+        if start is not None:
+            out.append((text[start:], (start, len(text))))
         return out

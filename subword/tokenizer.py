@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from subword.decoders import Decoder
 from subword.errors import ModelError
-from subword.model import BPE
+from subword.model import BPE, WordPiece
 from subword.normalizers import Normalizer
 from subword.pre_tokenizers import PreTokenizer
 from subword.processors import PostProcessor
@@ -115,7 +115,7 @@ class Tokenizer:
 
     def __init__(
         self,
-        model: BPE,
+        model: BPE | WordPiece,
         *,
         normalizer: Normalizer | None = None,
         pre_tokenizer: PreTokenizer | None = None,
@@ -144,7 +144,7 @@ class Tokenizer:
 
     def __setattr__(self, name: str, value: Any) -> None:
         kinds = {
-            "model": (BPE, False),
+            "model": ((BPE, WordPiece), False),
             "normalizer": (Normalizer, True),
             "pre_tokenizer": (PreTokenizer, True),
             "post_processor": (PostProcessor, True),
@@ -153,7 +153,8 @@ class Tokenizer:
         if name in kinds:
             kind, optional = kinds[name]
             if not (isinstance(value, kind) or (optional and value is None)):
-                expected = kind.__name__ + (" or None" if optional else "")
+                names = " or ".join(k.__name__ for k in kind) if isinstance(kind, tuple) else kind.__name__
+                expected = names + (" or None" if optional else "")
                 raise TypeError(f"Tokenizer.{name} must be a {expected}, got {type(value).__name__}")
             object.__setattr__(self, "_core", None)
         elif name == "provenance" and not isinstance(value, dict):

@@ -27,7 +27,8 @@ from subword.model import BPE
 from subword.normalizers import Normalizer
 from subword.tokenizer import AddedToken, Tokenizer
 
-__all__ = ["BpeTrainer", "ProgressCallback", "train_bpe"]
+__all__ = ["BpeTrainer", "ProgressCallback", "train_bpe", "WordPieceTrainer", "train_wordpiece", "bert_pipeline",
+           "BERT_SPECIAL_TOKENS"]
 
 log = logging.getLogger(__name__)
 
@@ -188,6 +189,47 @@ def _batches(lines: Iterable[str], sha: Any, stats: dict[str, int], size: int) -
         yield batch
 
 
+def _count(
+    lines: Iterable[str],
+    trainer: Any,
+    pre: pre_tokenizers.PreTokenizer,
+    normalizer: Normalizer | None,
+    progress: ProgressCallback | None,
+) -> tuple[Any, Any, dict[str, int], int]:
+    """Count the words of ``lines`` with the trainer's engine (shared by every trainer).
+
+    Returns ``(words, sha256 of the text, {"lines": n}, distinct words)``, where ``words`` is a
+    ``_core.WordCounter`` for the Rust engine and a ``{word: count}`` dict for the reference.
+
+    Raises:
+        ValueError: the input has no words.
+    """
+    sha = hashlib.sha256()
+    stats = {"lines": 0}
+    words: Any
+    if trainer.engine == "rust":
+        from subword._native import core_class
+
+        words = core_class("WordCounter")(pre.to_json(), normalizer.to_json() if normalizer else None, trainer.threads)
+        for batch in _batches(lines, sha, stats, _BATCH_LINES):
+            words.feed(batch)
+            if progress is not None:
+                progress("read", stats["lines"], 0)
+    else:
+        from subword.reference import bpe as reference
+
+        words = {}
+        for batch in _batches(lines, sha, stats, _BATCH_LINES):
+            for word, count in reference.count_words(batch, pre, normalizer).items():
+                words[word] = words.get(word, 0) + count
+            if progress is not None:
+                progress("read", stats["lines"], 0)
+    n_words = len(words)
+    if n_words == 0:
+        raise ValueError(f"the input has no words ({stats['lines']} lines)")
+    return words, sha, stats, n_words
+
+
 def train_bpe(
     lines: Iterable[str],
     trainer: BpeTrainer,
@@ -242,32 +284,14 @@ def train_bpe(
                 f"{specials} special tokens; the minimum is {256 + specials}"
             )
 
-    sha = hashlib.sha256()
-    stats = {"lines": 0}
+    words, sha, stats, n_words = _count(lines, trainer, pre, normalizer, progress)
     if trainer.engine == "rust":
         from subword._native import core_class
 
-        counter = core_class("WordCounter")(pre.to_json(), normalizer.to_json() if normalizer else None, trainer.threads)
-        for batch in _batches(lines, sha, stats, _BATCH_LINES):
-            counter.feed(batch)
-            if progress is not None:
-                progress("read", stats["lines"], 0)
-        n_words = len(counter)
-        if n_words == 0:
-            raise ValueError(f"the input has no words ({stats['lines']} lines)")
-        vocab, merges = core_class("train_bpe")(counter, progress=progress, **kwargs)
+        vocab, merges = core_class("train_bpe")(words, progress=progress, **kwargs)
     else:
         from subword.reference import bpe as reference
 
-        words: dict[str, int] = {}
-        for batch in _batches(lines, sha, stats, _BATCH_LINES):
-            for word, count in reference.count_words(batch, pre, normalizer).items():
-                words[word] = words.get(word, 0) + count
-            if progress is not None:
-                progress("read", stats["lines"], 0)
-        n_words = len(words)
-        if n_words == 0:
-            raise ValueError(f"the input has no words ({stats['lines']} lines)")
         vocab, merges = reference.train_bpe(words, progress=progress, **kwargs)
 
     reached = len(vocab)
@@ -316,3 +340,192 @@ def train_bpe(
         special_tokens=[AddedToken(t, special=True, normalized=False) for t in trainer.special_tokens],
         provenance=provenance,
     )
+
+
+# ==== WordPiece ====
+
+#: BERT's special tokens, in the order BERT's vocabularies list them.
+BERT_SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+
+
+@dataclass
+class WordPieceTrainer(BpeTrainer):
+    """Options of the WordPiece trainer: BPE's options, plus the merge criterion and the BERT pipeline.
+
+    ``criterion="likelihood"`` (the default) merges the pair with the highest
+    ``count(ab) / (count(a) * count(b))``, WordPiece as Google described it; ``"frequency"`` is HF's
+    ``WordPieceTrainer`` (BPE with the ``##`` prefix, vocab only). See :mod:`subword.reference.wordpiece`
+    for the exact rules, ties included.
+
+    >>> WordPieceTrainer().special_tokens
+    ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]']
+    >>> WordPieceTrainer(criterion="best")
+    Traceback (most recent call last):
+    ...
+    ValueError: WordPieceTrainer.criterion must be 'likelihood' or 'frequency', got 'best'
+    """
+
+    special_tokens: list[str] = field(default_factory=lambda: list(BERT_SPECIAL_TOKENS), metadata=_help(
+        "A special token (repeatable): ids 0.. in the order given, never split. Default: BERT's five."))
+    max_token_length: int | None = field(default=None, metadata=_help(
+        "Never create tokens of more than this many characters."))
+    continuing_subword_prefix: str | None = field(default="##", metadata=_help(
+        "Prefix of every non-initial subword."))
+    end_of_word_suffix: str | None = field(default=None, metadata={"cli": None, "help": "Not used by WordPiece."})
+    unk_token: str | None = field(default="[UNK]", metadata=_help(
+        "The model's unknown token (a word it cannot spell becomes this token); must be a special token."))
+    criterion: Literal["likelihood", "frequency"] = field(default="likelihood", metadata=_help(
+        "likelihood: merge the pair maximising count(ab)/(count(a)count(b)) (WordPiece); frequency: the most "
+        "frequent pair (HF's WordPieceTrainer)."))
+    lowercase: bool = field(default=True, metadata=_help("BERT normalizer: lowercase the text (uncased model)."))
+    strip_accents: bool | None = field(default=None, metadata=_help(
+        "BERT normalizer: strip accents (default: when lowercasing)."))
+    max_input_chars_per_word: int = field(default=100, metadata=_help(
+        "Encoding: longer words become the unk token."))
+
+    def validate(self) -> None:
+        """Check every option (BPE's checks plus WordPiece's)."""
+        super().validate()
+        name = type(self).__name__
+        if self.criterion not in ("likelihood", "frequency"):
+            raise ValueError(f"{name}.criterion must be 'likelihood' or 'frequency', got {self.criterion!r}")
+        if self.end_of_word_suffix is not None:
+            raise ValueError(f"{name}.end_of_word_suffix is not used by WordPiece; leave it None")
+        if self.continuing_subword_prefix is None:
+            raise ValueError(f"{name}.continuing_subword_prefix must be a non-empty str")
+        if self.unk_token is None:
+            raise ValueError(f"{name}.unk_token must be set (WordPiece spells unknown words with it)")
+        for key in ("lowercase",):
+            if not isinstance(getattr(self, key), bool):
+                raise TypeError(f"{name}.{key} must be a bool, got {getattr(self, key)!r}")
+        if self.strip_accents is not None and not isinstance(self.strip_accents, bool):
+            raise TypeError(f"{name}.strip_accents must be a bool or None, got {self.strip_accents!r}")
+        m = self.max_input_chars_per_word
+        if isinstance(m, bool) or not isinstance(m, int) or m < 1:
+            raise ValueError(f"{name}.max_input_chars_per_word must be an int >= 1, got {m!r}")
+
+    def trainer_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments of ``_core.train_wordpiece`` and :func:`subword.reference.wordpiece.train_wordpiece`."""
+        keys = ("vocab_size", "criterion", "min_frequency", "special_tokens", "initial_alphabet", "limit_alphabet",
+                "max_token_length", "continuing_subword_prefix")
+        return {k: getattr(self, k) for k in keys}
+
+    def normalizer(self) -> Normalizer:
+        """The BERT normalizer these options describe.
+
+        >>> WordPieceTrainer(lowercase=False).normalizer()
+        BertNormalizer(clean_text=True, handle_chinese_chars=True, strip_accents=None, lowercase=False)
+        """
+        from subword.normalizers import BertNormalizer
+
+        return BertNormalizer(strip_accents=self.strip_accents, lowercase=self.lowercase)
+
+
+def bert_pipeline(model: Any, special_tokens: list[str], *, normalizer: Normalizer | None = None,
+                  provenance: dict[str, Any] | None = None) -> Tokenizer:
+    """A BERT tokenizer around a WordPiece ``model``: BERT normalizer and pre-tokenizer,
+    ``[CLS] A [SEP]`` / ``[CLS] A [SEP] B [SEP]`` with token type ids, the WordPiece decoder.
+
+    ``[CLS]`` and ``[SEP]`` must be in ``model.vocab``; ``special_tokens`` become added special tokens.
+
+    Raises:
+        ValueError: ``[CLS]`` or ``[SEP]`` is missing from the vocab.
+
+    >>> from subword.model import WordPiece
+    >>> tok = bert_pipeline(WordPiece({"[UNK]": 0, "[CLS]": 1, "[SEP]": 2, "hi": 3}), ["[UNK]", "[CLS]", "[SEP]"])
+    >>> tok.encode("Hi!").tokens
+    ['[CLS]', 'hi', '[UNK]', '[SEP]']
+    """
+    from subword.normalizers import BertNormalizer
+
+    missing = [t for t in ("[CLS]", "[SEP]") if t not in model.vocab]
+    if missing:
+        raise ValueError(f"a BERT pipeline needs {' and '.join(missing)} in the vocab")
+    cls_id, sep_id = model.vocab["[CLS]"], model.vocab["[SEP]"]
+    post = processors.TemplateProcessing(
+        "[CLS] $A [SEP]", "[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)])
+    return Tokenizer(
+        model,
+        normalizer=normalizer if normalizer is not None else BertNormalizer(),
+        pre_tokenizer=pre_tokenizers.BertPreTokenizer(),
+        post_processor=post,
+        decoder=decoders.WordPiece(prefix=model.continuing_subword_prefix, cleanup=True),
+        special_tokens=[AddedToken(t, special=True, normalized=False) for t in special_tokens],
+        provenance=provenance,
+    )
+
+
+def train_wordpiece(
+    lines: Iterable[str],
+    trainer: WordPieceTrainer | None = None,
+    *,
+    progress: ProgressCallback | None = None,
+) -> Tokenizer:
+    """Train a BERT-style WordPiece tokenizer on ``lines``.
+
+    The words are counted after :class:`~subword.normalizers.BertNormalizer` and
+    :class:`~subword.pre_tokenizers.BertPreTokenizer` (as HF's ``BertWordPieceTokenizer`` does); the result
+    is a full BERT pipeline (see :func:`bert_pipeline`), with ``[CLS]``/``[SEP]`` when they are among the
+    special tokens (otherwise no post-processor).
+
+    Args:
+        lines: The corpus, one str per line.
+        trainer: The options (default: ``WordPieceTrainer()``).
+        progress: ``progress(stage, current, total)``, see :data:`ProgressCallback`.
+
+    Raises:
+        ValueError: ``vocab_size`` below the special tokens plus the alphabet, or no words.
+        TypeError: a line is not a str.
+
+    >>> tok = train_wordpiece(["the quick brown fox\\n", "the lazy dog\\n"] * 5, WordPieceTrainer(vocab_size=80))
+    >>> tok.encode("The dog").tokens[:2]
+    ['[CLS]', 'the']
+    """
+    if isinstance(lines, (str, bytes)):
+        raise TypeError("lines must be an iterable of lines (e.g. a list of str or an open file), not a single string")
+    trainer = trainer if trainer is not None else WordPieceTrainer()
+    if not isinstance(trainer, WordPieceTrainer):
+        raise TypeError(f"trainer must be a WordPieceTrainer, got {type(trainer).__name__}")
+    trainer.validate()
+    normalizer = trainer.normalizer()
+    pre = pre_tokenizers.BertPreTokenizer()
+    words, sha, stats, n_words = _count(lines, trainer, pre, normalizer, progress)
+    kwargs = trainer.trainer_kwargs()
+    if trainer.engine == "rust":
+        from subword._native import core_class
+
+        vocab = core_class("train_wordpiece")(words, progress=progress, **kwargs)
+    else:
+        from subword.reference import wordpiece as reference
+
+        vocab = reference.train_wordpiece(words, progress=progress, **kwargs)
+    reached = len(vocab)
+    if reached > trainer.vocab_size:
+        raise ValueError(
+            f"vocab_size {trainer.vocab_size} is smaller than the special tokens plus the alphabet of this "
+            f"corpus: the minimum is {reached} (or lower limit_alphabet)"
+        )
+    if reached < trainer.vocab_size:
+        log.warning("reached a vocabulary of %d tokens, not the %d asked for: no candidate pair was left to merge "
+                    "(min_frequency=%d)", reached, trainer.vocab_size, trainer.min_frequency)
+    from subword.model import WordPiece
+
+    model = WordPiece({t: i for i, t in enumerate(vocab)}, unk_token=trainer.unk_token or "[UNK]",
+                      continuing_subword_prefix=trainer.continuing_subword_prefix or "##",
+                      max_input_chars_per_word=trainer.max_input_chars_per_word)
+    provenance = {
+        "training": {
+            "trainer": "WordPieceTrainer",
+            "options": trainer.to_dict(),
+            "engine": trainer.engine,
+            "normalizer": normalizer.to_dict(),
+            "corpus": {"sha256": sha.hexdigest(), "lines": stats["lines"], "distinct_words": n_words},
+            "vocab_size_reached": reached,
+        }
+    }
+    if "[CLS]" in model.vocab and "[SEP]" in model.vocab:
+        return bert_pipeline(model, trainer.special_tokens, normalizer=normalizer, provenance=provenance)
+    return Tokenizer(model, normalizer=normalizer, pre_tokenizer=pre,
+                     decoder=decoders.WordPiece(prefix=model.continuing_subword_prefix),
+                     special_tokens=[AddedToken(t, special=True, normalized=False) for t in trainer.special_tokens],
+                     provenance=provenance)

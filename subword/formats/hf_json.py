@@ -27,7 +27,7 @@ from typing import Any
 
 from subword import decoders, normalizers, pre_tokenizers, processors
 from subword.errors import FormatError, ModelError, UnsupportedComponentError
-from subword.model import BPE
+from subword.model import BPE, WordPiece
 from subword.tokenizer import AddedToken, Tokenizer
 
 __all__ = [
@@ -53,7 +53,7 @@ _SECTIONS = {
 _TOP_LEVEL = ("version", "truncation", "padding", "added_tokens", *_SECTIONS, "model")
 
 #: Supported ``"type"`` names per section.
-SUPPORTED: dict[str, list[str]] = {**{k: r.supported for k, r in _SECTIONS.items()}, "model": ["BPE"]}
+SUPPORTED: dict[str, list[str]] = {**{k: r.supported for k, r in _SECTIONS.items()}, "model": ["BPE", "WordPiece"]}
 
 
 # ==== writing ====
@@ -76,15 +76,16 @@ def to_dict(tok: Tokenizer, *, include_provenance: bool = True, legacy_merges: b
     ['version', 'truncation', 'padding', 'added_tokens', 'normalizer', 'pre_tokenizer', 'post_processor', 'decoder', 'model']
     """
     model = tok.model.to_dict()
-    if legacy_merges:
+    if legacy_merges and "merges" in model:
         spaced = [pair for pair in model["merges"] if " " in pair[0] or " " in pair[1]]
         if spaced:
             raise ValueError(f"legacy merges cannot hold tokens with spaces, e.g. {spaced[0]!r}; "
                              "save with pairs (the default) instead")
         model["merges"] = [f"{a} {b}" for a, b in model["merges"]]
     if include_provenance and tok.provenance:
-        model = {**{k: v for k, v in model.items() if k not in ("vocab", "merges")},
-                 "provenance": tok.provenance, "vocab": model["vocab"], "merges": model["merges"]}
+        data_keys = [k for k in ("vocab", "merges") if k in model]
+        model = {**{k: v for k, v in model.items() if k not in data_keys},
+                 "provenance": tok.provenance, **{k: model[k] for k in data_keys}}
     return {
         "version": "1.0",
         "truncation": tok._truncation,
@@ -296,10 +297,10 @@ def loads(text: str, source: str = "<string>") -> Tokenizer:
     Raises:
         FormatError: invalid JSON or unsupported/invalid content.
 
-    >>> loads('{"model": {"type": "WordPiece"}}')
+    >>> loads('{"model": {"type": "WordLevel"}}')
     Traceback (most recent call last):
     ...
-    subword.errors.UnsupportedComponentError: unsupported model type 'WordPiece' in <string> (supported: BPE)
+    subword.errors.UnsupportedComponentError: unsupported model type 'WordLevel' in <string> (supported: BPE, WordPiece)
     """
     if not text.strip():
         raise FormatError(f"{source} is empty: not a tokenizer.json")
@@ -351,19 +352,24 @@ def from_dict(data: object, source: str = "<string>") -> Tokenizer:
     return tok
 
 
-def _read_model(data: object, source: str) -> tuple[BPE, dict[str, Any] | None]:
+def _read_model(data: object, source: str) -> tuple[BPE | WordPiece, dict[str, Any] | None]:
     if not isinstance(data, dict):
         raise FormatError(f"{source}: 'model' must be a JSON object")
     type_name = data.get("type")
     if type_name is None and "merges" not in data:
         # Old files omit "type"; only a BPE model has merges.
         raise UnsupportedComponentError("model", "<untyped, no merges>", SUPPORTED["model"], source)
-    if type_name not in (None, "BPE"):
+    if type_name not in (None, "BPE", "WordPiece"):
         raise UnsupportedComponentError("model", str(type_name), SUPPORTED["model"], source)
     fields = dict(data)
     provenance = fields.pop("provenance", None)
     if provenance is not None and not isinstance(provenance, dict):
         raise FormatError(f"{source}: model.provenance must be an object")
+    if type_name == "WordPiece":
+        try:
+            return WordPiece.from_dict(fields), provenance
+        except (ModelError, TypeError) as exc:
+            raise FormatError(f"{source}: invalid WordPiece model: {exc}") from exc
     try:
         return BPE.from_dict(fields), provenance
     except ModelError as exc:
