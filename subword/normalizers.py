@@ -222,10 +222,11 @@ def is_chinese_char(c: str) -> bool:
 
 
 def _bert_removed(c: str) -> bool:
-    # HF clean_text: NUL, U+FFFD and general category C* (Cc Cf Cn Co Cs) except \t \n \r.
+    # HF clean_text: NUL, U+FFFD and Cc/Cf/Co/Cs except \t \n \r. Unassigned chars (Cn) stay: HF's
+    # category tables have no Cn entries (measured on tokenizers 0.23.3).
     if c in "\t\n\r":
         return False
-    return c == "\x00" or c == "\ufffd" or unicodedata.category(c).startswith("C")
+    return c == "\x00" or c == "\ufffd" or unicodedata.category(c) in ("Cc", "Cf", "Co", "Cs")
 
 
 @REGISTRY.register
@@ -235,15 +236,16 @@ class BertNormalizer(Normalizer):
 
     Steps, in HF's order:
 
-    1. ``clean_text``: drop NUL, U+FFFD and every char of general category C* (control, format, private
-       use, unassigned, surrogate) except tab, newline and carriage return; map White_Space to ``" "``;
+    1. ``clean_text``: drop NUL, U+FFFD and every char of general category Cc, Cf, Co or Cs (control,
+       format, private use, surrogate) except tab, newline and carriage return; map White_Space to ``" "``.
+       Unassigned chars (Cn) are kept, as HF does;
     2. ``handle_chinese_chars``: put a space on each side of every CJK ideograph (HF's ranges);
     3. strip accents (``strip_accents``, which defaults to ``lowercase`` when None): NFD, then drop
        nonspacing marks (Mn only; Mc/Me stay, unlike :class:`StripAccents`);
     4. ``lowercase``: char by char.
 
-    Unicode version: we use the running Python's tables (Rust: Unicode 16), HF older ones; chars assigned
-    since HF's tables are "unassigned" (removed) there. ``tests/test_bert_pipeline.py`` measures the list.
+    Unicode version: we use the running Python's tables (Rust: Unicode 16), HF older ones; the few chars
+    that became Cf or Mn since are kept by HF and removed here. ``tests/test_bert_pipeline.py`` pins the list.
 
     >>> BertNormalizer().normalize_str("Héllo\\tWörld 中文\\x00!")
     'hello world  中  文 !'

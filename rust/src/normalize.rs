@@ -153,7 +153,7 @@ impl Normalizer {
                 }
                 cur
             }
-            Normalizer::Bert { .. } => self.bert_fast(s).unwrap_or_else(|| self.normalize_with_alignment(s).0),
+            Normalizer::Bert { .. } => self.bert_fast(s).unwrap_or_else(|| self.bert_str(s)),
         }
     }
 
@@ -344,14 +344,15 @@ fn filter_chars(chars: &[AlignedChar], keep: impl Fn(char) -> bool) -> (Vec<Chan
 }
 
 // ==== BertNormalizer ====
-// HF `normalizers/bert.rs`, in this order: clean_text (drop NUL, U+FFFD and control chars = general
-// category C* except \t \n \r; map whitespace to ' '), spaces around CJK ideographs, strip accents
-// (NFD then drop Mn; defaults to `lowercase`), lowercase (per char).
+// HF `normalizers/bert.rs`, in this order: clean_text (drop NUL, U+FFFD and Cc/Cf/Co/Cs chars except
+// \t \n \r; map whitespace to ' '), spaces around CJK ideographs, strip accents (NFD then drop Mn;
+// defaults to `lowercase`), lowercase (per char).
 // Unicode tables: we use `unicode-general-category` (Unicode 16) where HF uses the older
-// `unicode_categories` crate; chars assigned since (HF: Cn, removed) are kept here. See
-// tests/test_bert_pipeline.py for the measured list of differing code points.
+// `unicode_categories` crate, so chars that became Cf or Mn since are removed/stripped here and kept
+// there. tests/test_bert_pipeline.py measures and pins the list of differing code points.
 
-/// HF `is_control` plus NUL and U+FFFD: the chars `clean_text` removes.
+/// HF `is_control` plus NUL and U+FFFD: the chars `clean_text` removes. Measured on tokenizers 0.23.3:
+/// Cc, Cf, Co and Cs go, but UNASSIGNED chars (Cn) stay (its category tables have no Cn entries).
 pub fn is_bert_removed(c: char) -> bool {
     if matches!(c, '\t' | '\n' | '\r') {
         return false;
@@ -361,7 +362,7 @@ pub fn is_bert_removed(c: char) -> bool {
     }
     matches!(
         get_general_category(c),
-        Gc::Control | Gc::Format | Gc::Unassigned | Gc::PrivateUse | Gc::Surrogate
+        Gc::Control | Gc::Format | Gc::PrivateUse | Gc::Surrogate
     )
 }
 
@@ -386,6 +387,39 @@ pub fn is_chinese_char(c: char) -> bool {
 }
 
 impl Normalizer {
+    /// BertNormalizer on any text, without alignment (training, ids-only encoding).
+    fn bert_str(&self, s: &str) -> String {
+        let Normalizer::Bert { clean_text, handle_chinese_chars, strip_accents, lowercase } = self else {
+            return s.to_string();
+        };
+        let mut out = String::with_capacity(s.len() + 8);
+        for c in s.chars() {
+            if *clean_text {
+                if is_bert_removed(c) {
+                    continue;
+                }
+                if is_bert_whitespace(c) {
+                    out.push(' ');
+                    continue;
+                }
+            }
+            if *handle_chinese_chars && is_chinese_char(c) {
+                out.push(' ');
+                out.push(c);
+                out.push(' ');
+            } else {
+                out.push(c);
+            }
+        }
+        if strip_accents.unwrap_or(*lowercase) && !out.is_ascii() {
+            out = out.nfd().filter(|&c| get_general_category(c) != Gc::NonspacingMark).collect();
+        }
+        if *lowercase {
+            out = Normalizer::Lowercase.normalize_str(&out);
+        }
+        out
+    }
+
     /// BertNormalizer on ASCII text without alignment (the common case); None for other input.
     fn bert_fast(&self, s: &str) -> Option<String> {
         let Normalizer::Bert { clean_text, lowercase, .. } = self else { return None };
@@ -494,6 +528,7 @@ mod tests {
             "",
             "\u{0f73}\u{0f75}\u{0f81}",
             "a\u{0300}\u{0315}\u{0301}b",
+            "\u{0}x\u{7}\t\u{200b}中文\u{fffd}\u{e000}Ö\u{85}\u{a0}y\r\n",
         ];
         let norms = [
             Normalizer::Nfc,
@@ -503,6 +538,8 @@ mod tests {
             Normalizer::Lowercase,
             Normalizer::StripAccents,
             Normalizer::Sequence(vec![Normalizer::Nfd, Normalizer::StripAccents, Normalizer::Lowercase]),
+            Normalizer::Bert { clean_text: true, handle_chinese_chars: true, strip_accents: None, lowercase: true },
+            Normalizer::Bert { clean_text: false, handle_chinese_chars: false, strip_accents: Some(true), lowercase: false },
         ];
         // Plus a deterministic pseudo-random sweep over Latin/Greek/Hangul/combining ranges.
         let mut extra = Vec::new();
