@@ -21,7 +21,7 @@ import click
 import corpora
 from cli.progress import ProgressReporter, resolve_mode
 from cli.trainer_options import add_trainer_options, build_trainer
-from subword.trainers import BpeTrainer, train_bpe
+from subword.trainers import BERT_SPECIAL_TOKENS, BpeTrainer, WordPieceTrainer, train_bpe, train_wordpiece
 
 __all__ = ["train_command", "ByteSize"]
 
@@ -92,11 +92,16 @@ Examples:
       --special-token "<|endoftext|>" -o tok.json
   subword train bpe docs.jsonl --jsonl-field text --sample 100000 --seed 1 -o tok.json
   zcat big.gz | subword train byte-bpe - --progress json -o tok.json
+  subword train wordpiece corpus.txt --vocab-size 30522 -o bert.json   # BERT-style, likelihood merges
+  subword train wordpiece corpus.txt --criterion frequency --no-lowercase -o cased.json
 """
+
+# Options only WordPiece has (its BERT normalizer and merge criterion); refused for the BPE algorithms.
+_WORDPIECE_ONLY = ("criterion", "lowercase", "strip_accents", "max_input_chars_per_word")
 
 
 @click.command("train", epilog=EPILOG)
-@click.argument("algorithm", type=click.Choice(["bpe", "byte-bpe"]), metavar="{bpe|byte-bpe}")
+@click.argument("algorithm", type=click.Choice(["bpe", "byte-bpe", "wordpiece"]), metavar="{bpe|byte-bpe|wordpiece}")
 @click.argument("inputs", nargs=-1, metavar="[INPUT]...")
 @click.option(
     "-o", "--output", required=True,
@@ -104,6 +109,11 @@ Examples:
     help="Where to write the tokenizer (HF tokenizer.json; written atomically).",
 )
 @add_trainer_options(BpeTrainer)
+@add_trainer_options(WordPieceTrainer, exclude=frozenset({"strip_accents", *BpeTrainer.__dataclass_fields__}))
+@click.option(
+    "--strip-accents/--no-strip-accents", "strip_accents", default=None,
+    help="wordpiece: strip accents in the BERT normalizer (default: when lowercasing).",
+)
 @click.option("--max-lines", type=click.IntRange(min=1), help="Read only the first N lines of the input.")
 @click.option("--max-bytes", type=ByteSize(), help="Read only this much of the input (e.g. 100M); lines are never cut.")
 @click.option(
@@ -133,7 +143,10 @@ def train_command(
     quiet: bool,
     **trainer_values: Any,
 ) -> None:
-    """Train a BPE (whitespace words) or byte-level BPE (GPT-2 style) tokenizer.
+    """Train a BPE (whitespace words), byte-level BPE (GPT-2 style) or WordPiece (BERT style) tokenizer.
+
+    wordpiece uses BERT's normalizer and pre-tokenizer, BERT's special tokens unless --special-token is
+    given, the ## prefix, and likelihood merges (--criterion frequency: HF's WordPieceTrainer).
 
     INPUT is files, globs, directories or - for stdin; .gz, .bz2 and .xz are decompressed.
     Directories are read recursively in sorted order, skipping hidden entries and (with a warning)
@@ -150,7 +163,19 @@ def train_command(
             named = logging.getLogger(name)
             named.setLevel(min(logging.INFO, named.getEffectiveLevel()))
 
-    trainer = build_trainer(BpeTrainer, trainer_values)
+    wordpiece = algorithm == "wordpiece"
+    if wordpiece:
+        values = {k: v for k, v in trainer_values.items() if v is not None or k == "strip_accents"}
+        if not values.get("special_tokens"):
+            values["special_tokens"] = list(BERT_SPECIAL_TOKENS)
+        trainer = build_trainer(WordPieceTrainer, values)
+    else:
+        ctx = click.get_current_context()
+        given = [k for k in _WORDPIECE_ONLY
+                 if ctx.get_parameter_source(k) == click.core.ParameterSource.COMMANDLINE]
+        if given:
+            raise click.UsageError(f"--{given[0].replace('_', '-')} applies to wordpiece only")
+        trainer = build_trainer(BpeTrainer, trainer_values)
     _check_vocab_size(trainer, byte_level)
     if not output.parent.exists():
         raise click.BadParameter(f"directory {str(output.parent)!r} does not exist", param_hint="'-o' / '--output'")
@@ -184,7 +209,10 @@ def train_command(
 
     started = time.monotonic()
     try:
-        tokenizer = train_bpe(watch, trainer, byte_level=byte_level, progress=_without_stage(reporter, "read"))
+        if wordpiece:
+            tokenizer = train_wordpiece(watch, trainer, progress=_without_stage(reporter, "read"))
+        else:
+            tokenizer = train_bpe(watch, trainer, byte_level=byte_level, progress=_without_stage(reporter, "read"))
     except corpora.CorpusError:
         raise
     except (ValueError, RuntimeError) as exc:

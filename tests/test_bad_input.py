@@ -300,7 +300,8 @@ def test_missing_tokenizer_file_is_a_usage_error(cli_app: click.Group, tmp_path:
     [
         ["--frobnicate"],
         ["train", "bpe", "--frobnicate"],
-        ["train", "wordpiece", "-o", "x.json"],
+        ["train", "word-piece", "-o", "x.json"],
+        ["train", "bpe", "-o", "x.json", "--criterion", "frequency"],  # a wordpiece-only option
         ["train", "bpe"],  # -o is required
         ["train", "bpe", "-o", "x.json", "--engine", "fast"],
         ["train", "bpe", "-o", "x.json", "--max-bytes", "lots"],
