@@ -7,6 +7,7 @@
 //! - [`bpe`]        BPE training (HF-compatible merge loop) and encoding (merges by rank, cache, dropout)
 //! - [`wordpiece`]  WordPiece: likelihood/frequency trainer, greedy longest-match encoder
 //! - [`model`]      the model enum the pipeline dispatches on (BPE, WordPiece)
+//! - [`spm`]        the SentencePiece pipeline: normalizer, LoadSentences, piece validity
 //! - [`tokenizer`]  the encode pipeline: added tokens -> normalizer -> pre-tokenizer -> model -> post-processor
 //!
 //! The PyO3 bindings live in `py.rs` (and `py/`), compiled only with the cargo feature `python`.
@@ -21,6 +22,7 @@ pub mod encoding;
 pub mod model;
 pub mod normalize;
 pub mod pretok;
+pub mod spm;
 pub mod tokenizer;
 pub mod wordpiece;
 

@@ -3,6 +3,7 @@
 
 use pyo3::prelude::*;
 
+mod spm;
 mod tokenizer;
 mod train;
 mod unigram;
@@ -14,6 +15,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     train::register(m)?;
     tokenizer::register(m)?;
+    spm::register(m)?;
     unigram::register(m)?;
     wordpiece::register(m)?;
     Ok(())

@@ -1,4 +1,5 @@
 //! Byte-pair encoding: the HF-compatible trainer and the rank-based encoder.
 
 pub mod encode;
+pub mod spm_train;
 pub mod train;

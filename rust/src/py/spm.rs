@@ -1,0 +1,155 @@
+//! Bindings for the SentencePiece pipeline and SentencePiece-compatible BPE training.
+//!
+//! `spm_prepare(lines, spec_json)` runs `LoadSentences` (what every SentencePiece trainer sees);
+//! `train_spm_bpe(lines, spec_json, progress=None, threads=None)` runs the whole BPE training and
+//! returns the pieces in id order as `(piece, score, type)` with ModelProto type numbers.
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString};
+
+use crate::bpe::spm_train::train_spm_bpe as train_core;
+use crate::spm::{assemble, count_words, normalize_for_py, prepare, SpmCorpus, SpmSpec};
+
+fn lines_of(lines: &Bound<'_, PyList>) -> PyResult<Vec<String>> {
+    let mut out = Vec::with_capacity(lines.len());
+    for (i, item) in lines.iter().enumerate() {
+        let s = item.downcast::<PyString>().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "lines[{i}] must be str, got {}",
+                item.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into())
+            ))
+        })?;
+        out.push(s.to_str()?.to_string());
+    }
+    Ok(out)
+}
+
+fn pool(threads: Option<usize>) -> PyResult<Option<rayon::ThreadPool>> {
+    match threads {
+        None => Ok(None),
+        Some(0) => Err(PyValueError::new_err("threads must be at least 1 (or None for all cores)")),
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .map(Some)
+            .map_err(|e| PyValueError::new_err(format!("cannot start {n} threads: {e}"))),
+    }
+}
+
+fn stats<'py>(py: Python<'py>, c: &SpmCorpus) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("sentences", c.sentences.len())?;
+    d.set_item("required_chars", c.required_chars.len())?;
+    d.set_item("skipped_too_long", c.skipped_too_long)?;
+    d.set_item("skipped_unk_char", c.skipped_unk_char)?;
+    d.set_item("skipped_empty", c.skipped_empty)?;
+    Ok(d)
+}
+
+/// SentencePiece's `LoadSentences`: returns `(sentences [(str, count)], required_chars [(char,
+/// count)], meta [(id, piece, type)], stats dict)`.
+#[pyfunction]
+#[pyo3(signature = (lines, spec_json, threads = None))]
+#[allow(clippy::type_complexity)]
+fn spm_prepare<'py>(
+    py: Python<'py>,
+    lines: &Bound<'py, PyList>,
+    spec_json: &str,
+    threads: Option<usize>,
+) -> PyResult<(Vec<(String, u64)>, Vec<(String, u64)>, Vec<(u32, String, i32)>, Bound<'py, PyDict>)> {
+    let spec = SpmSpec::from_json_str(spec_json).map_err(PyValueError::new_err)?;
+    let lines = lines_of(lines)?;
+    let p = pool(threads)?;
+    let corpus = py
+        .detach(|| match &p {
+            Some(p) => p.install(|| prepare(&lines, &spec)),
+            None => prepare(&lines, &spec),
+        })
+        .map_err(PyValueError::new_err)?;
+    let st = stats(py, &corpus)?;
+    let req = corpus.required_chars.iter().map(|(c, n)| (c.to_string(), *n)).collect();
+    let meta = corpus.meta.iter().map(|(i, p, t)| (*i, p.clone(), *t as i32)).collect();
+    Ok((corpus.sentences, req, meta, st))
+}
+
+/// The words SentencePiece's trainers count (after `spm_prepare`), sorted (count desc, string asc).
+#[pyfunction]
+fn spm_words(lines: &Bound<'_, PyList>, spec_json: &str) -> PyResult<Vec<(String, u64)>> {
+    let spec = SpmSpec::from_json_str(spec_json).map_err(PyValueError::new_err)?;
+    let lines = lines_of(lines)?;
+    let corpus = prepare(&lines, &spec).map_err(PyValueError::new_err)?;
+    Ok(count_words(&corpus, &spec))
+}
+
+/// SentencePiece's normalizer (character rules + whitespace) applied to one string.
+#[pyfunction]
+fn spm_normalize(text: &str, spec_json: &str) -> PyResult<String> {
+    let spec = SpmSpec::from_json_str(spec_json).map_err(PyValueError::new_err)?;
+    Ok(normalize_for_py(text, &spec))
+}
+
+/// Trains SentencePiece-compatible BPE. Returns `(pieces [(piece, score, type)], stats dict)`.
+/// `progress(stage, current, total)` is called with stage "merge"; an exception raised in it
+/// stops training and propagates.
+#[pyfunction]
+#[pyo3(signature = (lines, spec_json, progress = None, threads = None))]
+#[allow(clippy::type_complexity)]
+fn train_spm_bpe<'py>(
+    py: Python<'py>,
+    lines: &Bound<'py, PyList>,
+    spec_json: &str,
+    progress: Option<Py<PyAny>>,
+    threads: Option<usize>,
+) -> PyResult<(Vec<(String, f32, i32)>, Bound<'py, PyDict>)> {
+    let spec = SpmSpec::from_json_str(spec_json).map_err(PyValueError::new_err)?;
+    let lines = lines_of(lines)?;
+    let p = pool(threads)?;
+    let mut py_err: Option<PyErr> = None;
+    let result: Result<(Vec<(String, f32, i32)>, SpmCorpus, usize), String> = {
+        let py_err = &mut py_err;
+        let progress = &progress;
+        py.detach(move || {
+            let corpus = match &p {
+                Some(p) => p.install(|| prepare(&lines, &spec)),
+                None => prepare(&lines, &spec),
+            }?;
+            drop(lines);
+            let words = count_words(&corpus, &spec);
+            let target = spec.vocab_size.saturating_sub(corpus.meta.len() + corpus.required_chars.len());
+            let mut cb = |done: usize, total: usize| -> Result<(), String> {
+                Python::attach(|py| {
+                    let r = match progress {
+                        Some(f) => f.call1(py, ("merge", done, total)).map(|_| ()),
+                        None => Ok(()),
+                    };
+                    r.and_then(|_| py.check_signals()).map_err(|e| {
+                        let m = e.to_string();
+                        *py_err = Some(e);
+                        m
+                    })
+                })
+            };
+            let out = train_core(&words, &corpus.required_chars, target, &spec, &mut cb)?;
+            let merged = out.merged;
+            let pieces = assemble(&corpus.meta, &out.pieces, &spec)?;
+            Ok((pieces.into_iter().map(|(p, s, t)| (p, s, t as i32)).collect(), corpus, merged))
+        })
+    };
+    match result {
+        Ok((pieces, corpus, merged)) => {
+            let st = stats(py, &corpus)?;
+            st.set_item("merged", merged)?;
+            Ok((pieces, st))
+        }
+        Err(msg) => Err(py_err.unwrap_or_else(|| PyValueError::new_err(msg))),
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(spm_prepare, m)?)?;
+    m.add_function(wrap_pyfunction!(spm_words, m)?)?;
+    m.add_function(wrap_pyfunction!(spm_normalize, m)?)?;
+    m.add_function(wrap_pyfunction!(train_spm_bpe, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,704 @@
+//! The SentencePiece pipeline: options, normalization, `LoadSentences`, piece validity.
+//!
+//! "text lines -> normalized sentences -> what the trainers see", as sentencepiece 0.2.3's
+//! `TrainerInterface` does it (SPEC-tokenizers §4.1-4.2):
+//! 1. lines are read as they are (one trailing `\n` removed); empty lines, lines longer than
+//!    `max_sentence_length` bytes and lines containing `▅` (U+2585) are skipped (and counted);
+//! 2. each line is normalized ([`SpmNormalizer`]): the character rules (identity, nmt_nfkc, nfkc),
+//!    then whitespace: leading/trailing/repeated spaces removed, a dummy `▁` prefix (or suffix),
+//!    spaces escaped as `▁`; meta pieces (`<unk>`, `<s>`, user-defined, ...) found in the text
+//!    become the boundary char U+001F; sentences that end up empty are dropped;
+//! 3. character coverage picks the required characters; every other character becomes `▅`;
+//! 4. [`split_into_words`] gives the words the BPE trainer (and Unigram's EM) count.
+
+pub mod scripts_table;
+
+use ahash::AHashMap;
+use unicode_normalization::UnicodeNormalization;
+
+/// `▁` (U+2581): what a space becomes.
+pub const WS: char = '\u{2581}';
+/// `▅` (U+2585): what a character outside the coverage becomes.
+pub const UNK_CHAR: char = '\u{2585}';
+/// U+001F: what a meta piece found in the training text becomes.
+pub const BOUNDARY: char = '\u{1f}';
+
+/// ModelProto.SentencePiece.Type numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PieceType {
+    Normal = 1,
+    Unknown = 2,
+    Control = 3,
+    UserDefined = 4,
+    Unused = 5,
+    Byte = 6,
+}
+
+/// The character rules of the normalizer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Normalization {
+    Identity,
+    /// NFKC plus SentencePiece's NMT rules (control characters removed, odd spaces made spaces).
+    NmtNfkc,
+    Nfkc,
+}
+
+impl Normalization {
+    pub fn from_name(name: &str) -> Result<Self, String> {
+        match name {
+            "identity" => Ok(Normalization::Identity),
+            "nmt_nfkc" => Ok(Normalization::NmtNfkc),
+            "nfkc" => Ok(Normalization::Nfkc),
+            other => Err(format!(
+                "unsupported normalization_rule_name {other:?} (supported: identity, nmt_nfkc, nfkc)"
+            )),
+        }
+    }
+}
+
+/// SentencePiece's TrainerSpec and NormalizerSpec fields that shape the training input.
+#[derive(Clone, Debug)]
+pub struct SpmSpec {
+    pub vocab_size: usize,
+    pub normalization: Normalization,
+    pub add_dummy_prefix: bool,
+    pub remove_extra_whitespaces: bool,
+    pub treat_whitespace_as_suffix: bool,
+    pub split_by_whitespace: bool,
+    pub split_by_number: bool,
+    pub split_by_unicode_script: bool,
+    pub split_digits: bool,
+    pub allow_whitespace_only_pieces: bool,
+    pub max_sentencepiece_length: usize,
+    pub max_sentence_length: usize,
+    pub character_coverage: f64,
+    pub byte_fallback: bool,
+    pub required_chars: String,
+    pub user_defined_symbols: Vec<String>,
+    pub control_symbols: Vec<String>,
+    pub unk_id: i32,
+    pub bos_id: i32,
+    pub eos_id: i32,
+    pub pad_id: i32,
+    pub unk_piece: String,
+    pub bos_piece: String,
+    pub eos_piece: String,
+    pub pad_piece: String,
+    pub hard_vocab_limit: bool,
+}
+
+impl Default for SpmSpec {
+    fn default() -> Self {
+        SpmSpec {
+            vocab_size: 8000,
+            normalization: Normalization::NmtNfkc,
+            add_dummy_prefix: true,
+            remove_extra_whitespaces: true,
+            treat_whitespace_as_suffix: false,
+            split_by_whitespace: true,
+            split_by_number: true,
+            split_by_unicode_script: true,
+            split_digits: false,
+            allow_whitespace_only_pieces: false,
+            max_sentencepiece_length: 16,
+            max_sentence_length: 4192,
+            character_coverage: 0.9995,
+            byte_fallback: false,
+            required_chars: String::new(),
+            user_defined_symbols: Vec::new(),
+            control_symbols: Vec::new(),
+            unk_id: 0,
+            bos_id: 1,
+            eos_id: 2,
+            pad_id: -1,
+            unk_piece: "<unk>".into(),
+            bos_piece: "<s>".into(),
+            eos_piece: "</s>".into(),
+            pad_piece: "<pad>".into(),
+            hard_vocab_limit: true,
+        }
+    }
+}
+
+impl SpmSpec {
+    /// Reads the options from a JSON object whose keys are the field names (SentencePiece's
+    /// option names); absent keys keep SentencePiece's defaults, unknown keys are errors.
+    pub fn from_json_str(text: &str) -> Result<Self, String> {
+        let v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("invalid spec JSON: {e}"))?;
+        let obj = v.as_object().ok_or("the spec must be a JSON object")?;
+        let mut s = SpmSpec::default();
+        fn b(v: &serde_json::Value, k: &str) -> Result<bool, String> {
+            v.as_bool().ok_or_else(|| format!("{k} must be a bool"))
+        }
+        fn u(v: &serde_json::Value, k: &str) -> Result<usize, String> {
+            v.as_u64().map(|x| x as usize).ok_or_else(|| format!("{k} must be a non-negative integer"))
+        }
+        fn i(v: &serde_json::Value, k: &str) -> Result<i32, String> {
+            v.as_i64().and_then(|x| i32::try_from(x).ok()).ok_or_else(|| format!("{k} must be an integer"))
+        }
+        fn st(v: &serde_json::Value, k: &str) -> Result<String, String> {
+            v.as_str().map(str::to_string).ok_or_else(|| format!("{k} must be a string"))
+        }
+        fn list(v: &serde_json::Value, k: &str) -> Result<Vec<String>, String> {
+            v.as_array()
+                .ok_or_else(|| format!("{k} must be a list of strings"))?
+                .iter()
+                .map(|x| x.as_str().map(str::to_string).ok_or_else(|| format!("{k} must be a list of strings")))
+                .collect()
+        }
+        for (k, v) in obj {
+            match k.as_str() {
+                "vocab_size" => s.vocab_size = u(v, k)?,
+                "normalization_rule_name" => s.normalization = Normalization::from_name(&st(v, k)?)?,
+                "add_dummy_prefix" => s.add_dummy_prefix = b(v, k)?,
+                "remove_extra_whitespaces" => s.remove_extra_whitespaces = b(v, k)?,
+                "treat_whitespace_as_suffix" => s.treat_whitespace_as_suffix = b(v, k)?,
+                "split_by_whitespace" => s.split_by_whitespace = b(v, k)?,
+                "split_by_number" => s.split_by_number = b(v, k)?,
+                "split_by_unicode_script" => s.split_by_unicode_script = b(v, k)?,
+                "split_digits" => s.split_digits = b(v, k)?,
+                "allow_whitespace_only_pieces" => s.allow_whitespace_only_pieces = b(v, k)?,
+                "max_sentencepiece_length" => s.max_sentencepiece_length = u(v, k)?,
+                "max_sentence_length" => s.max_sentence_length = u(v, k)?,
+                "character_coverage" => {
+                    s.character_coverage = v.as_f64().ok_or_else(|| format!("{k} must be a number"))?
+                }
+                "byte_fallback" => s.byte_fallback = b(v, k)?,
+                "required_chars" => s.required_chars = st(v, k)?,
+                "user_defined_symbols" => s.user_defined_symbols = list(v, k)?,
+                "control_symbols" => s.control_symbols = list(v, k)?,
+                "unk_id" => s.unk_id = i(v, k)?,
+                "bos_id" => s.bos_id = i(v, k)?,
+                "eos_id" => s.eos_id = i(v, k)?,
+                "pad_id" => s.pad_id = i(v, k)?,
+                "unk_piece" => s.unk_piece = st(v, k)?,
+                "bos_piece" => s.bos_piece = st(v, k)?,
+                "eos_piece" => s.eos_piece = st(v, k)?,
+                "pad_piece" => s.pad_piece = st(v, k)?,
+                "hard_vocab_limit" => s.hard_vocab_limit = b(v, k)?,
+                other => return Err(format!("unknown SentencePiece option {other:?}")),
+            }
+        }
+        if s.max_sentencepiece_length == 0 {
+            return Err("max_sentencepiece_length must be >= 1".into());
+        }
+        Ok(s)
+    }
+}
+
+// ==== Normalization ====
+
+/// NMT rule for one character: `None` = delete, `Some(' ')` = a space, else unchanged.
+fn nmt_map(c: char) -> Option<char> {
+    match c as u32 {
+        0x09 | 0x0A | 0x0C | 0x0D | 0x1680 | 0x200B | 0x200C | 0x200E | 0x200F | 0x2028 | 0x2029 | 0x2581
+        | 0xFEFF | 0xFFFD => Some(' '),
+        0x00..=0x08 | 0x0B | 0x0E..=0x1F | 0x7F | 0x8F | 0x9F => None,
+        _ => Some(c),
+    }
+}
+
+/// SentencePiece's normalizer: character rules, then whitespace handling and escaping.
+#[derive(Clone, Debug)]
+pub struct SpmNormalizer {
+    pub normalization: Normalization,
+    pub add_dummy_prefix: bool,
+    pub remove_extra_whitespaces: bool,
+    pub treat_whitespace_as_suffix: bool,
+}
+
+impl SpmNormalizer {
+    pub fn from_spec(spec: &SpmSpec) -> Self {
+        SpmNormalizer {
+            normalization: spec.normalization,
+            add_dummy_prefix: spec.add_dummy_prefix,
+            remove_extra_whitespaces: spec.remove_extra_whitespaces,
+            treat_whitespace_as_suffix: spec.treat_whitespace_as_suffix,
+        }
+    }
+
+    /// The character rules only (no whitespace handling).
+    pub fn map_chars(&self, text: &str) -> String {
+        match self.normalization {
+            Normalization::Identity => text.to_string(),
+            Normalization::Nfkc => text.nfkc().collect(),
+            Normalization::NmtNfkc => {
+                // U+FF5E (fullwidth tilde) is kept as it is by SentencePiece's nmt_nfkc table.
+                let mapped: String = text.chars().filter_map(nmt_map).collect();
+                let mut out = String::with_capacity(mapped.len());
+                for (i, part) in mapped.split('\u{FF5E}').enumerate() {
+                    if i > 0 {
+                        out.push('\u{FF5E}');
+                    }
+                    out.extend(part.nfkc().map(|c| nmt_map(c).unwrap_or('\u{0}')).filter(|&c| c != '\u{0}'));
+                }
+                out
+            }
+        }
+    }
+
+    /// The whole normalizer: the result has no spaces (they are `▁`).
+    pub fn normalize(&self, text: &str) -> String {
+        let mapped = self.map_chars(text);
+        let mut out = String::with_capacity(mapped.len() + 3);
+        let body: &str = if self.remove_extra_whitespaces { mapped.trim_start_matches(' ') } else { &mapped };
+        if body.is_empty() {
+            return out;
+        }
+        if self.add_dummy_prefix && !self.treat_whitespace_as_suffix {
+            out.push(WS);
+        }
+        let mut prev_space = false;
+        for c in body.chars() {
+            if c == ' ' {
+                if !(self.remove_extra_whitespaces && prev_space) {
+                    out.push(WS);
+                }
+                prev_space = true;
+            } else {
+                out.push(c);
+                prev_space = false;
+            }
+        }
+        if self.remove_extra_whitespaces {
+            while out.ends_with(WS) {
+                out.pop();
+            }
+        }
+        if self.add_dummy_prefix && self.treat_whitespace_as_suffix && !out.is_empty() {
+            out.push(WS);
+        }
+        out
+    }
+}
+
+/// The normalizer of `spec` applied to `text` (for bindings and tests).
+pub fn normalize_for_py(text: &str, spec: &SpmSpec) -> String {
+    SpmNormalizer::from_spec(spec).normalize(text)
+}
+
+// ==== Piece validity ====
+
+/// The Unicode script of `c` as SentencePiece groups them (absent = Common).
+pub fn script_of(c: char) -> u8 {
+    let cp = c as u32;
+    let table = &scripts_table::SCRIPT_RANGES;
+    match table.binary_search_by(|&(a, b, _)| {
+        if b < cp {
+            std::cmp::Ordering::Less
+        } else if a > cp {
+            std::cmp::Ordering::Greater
+        } else {
+            std::cmp::Ordering::Equal
+        }
+    }) {
+        Ok(i) => table[i].2,
+        Err(_) => scripts_table::COMMON,
+    }
+}
+
+fn is_decimal(c: char) -> bool {
+    c.is_ascii_digit() || ('\u{FF10}'..='\u{FF19}').contains(&c)
+}
+
+/// SentencePiece's `IsValidSentencePiece`: may the trainer create this piece?
+pub fn is_valid_piece(chars: &[char], spec: &SpmSpec) -> bool {
+    let n = chars.len();
+    if n == 0 || n > spec.max_sentencepiece_length {
+        return false;
+    }
+    const ANY: u16 = u16::MAX;
+    let mut prev: u16 = ANY;
+    let all_ws = chars.iter().all(|&c| c == WS);
+    for (pos, &c) in chars.iter().enumerate() {
+        if c == UNK_CHAR || c == '\0' || c == BOUNDARY || c == ' ' {
+            return false;
+        }
+        if c == WS {
+            if !spec.allow_whitespace_only_pieces || !all_ws {
+                let bad = if spec.treat_whitespace_as_suffix {
+                    (spec.split_by_whitespace && pos < n - 1) || (!spec.split_by_whitespace && pos < n - 1 && pos == 0)
+                } else {
+                    (spec.split_by_whitespace && pos > 0) || (!spec.split_by_whitespace && pos > 0 && pos == n - 1)
+                };
+                if bad {
+                    return false;
+                }
+            }
+            continue;
+        }
+        let raw = script_of(c);
+        let mut s: u16 = if raw == scripts_table::HIRAGANA || raw == scripts_table::KATAKANA || c == '\u{30FC}' {
+            scripts_table::HAN as u16
+        } else if raw == scripts_table::INHERITED {
+            prev
+        } else {
+            raw as u16
+        };
+        if !spec.split_by_number && is_decimal(c) {
+            s = ANY;
+        }
+        if spec.split_digits && is_decimal(c) && n > 1 {
+            return false;
+        }
+        if spec.split_by_unicode_script && s != ANY && prev != ANY && prev != s {
+            return false;
+        }
+        prev = s;
+    }
+    true
+}
+
+// ==== LoadSentences ====
+
+/// What the trainers see.
+#[derive(Clone, Debug, Default)]
+pub struct SpmCorpus {
+    /// Normalized sentences (no spaces; `▁`; rare chars as `▅`) with their counts, in load order.
+    pub sentences: Vec<(String, u64)>,
+    /// Characters kept by the coverage, SentencePiece's order (count desc, code point asc).
+    pub required_chars: Vec<(char, u64)>,
+    /// Reserved pieces: (id, piece, type), ids ascending.
+    pub meta: Vec<(u32, String, PieceType)>,
+    /// Lines skipped because they are longer than `max_sentence_length` bytes.
+    pub skipped_too_long: usize,
+    /// Lines skipped because they contain `▅`.
+    pub skipped_unk_char: usize,
+    /// Lines that were empty (before or after normalization).
+    pub skipped_empty: usize,
+}
+
+/// The reserved pieces and their ids (SentencePiece's `InitMetaPieces`).
+pub fn meta_pieces(spec: &SpmSpec) -> Result<Vec<(u32, String, PieceType)>, String> {
+    let vs = spec.vocab_size as i64;
+    let mut taken: AHashMap<u32, (String, PieceType)> = AHashMap::new();
+    let mut names: AHashMap<String, u32> = AHashMap::new();
+    let mut add = |id: u32, piece: &str, ty: PieceType| -> Result<(), String> {
+        if taken.contains_key(&id) {
+            return Err(format!("id {id} is used twice (for {piece:?} and {:?})", taken[&id].0));
+        }
+        if names.contains_key(piece) {
+            return Err(format!("piece {piece:?} is defined twice"));
+        }
+        names.insert(piece.to_string(), id);
+        taken.insert(id, (piece.to_string(), ty));
+        Ok(())
+    };
+    if spec.unk_id < 0 {
+        return Err("unk_id must be set (>= 0): SentencePiece needs an unknown piece".into());
+    }
+    for (id, piece, ty, what) in [
+        (spec.unk_id, &spec.unk_piece, PieceType::Unknown, "unk_id"),
+        (spec.bos_id, &spec.bos_piece, PieceType::Control, "bos_id"),
+        (spec.eos_id, &spec.eos_piece, PieceType::Control, "eos_id"),
+        (spec.pad_id, &spec.pad_piece, PieceType::Control, "pad_id"),
+    ] {
+        if id < 0 {
+            continue;
+        }
+        if id as i64 >= vs {
+            return Err(format!("{what}={id} is not below vocab_size={vs}"));
+        }
+        add(id as u32, piece, ty)?;
+    }
+    let mut next = 0u32;
+    let mut free = |taken: &AHashMap<u32, (String, PieceType)>| {
+        while taken.contains_key(&next) {
+            next += 1;
+        }
+        next
+    };
+    let mut extra: Vec<(String, PieceType)> = Vec::new();
+    for s in &spec.control_symbols {
+        extra.push((s.clone(), PieceType::Control));
+    }
+    for s in &spec.user_defined_symbols {
+        extra.push((s.clone(), PieceType::UserDefined));
+    }
+    if spec.byte_fallback {
+        for b in 0..=255u8 {
+            extra.push((format!("<0x{b:02X}>"), PieceType::Byte));
+        }
+    }
+    let mut result: Vec<(u32, String, PieceType)> = taken.iter().map(|(&i, (p, t))| (i, p.clone(), *t)).collect();
+    for (piece, ty) in extra {
+        if piece.is_empty() {
+            return Err("an empty control or user-defined symbol".into());
+        }
+        if names.contains_key(&piece) {
+            return Err(format!("piece {piece:?} is defined twice"));
+        }
+        let id = free(&taken);
+        taken.insert(id, (piece.clone(), ty));
+        names.insert(piece.clone(), id);
+        result.push((id, piece, ty));
+    }
+    result.sort_by_key(|m| m.0);
+    Ok(result)
+}
+
+/// Replaces every occurrence of a meta piece in `s` by [`BOUNDARY`] (longest match, left to right).
+fn replace_meta(s: &str, metas: &[&str]) -> String {
+    if metas.is_empty() || !metas.iter().any(|m| s.contains(m)) {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    let b = s.as_bytes();
+    while i < b.len() {
+        let best = metas.iter().filter(|m| s[i..].starts_with(**m)).map(|m| m.len()).max();
+        match best {
+            Some(len) => {
+                out.push(BOUNDARY);
+                i += len;
+            }
+            None => {
+                let c = s[i..].chars().next().unwrap_or('\0');
+                out.push(c);
+                i += c.len_utf8().max(1);
+            }
+        }
+    }
+    out
+}
+
+/// SentencePiece's `LoadSentences` over `lines` (already sampled; each with count 1).
+pub fn prepare<S: AsRef<str> + Sync>(lines: &[S], spec: &SpmSpec) -> Result<SpmCorpus, String> {
+    use rayon::prelude::*;
+    if !(spec.character_coverage > 0.0 && spec.character_coverage <= 1.0) {
+        return Err(format!("character_coverage must be in (0, 1], got {}", spec.character_coverage));
+    }
+    let meta = meta_pieces(spec)?;
+    let mut corpus = SpmCorpus { meta: meta.clone(), ..Default::default() };
+    let mut kept: Vec<&str> = Vec::with_capacity(lines.len());
+    for l in lines {
+        let l = l.as_ref();
+        let l = l.strip_suffix('\n').unwrap_or(l);
+        if l.is_empty() {
+            corpus.skipped_empty += 1;
+        } else if l.len() > spec.max_sentence_length {
+            corpus.skipped_too_long += 1;
+        } else if l.contains(UNK_CHAR) {
+            corpus.skipped_unk_char += 1;
+        } else {
+            kept.push(l);
+        }
+    }
+    let norm = SpmNormalizer::from_spec(spec);
+    let metas: Vec<&str> = meta.iter().map(|m| m.1.as_str()).collect();
+    let mut sentences: Vec<(String, u64)> =
+        kept.par_iter().map(|l| (replace_meta(&norm.normalize(l), &metas), 1u64)).collect();
+    // SentencePiece removes empty results by swapping in the last sentence (keeping its quirk:
+    // the swapped-in sentence is not re-checked at that index).
+    let mut i = 0;
+    while i < sentences.len() {
+        if sentences[i].0.is_empty() {
+            let last = sentences.len() - 1;
+            sentences.swap(i, last);
+            sentences.pop();
+            corpus.skipped_empty += 1;
+        }
+        i += 1;
+    }
+    // Character coverage.
+    let mut counts: AHashMap<char, (bool, u64)> = AHashMap::new();
+    for c in spec.required_chars.chars() {
+        if c != '\0' {
+            counts.entry(c).or_insert((false, 0)).0 = true;
+        }
+    }
+    let mut all: u64 = 0;
+    for (s, f) in &sentences {
+        for c in s.chars() {
+            if c == '\0' {
+                continue;
+            }
+            counts.entry(c).or_insert((false, 0)).1 += f;
+            all += f;
+        }
+    }
+    let mut sorted: Vec<(char, bool, u64)> = counts.iter().map(|(&c, &(r, n))| (c, r, n)).collect();
+    sorted.sort_by(|a, b| (b.1, b.2).cmp(&(a.1, a.2)).then(a.0.cmp(&b.0)));
+    let mut acc: u64 = 0;
+    let mut required: AHashMap<char, u64> = AHashMap::new();
+    for (c, _, n) in sorted {
+        let coverage = (acc as f64 / all as f64) as f32;
+        if all > 0 && coverage as f64 >= spec.character_coverage {
+            break;
+        }
+        acc += n;
+        if c == BOUNDARY {
+            continue;
+        }
+        required.insert(c, n);
+        corpus.required_chars.push((c, n));
+    }
+    for (s, _) in sentences.iter_mut() {
+        if s.chars().any(|c| !required.contains_key(&c)) {
+            *s = s.chars().map(|c| if required.contains_key(&c) { c } else { UNK_CHAR }).collect();
+        }
+    }
+    if corpus.required_chars.len() + meta.len() > spec.vocab_size {
+        return Err(format!(
+            "vocab_size {} is smaller than the {} required characters plus {} reserved pieces; \
+             increase vocab_size or lower character_coverage",
+            spec.vocab_size,
+            corpus.required_chars.len(),
+            meta.len()
+        ));
+    }
+    corpus.sentences = sentences;
+    Ok(corpus)
+}
+
+/// SentencePiece's `SplitIntoWords`: `▁` starts a word (or ends it, in suffix mode).
+pub fn split_into_words(text: &str, suffix: bool, allow_ws_only: bool) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut in_ws = false;
+    for (i, c) in text.char_indices() {
+        let is_ws = c == WS;
+        if suffix {
+            // a word ends after a run of ▁ (or after each ▁ unless allow_ws_only)
+            if !is_ws && in_ws && i > start {
+                out.push(&text[start..i]);
+                start = i;
+            }
+            if is_ws && !allow_ws_only {
+                let end = i + c.len_utf8();
+                out.push(&text[start..end]);
+                start = end;
+                in_ws = false;
+                continue;
+            }
+        } else if i > start && is_ws && !(allow_ws_only && in_ws) {
+            out.push(&text[start..i]);
+            start = i;
+        } else if i > start && !is_ws && allow_ws_only && in_ws {
+            out.push(&text[start..i]);
+            start = i;
+        }
+        in_ws = is_ws;
+    }
+    if start < text.len() {
+        out.push(&text[start..]);
+    }
+    out
+}
+
+/// Words with counts, SentencePiece's `Sorted` order (count desc, string asc).
+pub fn count_words(corpus: &SpmCorpus, spec: &SpmSpec) -> Vec<(String, u64)> {
+    let mut counts: AHashMap<&str, u64> = AHashMap::new();
+    for (s, f) in &corpus.sentences {
+        if spec.split_by_whitespace {
+            for w in split_into_words(s, spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces) {
+                *counts.entry(w).or_insert(0) += f;
+            }
+        } else {
+            *counts.entry(s.as_str()).or_insert(0) += f;
+        }
+    }
+    let mut words: Vec<(String, u64)> = counts.into_iter().map(|(w, f)| (w.to_string(), f)).collect();
+    words.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    words
+}
+
+/// SentencePiece's `Serialize`: reserved pieces at their ids, the trained pieces in the gaps.
+/// With `hard_vocab_limit` the result must have exactly `vocab_size` pieces.
+pub fn assemble(
+    meta: &[(u32, String, PieceType)],
+    pieces: &[(String, f32)],
+    spec: &SpmSpec,
+) -> Result<Vec<(String, f32, PieceType)>, String> {
+    let mut out = Vec::with_capacity(spec.vocab_size);
+    let mut by_id: AHashMap<u32, usize> = AHashMap::new();
+    for (i, m) in meta.iter().enumerate() {
+        by_id.insert(m.0, i);
+    }
+    let mut next = 0;
+    for id in 0..spec.vocab_size as u32 {
+        if let Some(&i) = by_id.get(&id) {
+            out.push((meta[i].1.clone(), 0.0, meta[i].2));
+        } else if next < pieces.len() {
+            out.push((pieces[next].0.clone(), pieces[next].1, PieceType::Normal));
+            next += 1;
+        } else {
+            break;
+        }
+    }
+    if next < pieces.len() {
+        return Err(format!("{} trained pieces did not fit in vocab_size {}", pieces.len() - next, spec.vocab_size));
+    }
+    if out.len() < meta.len() {
+        return Err(format!(
+            "the reserved ids are not contiguous from 0 for the {} pieces produced (ids must be < the final size)",
+            out.len()
+        ));
+    }
+    if spec.hard_vocab_limit && out.len() != spec.vocab_size {
+        return Err(format!(
+            "Vocabulary size too high ({}): this corpus gives at most {} pieces. Lower vocab_size \
+             or set hard_vocab_limit=False",
+            spec.vocab_size,
+            out.len()
+        ));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> SpmSpec {
+        SpmSpec::default()
+    }
+
+    #[test]
+    fn normalizer_whitespace() {
+        let n = SpmNormalizer::from_spec(&spec());
+        assert_eq!(n.normalize("  Hello   world \t"), "▁Hello▁world");
+        assert_eq!(n.normalize("   "), "");
+        let mut s = spec();
+        s.treat_whitespace_as_suffix = true;
+        assert_eq!(SpmNormalizer::from_spec(&s).normalize("a b"), "a▁b▁");
+        s.add_dummy_prefix = false;
+        s.remove_extra_whitespaces = false;
+        s.treat_whitespace_as_suffix = false;
+        assert_eq!(SpmNormalizer::from_spec(&s).normalize(" a  b "), "▁a▁▁b▁");
+    }
+
+    #[test]
+    fn validity_rules() {
+        let s = spec();
+        let v = |t: &str| is_valid_piece(&t.chars().collect::<Vec<_>>(), &s);
+        assert!(v("▁the"));
+        assert!(!v("a▁"));
+        assert!(!v("a1"));
+        assert!(v("12"));
+        assert!(!v("aб"));
+        assert!(v("日本語です"));
+        assert!(!v("▅a"));
+        assert!(!v(&"a".repeat(17)));
+    }
+
+    #[test]
+    fn words_prefix_and_suffix() {
+        assert_eq!(split_into_words("▁a▁bc", false, false), vec!["▁a", "▁bc"]);
+        assert_eq!(split_into_words("a▁bc▁", true, false), vec!["a▁", "bc▁"]);
+    }
+
+    #[test]
+    fn meta_ids_and_coverage() {
+        let mut s = spec();
+        s.vocab_size = 300;
+        s.user_defined_symbols = vec!["<x>".into()];
+        let m = meta_pieces(&s).unwrap();
+        assert_eq!(m[3], (3, "<x>".to_string(), PieceType::UserDefined));
+        let c = prepare(&["ab <x> ab\n", "", "abc"], &s).unwrap();
+        assert_eq!(c.skipped_empty, 1);
+        assert_eq!(c.sentences[0].0, "▁ab▁\u{1f}▁ab".replace('\u{1f}', "▅"));
+        s.character_coverage = 1.5;
+        assert!(prepare(&["a"], &s).is_err());
+    }
+}

@@ -1,0 +1,314 @@
+"""SentencePiece ``.model`` files (a ``ModelProto`` protobuf), read and written by hand.
+
+No protobuf library is needed: the wire format is small (varints, fixed32 floats and
+length-delimited fields). Field numbers follow sentencepiece 0.2.3's ``sentencepiece_model.proto``.
+Fields we do not know are kept as raw bytes and written back unchanged, so a file read and
+written again is identical in content.
+
+>>> m = SpmModelFile(pieces=[("<unk>", 0.0, 2), ("a", -1.0, 1)], model_type=2)
+>>> SpmModelFile.from_bytes(m.to_bytes()).pieces
+[('<unk>', 0.0, 2), ('a', -1.0, 1)]
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["SpmModelFile", "SpmFormatError", "read_model", "write_model", "PIECE_TYPES", "MODEL_TYPES"]
+
+#: ``ModelProto.SentencePiece.Type`` numbers.
+PIECE_TYPES = {"NORMAL": 1, "UNKNOWN": 2, "CONTROL": 3, "USER_DEFINED": 4, "UNUSED": 5, "BYTE": 6}
+#: ``TrainerSpec.ModelType`` numbers.
+MODEL_TYPES = {"unigram": 1, "bpe": 2, "word": 3, "char": 4}
+
+
+class SpmFormatError(ValueError):
+    """The bytes are not a (complete) SentencePiece model."""
+
+
+# (name, number, kind): kind is str | int | uint | bool | float | bytes | enum, "[]" suffix = repeated.
+_TRAINER_FIELDS: list[tuple[str, int, str]] = [
+    ("input", 1, "str[]"), ("model_prefix", 2, "str"), ("model_type", 3, "enum"), ("vocab_size", 4, "int"),
+    ("accept_language", 5, "str[]"), ("self_test_sample_size", 6, "int"), ("input_format", 7, "str"),
+    ("character_coverage", 10, "float"), ("input_sentence_size", 11, "uint"), ("mining_sentence_size", 12, "int"),
+    ("training_sentence_size", 13, "int"), ("seed_sentencepiece_size", 14, "int"), ("shrinking_factor", 15, "float"),
+    ("num_threads", 16, "int"), ("num_sub_iterations", 17, "int"), ("max_sentence_length", 18, "int"),
+    ("shuffle_input_sentence", 19, "bool"), ("max_sentencepiece_length", 20, "int"),
+    ("split_by_unicode_script", 21, "bool"), ("split_by_whitespace", 22, "bool"), ("split_by_number", 23, "bool"),
+    ("treat_whitespace_as_suffix", 24, "bool"), ("split_digits", 25, "bool"),
+    ("allow_whitespace_only_pieces", 26, "bool"), ("control_symbols", 30, "str[]"),
+    ("user_defined_symbols", 31, "str[]"), ("vocabulary_output_piece_score", 32, "bool"),
+    ("hard_vocab_limit", 33, "bool"), ("use_all_vocab", 34, "bool"), ("byte_fallback", 35, "bool"),
+    ("required_chars", 36, "str"), ("unk_id", 40, "int"), ("bos_id", 41, "int"), ("eos_id", 42, "int"),
+    ("pad_id", 43, "int"), ("unk_surface", 44, "str"), ("unk_piece", 45, "str"), ("bos_piece", 46, "str"),
+    ("eos_piece", 47, "str"), ("pad_piece", 48, "str"), ("train_extremely_large_corpus", 49, "bool"),
+    ("pretokenization_delimiter", 53, "str"), ("seed_sentencepieces_file", 54, "str"),
+]
+_NORMALIZER_FIELDS: list[tuple[str, int, str]] = [
+    ("name", 1, "str"), ("precompiled_charsmap", 2, "bytes"), ("add_dummy_prefix", 3, "bool"),
+    ("remove_extra_whitespaces", 4, "bool"), ("escape_whitespaces", 5, "bool"), ("normalization_rule_tsv", 6, "str"),
+]
+
+
+# ==== wire format ====
+
+def _varint(n: int) -> bytes:
+    if n < 0:
+        n += 1 << 64  # int32/int64 negatives: ten-byte two's complement
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _key(number: int, wire: int) -> bytes:
+    return _varint(number << 3 | wire)
+
+
+def _read_varint(buf: bytes, i: int) -> tuple[int, int]:
+    shift = result = 0
+    while True:
+        if i >= len(buf):
+            raise SpmFormatError("truncated SentencePiece model (a number runs past the end of the data)")
+        b = buf[i]
+        i += 1
+        result |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return result, i
+        shift += 7
+        if shift > 63:
+            raise SpmFormatError("not a SentencePiece model (malformed number)")
+
+
+def _fields(buf: bytes) -> list[tuple[int, int, Any, bytes]]:
+    """Splits a message into (number, wire type, value, raw bytes of the whole field)."""
+    out = []
+    i = 0
+    while i < len(buf):
+        start = i
+        key, i = _read_varint(buf, i)
+        number, wire = key >> 3, key & 7
+        if number == 0:
+            raise SpmFormatError("not a SentencePiece model (field number 0)")
+        if wire == 0:
+            value, i = _read_varint(buf, i)
+        elif wire == 1:
+            if i + 8 > len(buf):
+                raise SpmFormatError("truncated SentencePiece model")
+            value, i = buf[i:i + 8], i + 8
+        elif wire == 2:
+            n, i = _read_varint(buf, i)
+            if i + n > len(buf):
+                raise SpmFormatError("truncated SentencePiece model (a field runs past the end of the data)")
+            value, i = buf[i:i + n], i + n
+        elif wire == 5:
+            if i + 4 > len(buf):
+                raise SpmFormatError("truncated SentencePiece model")
+            value, i = buf[i:i + 4], i + 4
+        else:
+            raise SpmFormatError(f"not a SentencePiece model (unknown wire type {wire})")
+        out.append((number, wire, value, buf[start:i]))
+    return out
+
+
+def _decode_spec(buf: bytes, table: list[tuple[str, int, str]]) -> tuple[dict[str, Any], list[bytes]]:
+    by_number = {n: (name, kind) for name, n, kind in table}
+    spec: dict[str, Any] = {}
+    extra: list[bytes] = []
+    for number, wire, value, raw in _fields(buf):
+        if number not in by_number:
+            extra.append(raw)
+            continue
+        name, kind = by_number[number]
+        base = kind.rstrip("[]")
+        try:
+            if base == "str":
+                v: Any = bytes(value).decode("utf-8")
+            elif base == "bytes":
+                v = bytes(value)
+            elif base == "float":
+                v = struct.unpack("<f", value)[0]
+            elif base == "bool":
+                v = bool(value)
+            elif base in ("int", "enum"):
+                v = value - (1 << 64) if value >= 1 << 63 else value
+            else:
+                v = value
+        except (UnicodeDecodeError, struct.error, TypeError) as exc:
+            raise SpmFormatError(f"not a SentencePiece model (field {name!r} is malformed: {exc})") from None
+        if kind.endswith("[]"):
+            spec.setdefault(name, []).append(v)
+        else:
+            spec[name] = v
+    return spec, extra
+
+
+def _encode_spec(spec: dict[str, Any], table: list[tuple[str, int, str]], extra: list[bytes]) -> bytes:
+    out = bytearray()
+    for name, number, kind in sorted(table, key=lambda t: t[1]):
+        if name not in spec or spec[name] is None:
+            continue
+        values = spec[name] if kind.endswith("[]") else [spec[name]]
+        base = kind.rstrip("[]")
+        for v in values:
+            if base in ("str", "bytes"):
+                data = v.encode("utf-8") if base == "str" else bytes(v)
+                out += _key(number, 2) + _varint(len(data)) + data
+            elif base == "float":
+                out += _key(number, 5) + struct.pack("<f", float(v))
+            else:
+                out += _key(number, 0) + _varint(int(v))
+    for raw in extra:
+        out += raw
+    return bytes(out)
+
+
+# ==== the model ====
+
+@dataclass
+class SpmModelFile:
+    """The content of a ``.model`` file.
+
+    Attributes:
+        pieces: ``(piece, score, type)`` in id order; type numbers as :data:`PIECE_TYPES`.
+        model_type: 1 unigram, 2 bpe, 3 word, 4 char (:data:`MODEL_TYPES`).
+        trainer_spec: TrainerSpec fields by name (``model_type`` is kept in sync on write).
+        normalizer_spec: NormalizerSpec fields by name (``name``, ``precompiled_charsmap``, ...).
+        denormalizer_spec: the optional denormalizer, or None.
+
+    >>> SpmModelFile(pieces=[("<unk>", 0.0, 2)]).unk_id
+    0
+    """
+
+    pieces: list[tuple[str, float, int]]
+    model_type: int = 1
+    trainer_spec: dict[str, Any] = field(default_factory=dict)
+    normalizer_spec: dict[str, Any] = field(default_factory=dict)
+    denormalizer_spec: dict[str, Any] | None = None
+    _extra: dict[str, list[bytes]] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def unk_id(self) -> int:
+        """Id of the UNKNOWN piece (a model has exactly one)."""
+        ids = [i for i, p in enumerate(self.pieces) if p[2] == PIECE_TYPES["UNKNOWN"]]
+        if len(ids) != 1:
+            raise SpmFormatError(f"a SentencePiece model needs exactly one unknown piece, found {len(ids)}")
+        return ids[0]
+
+    def to_bytes(self) -> bytes:
+        """Serialises the ModelProto."""
+        out = bytearray()
+        for piece, score, ptype in self.pieces:
+            data = piece.encode("utf-8")
+            body = _key(1, 2) + _varint(len(data)) + data + _key(2, 5) + struct.pack("<f", float(score))
+            if ptype != 1:
+                body += _key(3, 0) + _varint(int(ptype))
+            out += _key(1, 2) + _varint(len(body)) + body
+        trainer = dict(self.trainer_spec)
+        trainer["model_type"] = self.model_type
+        for number, spec, table, extra in (
+            (2, trainer, _TRAINER_FIELDS, self._extra.get("trainer", [])),
+            (3, self.normalizer_spec, _NORMALIZER_FIELDS, self._extra.get("normalizer", [])),
+        ):
+            body = _encode_spec(spec, table, extra)
+            out += _key(number, 2) + _varint(len(body)) + body
+        if self.denormalizer_spec is not None:
+            body = _encode_spec(self.denormalizer_spec, _NORMALIZER_FIELDS, self._extra.get("denormalizer", []))
+            out += _key(5, 2) + _varint(len(body)) + body
+        for raw in self._extra.get("model", []):
+            out += raw
+        return bytes(out)
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> SpmModelFile:
+        """Parses a ModelProto; raises :class:`SpmFormatError` on anything else."""
+        pieces: list[tuple[str, float, int]] = []
+        trainer: dict[str, Any] = {}
+        normalizer: dict[str, Any] = {}
+        denormalizer: dict[str, Any] | None = None
+        extra: dict[str, list[bytes]] = {}
+        for number, wire, value, raw in _fields(bytes(data)):
+            if number == 1 and wire == 2:
+                piece, score, ptype = None, 0.0, 1
+                for n2, w2, v2, _ in _fields(value):
+                    if n2 == 1 and w2 == 2:
+                        try:
+                            piece = bytes(v2).decode("utf-8")
+                        except UnicodeDecodeError:
+                            raise SpmFormatError("not a SentencePiece model (a piece is not UTF-8)") from None
+                    elif n2 == 2 and w2 == 5:
+                        score = struct.unpack("<f", v2)[0]
+                    elif n2 == 3 and w2 == 0:
+                        ptype = v2
+                if not piece:
+                    raise SpmFormatError("not a SentencePiece model (a piece is empty)")
+                if ptype not in PIECE_TYPES.values():
+                    raise SpmFormatError(f"not a SentencePiece model (unknown piece type {ptype})")
+                pieces.append((piece, score, ptype))
+            elif number == 2 and wire == 2:
+                trainer, extra["trainer"] = _decode_spec(value, _TRAINER_FIELDS)
+            elif number == 3 and wire == 2:
+                normalizer, extra["normalizer"] = _decode_spec(value, _NORMALIZER_FIELDS)
+            elif number == 5 and wire == 2:
+                denormalizer, extra["denormalizer"] = _decode_spec(value, _NORMALIZER_FIELDS)
+            elif wire in (0, 1, 2, 5) and number > 5:
+                extra.setdefault("model", []).append(raw)
+            else:
+                raise SpmFormatError(f"not a SentencePiece model (unexpected field {number})")
+        if not pieces:
+            raise SpmFormatError("not a SentencePiece model (no pieces)")
+        model = cls(pieces=pieces, model_type=int(trainer.get("model_type", 1)), trainer_spec=trainer,
+                    normalizer_spec=normalizer, denormalizer_spec=denormalizer, _extra=extra)
+        model.unk_id  # validates
+        return model
+
+
+def read_model(path: str | os.PathLike[str]) -> SpmModelFile:
+    """Reads a ``.model`` file.
+
+    Raises:
+        SpmFormatError: the file is truncated or is not a SentencePiece model.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "m.model"
+    >>> write_model(p, SpmModelFile(pieces=[("<unk>", 0.0, 2), ("▁a", -1.0, 1)], model_type=2))
+    >>> read_model(p).pieces[1]
+    ('▁a', -1.0, 1)
+    """
+    data = Path(path).read_bytes()
+    try:
+        return SpmModelFile.from_bytes(data)
+    except SpmFormatError as exc:
+        raise SpmFormatError(f"{path}: {exc}") from None
+
+
+def write_model(path: str | os.PathLike[str], model: SpmModelFile) -> None:
+    """Writes ``model`` atomically (temp file in the same folder, then rename).
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "m.model"
+    >>> write_model(p, SpmModelFile(pieces=[("<unk>", 0.0, 2)]))
+    >>> p.stat().st_size > 0
+    True
+    """
+    model.unk_id  # validates
+    data = model.to_bytes()
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=target.parent or ".", prefix=target.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
