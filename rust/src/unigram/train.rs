@@ -91,6 +91,11 @@ pub fn digamma(mut x: f64) -> f64 {
         - (127.0 / 30720.0) * xx4 * xx4
 }
 
+/// Descending order on scores with NaN last (a total order, so sorting never panics).
+fn desc(a: f64, b: f64) -> std::cmp::Ordering {
+    b.partial_cmp(&a).unwrap_or_else(|| a.is_nan().cmp(&b.is_nan()))
+}
+
 /// A piece validity predicate on the piece's chars.
 pub type Validity<'a> = dyn Fn(&[char]) -> bool + Sync + 'a;
 
@@ -339,10 +344,15 @@ fn striped_sum(
 }
 
 fn e_step(m: &Model, words: &[(String, u64)], threads: usize) -> Vec<f64> {
-    let (e, _) = striped_sum(words, threads, m.pieces.len(), m.compat, &|w, freq, acc| {
+    let (e, obj) = striped_sum(words, threads, m.pieces.len(), m.compat, &|w, freq, acc| {
         let l = m.lattice(w, None);
         l.populate_marginal(freq, acc)
     });
+    // SUBWORD_UNIGRAM_DEBUG=1 prints the same line SentencePiece logs (size, objective), for comparisons.
+    if std::env::var_os("SUBWORD_UNIGRAM_DEBUG").is_some() {
+        let all: f64 = words.iter().map(|w| w.1 as f64).sum();
+        eprintln!("unigram EM size={} obj={:.6}", m.pieces.len(), -obj / all);
+    }
     e
 }
 
@@ -439,6 +449,9 @@ fn prune(m: &Model, words: &[(String, u64)], cfg: &UnigramTrainerConfig, desired
                     new_pieces.push(m.pieces[i].clone());
                     continue;
                 }
+                if fi == 0.0 {
+                    continue;
+                }
             }
         }
         let big_f = c.r(fi / sum);
@@ -458,7 +471,7 @@ fn prune(m: &Model, words: &[(String, u64)], cfg: &UnigramTrainerConfig, desired
     }
     let pruned_size = std::cmp::max(desired, (cfg.shrinking_factor * n as f64) as usize);
     // loss desc, index asc (a stable sort keeps index order among ties)
-    candidates.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
+    candidates.sort_by(|a, b| desc(a.1, b.1));
     for (i, _) in candidates {
         if new_pieces.len() >= pruned_size {
             break;
@@ -509,7 +522,7 @@ fn finalize(m: &Model, input: &TrainInput, cfg: &UnigramTrainerConfig) -> Vec<(S
     match c {
         Compat::Spm => {
             let mut sorted: Vec<&(String, f64)> = m.pieces.iter().collect();
-            sorted.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal).then(a.0.cmp(&b.0)));
+            sorted.sort_by(|a, b| desc(a.1, b.1).then(a.0.cmp(&b.0)));
             for (p, s) in sorted {
                 if out.len() >= budget {
                     break;
@@ -520,7 +533,7 @@ fn finalize(m: &Model, input: &TrainInput, cfg: &UnigramTrainerConfig) -> Vec<(S
                 seen.insert(p.clone());
                 out.push((p.clone(), *s));
             }
-            out.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal).then(a.0.cmp(&b.0)));
+            out.sort_by(|a, b| desc(a.1, b.1).then(a.0.cmp(&b.0)));
         }
         Compat::Hf => {
             // model order, `==` check after each push, NaN -> 0.0, stable sort by score desc
@@ -537,7 +550,7 @@ fn finalize(m: &Model, input: &TrainInput, cfg: &UnigramTrainerConfig) -> Vec<(S
                     }
                 }
             }
-            out.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
+            out.sort_by(|a, b| desc(a.1, b.1));
         }
     }
     out
