@@ -93,6 +93,28 @@ def _real_lines(n: int) -> list[str]:
     return out
 
 
+def _gathered_text(max_lines: int = 4000) -> list[str]:
+    """Real multilingual text found on the machine: CPython's CJK codec test texts (Chinese, Japanese,
+    Korean prose) and translated message catalogs (country and language names in ~100 languages)."""
+    import gettext
+    import sysconfig
+
+    out: list[str] = []
+    cjk = Path(sysconfig.get_paths()["stdlib"]) / "test" / "cjkencodings"
+    for path in sorted(cjk.glob("*-utf8.txt")):
+        out += path.read_text(encoding="utf-8", errors="replace").splitlines()
+    for path in sorted(Path("/usr/share/locale").glob("*/LC_MESSAGES/iso_3166-1.mo"))[:120]:
+        try:
+            with open(path, "rb") as f:
+                catalog = gettext.GNUTranslations(f)
+        except (OSError, UnicodeDecodeError):
+            continue
+        out += [v for k, v in catalog._catalog.items() if isinstance(v, str) and v][:40]  # type: ignore[attr-defined]
+    if len(out) < 100:
+        pytest.skip("no multilingual text found on this machine (CPython test data, /usr/share/locale)")
+    return out[:max_lines]
+
+
 def _bmp() -> list[str]:
     return [chr(cp) for cp in range(0x10000) if not 0xD800 <= cp <= 0xDFFF]
 
@@ -258,6 +280,20 @@ def test_a_word_longer_than_the_limit_is_one_unk(ours_from_json):
     enc = ours_from_json.encode("short " + "a" * 101 + " " + "b" * 100, add_special_tokens=False)
     assert enc.tokens[0] == "short" and enc.tokens[1] == "[UNK]" and enc.offsets[1] == (6, 107)
     assert "[UNK]" not in enc.tokens[2:]
+
+
+def test_gathered_multilingual_text_matches_hf(hf_bert, ours_from_json):
+    texts = _gathered_text()
+    scripts = {unicodedata.name(c, "?").split()[0] for t in texts for c in t if c.isalpha()}
+    assert {"CJK", "HANGUL", "CYRILLIC", "GREEK", "ARABIC"} <= scripts
+    ours = ours_from_json.encode_batch(texts)
+    theirs = hf_bert.encode_batch(texts)
+    bad = [t for t, a, b in zip(texts, theirs, ours) if not _same(a, b)]
+    assert bad == []
+    assert hf_bert.encode_batch(texts, add_special_tokens=False) and all(
+        (a.ids, a.offsets) == (b.ids, b.offsets)
+        for a, b in zip(hf_bert.encode_batch(texts, add_special_tokens=False),
+                        ours_from_json.encode_batch(texts, add_special_tokens=False)))
 
 
 @pytest.mark.skipif(os.environ.get("SUBWORD_SKIP_SLOW") == "1", reason="SUBWORD_SKIP_SLOW=1")
