@@ -4,6 +4,9 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
+use pyo3::types::PyDict;
+
+use crate::spm::{assemble, count_words, is_valid_piece, prepare, SpmSpec};
 use crate::unigram::lattice::Rng;
 use crate::unigram::train::{train, TrainInput, UnigramTrainerConfig};
 use crate::unigram::{Compat, PieceKind, UnigramModel};
@@ -157,23 +160,107 @@ fn train_unigram(
             && c.iter().all(|&x| x != '\u{2585}' && x != '\0' && x != '\u{1f}' && x != ' ')
             && (!split_by_whitespace || c.iter().skip(1).all(|&x| x != '\u{2581}'))
     };
-    let result = py.detach(|| {
-        let mut cb = |stage: &str, cur: usize, total: usize| -> Result<(), String> {
-            Python::attach(|py| {
-                py.check_signals().map_err(|e| e.to_string())?;
-                if let Some(f) = &progress {
-                    f.call1(py, (stage, cur, total)).map_err(|e| e.to_string())?;
-                }
-                Ok(())
+    let mut py_err: Option<PyErr> = None;
+    let result = {
+        let py_err = &mut py_err;
+        let progress = &progress;
+        py.detach(move || {
+            let mut cb = progress_cb(progress, py_err);
+            train(&input, &cfg, &valid, &mut cb)
+        })
+    };
+    result.map_err(|m| py_err.unwrap_or_else(|| PyValueError::new_err(m)))
+}
+
+/// A progress callback that runs the Python callable (if any) and checks signals; a Python
+/// exception is stored in `err` (re-raised unchanged by the caller) and aborts training.
+fn progress_cb<'a>(
+    progress: &'a Option<Py<PyAny>>,
+    err: &'a mut Option<PyErr>,
+) -> impl FnMut(&str, usize, usize) -> Result<(), String> + 'a {
+    move |stage: &str, cur: usize, total: usize| {
+        Python::attach(|py| {
+            let r = match progress {
+                Some(f) => f.call1(py, (stage, cur, total)).map(|_| ()),
+                None => Ok(()),
+            };
+            r.and_then(|_| py.check_signals()).map_err(|e| {
+                let m = e.to_string();
+                *err = Some(e);
+                m
             })
-        };
-        train(&input, &cfg, &valid, &mut cb)
-    });
-    result.map_err(PyValueError::new_err)
+        })
+    }
+}
+
+/// Trains a SentencePiece-compatible Unigram model from raw lines: SentencePiece's pipeline
+/// (`spm::prepare`, its validity rules and id layout) around the Unigram trainer.
+/// Returns `(pieces [(piece, score, type)], stats dict)`.
+#[pyfunction]
+#[pyo3(signature = (lines, spec_json, *, shrinking_factor = 0.75, num_sub_iterations = 2,
+    seed_sentencepiece_size = 1000000, num_threads = 16, progress = None))]
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
+fn train_unigram_spm<'py>(
+    py: Python<'py>,
+    lines: Vec<String>,
+    spec_json: &str,
+    shrinking_factor: f64,
+    num_sub_iterations: usize,
+    seed_sentencepiece_size: usize,
+    num_threads: usize,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(Vec<(String, f32, i32)>, Bound<'py, PyDict>)> {
+    let spec = SpmSpec::from_json_str(spec_json).map_err(PyValueError::new_err)?;
+    if num_threads == 0 {
+        return Err(PyValueError::new_err("num_threads must be at least 1"));
+    }
+    let mut py_err: Option<PyErr> = None;
+    let result = {
+        let py_err = &mut py_err;
+        let progress = &progress;
+        py.detach(move || {
+            let corpus = prepare(&lines, &spec)?;
+            drop(lines);
+            if corpus.sentences.is_empty() {
+                return Err("no training sentences are left after loading (all lines empty or skipped)".to_string());
+            }
+            let words = count_words(&corpus, &spec);
+            let input = TrainInput { sentences: corpus.sentences.clone(), words, required_chars: corpus.required_chars.clone() };
+            let cfg = UnigramTrainerConfig {
+                vocab_size: spec.vocab_size,
+                meta_pieces: corpus.meta.len(),
+                compat: Compat::Spm,
+                shrinking_factor,
+                num_sub_iterations,
+                max_piece_length: spec.max_sentencepiece_length,
+                seed_size: seed_sentencepiece_size,
+                num_threads,
+            };
+            let valid = |c: &[char]| is_valid_piece(c, &spec);
+            let mut cb = progress_cb(progress, py_err);
+            let pieces = train(&input, &cfg, &valid, &mut cb)?;
+            let pieces: Vec<(String, f32)> = pieces.into_iter().map(|(p, s)| (p, s as f32)).collect();
+            let out = assemble(&corpus.meta, &pieces, &spec)?;
+            Ok((out.into_iter().map(|(p, s, t)| (p, s, t as i32)).collect::<Vec<_>>(), corpus))
+        })
+    };
+    match result {
+        Ok((pieces, corpus)) => {
+            let d = PyDict::new(py);
+            d.set_item("sentences", corpus.sentences.len())?;
+            d.set_item("required_chars", corpus.required_chars.len())?;
+            d.set_item("skipped_too_long", corpus.skipped_too_long)?;
+            d.set_item("skipped_unk_char", corpus.skipped_unk_char)?;
+            d.set_item("skipped_empty", corpus.skipped_empty)?;
+            Ok((pieces, d))
+        }
+        Err(m) => Err(py_err.unwrap_or_else(|| PyValueError::new_err(m))),
+    }
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyUnigramModel>()?;
     m.add_function(wrap_pyfunction!(train_unigram, m)?)?;
+    m.add_function(wrap_pyfunction!(train_unigram_spm, m)?)?;
     Ok(())
 }
