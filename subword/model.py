@@ -267,9 +267,9 @@ class WordPiece:
     def from_vocab_file(cls, path: str | os.PathLike[str], **options: Any) -> "WordPiece":
         """Load a BERT ``vocab.txt`` (one token per line, id = line number).
 
-        Blank lines are skipped with a warning (they would be the empty token, which can never match);
-        a repeated token keeps its first id and the repeat is skipped with a warning, so ids stay the line
-        numbers of the first occurrences (HF's ``read_file`` keeps the last one, see the tests).
+        Blank lines are skipped with a warning (HF keeps them as the empty token, which can never match, so
+        every other id is the same). A repeated token takes the id of its LAST line, with a warning, as HF's
+        ``WordPiece.read_file`` and transformers' ``load_vocab`` do; the earlier id is left unused.
 
         Raises:
             ModelError: the file is empty or not UTF-8.
@@ -291,8 +291,8 @@ class WordPiece:
                 log.warning("%s:%d: blank line skipped (its id is left unused)", path, lineno)
                 continue
             if token in vocab:
-                log.warning("%s:%d: duplicate token %r skipped (keeps id %d)", path, lineno, token, vocab[token])
-                continue
+                log.warning("%s:%d: duplicate token %r: it takes this id, %d, not %d (as HF does)",
+                            path, lineno, token, lineno - 1, vocab[token])
             vocab[token] = lineno - 1
         if not vocab:
             raise ModelError(f"{path}: no tokens")

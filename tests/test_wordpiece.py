@@ -203,11 +203,15 @@ def test_vocab_txt_with_duplicates_and_blank_lines(tmp_path, caplog):
     path.write_text("[PAD]\n[UNK]\n\n[CLS]\n[SEP]\nhello\n##s\nhello\nworld\n", encoding="utf-8")
     with caplog.at_level(logging.WARNING):
         model = WordPiece.from_vocab_file(path)
-    assert model.vocab == {"[PAD]": 0, "[UNK]": 1, "[CLS]": 3, "[SEP]": 4, "hello": 5, "##s": 6, "world": 8}
+    # A repeated token takes its last line's id, as HF's BertWordPieceTokenizer and transformers do.
+    assert model.vocab == {"[PAD]": 0, "[UNK]": 1, "[CLS]": 3, "[SEP]": 4, "hello": 7, "##s": 6, "world": 8}
     assert "blank line" in caplog.text and "duplicate token 'hello'" in caplog.text
     tok = bert_pipeline(model, ["[PAD]", "[UNK]", "[CLS]", "[SEP]"])
     assert tok.encode("Hellos world!").tokens == ["[CLS]", "hello", "##s", "world", "[UNK]", "[SEP]"]
-    assert tok.encode("Hellos world!").ids == [3, 5, 6, 8, 1, 4]
+    assert tok.encode("Hellos world!").ids == [3, 7, 6, 8, 1, 4]
+    tokenizers = pytest.importorskip("tokenizers")
+    hf = tokenizers.BertWordPieceTokenizer(str(path))
+    assert hf.encode("Hellos world!").ids == tok.encode("Hellos world!").ids
 
 
 def test_vocab_txt_errors(tmp_path):
