@@ -119,7 +119,11 @@ class Lattice:
             if init:
                 return y
             lo, hi = (x, y) if x < y else (y, x)
-            return hi if hi > lo + 50.0 else r(hi + math.log(math.exp(lo - hi) + 1.0))
+            if hi > lo + 50.0:
+                return hi
+            if r is _f32:  # SentencePiece: float difference, log1p(exp(.)) in double, rounded once
+                return r(hi + math.log1p(math.exp(r(lo - hi))))
+            return hi + math.log(math.exp(lo - hi) + 1.0)
 
         alpha, beta = [0.0] * len(nodes), [0.0] * len(nodes)
         for pos in range(self.n + 1):
@@ -135,7 +139,7 @@ class Lattice:
             pid, score = nodes[k][0], nodes[k][3]
             if pid >= 0:
                 p = math.exp(r(r(r(alpha[k] + score) + beta[k]) - z))
-                expected[pid] = r(expected[pid] + r(freq * r(p)))
+                expected[pid] = r(expected[pid] + freq * p)
         return r(freq * z)
 
     def nbest(self, n: int) -> list[tuple[list[int], float]]:
@@ -298,7 +302,7 @@ def _m_step(m: _Model, expected: list[float], hf: bool) -> list[tuple[str, float
         elif expected[i] >= 0.5:
             kept.append((p, expected[i]))
             total = r(total + expected[i])
-    logsum = digamma(total)
+    logsum = r(digamma(total))
     return [(p, e if (hf and i == 0) else r(digamma(e) - logsum)) for i, (p, e) in enumerate(kept)]
 
 
@@ -323,10 +327,7 @@ def _prune(m: _Model, words: Sequence[tuple[str, int]], threads: int, shrinking:
         return 0.0
 
     freq, _ = _striped(words, threads, n, r, count)
-    total = 0.0
-    for i, f in enumerate(freq):
-        if not (hf and i == 0):
-            total = r(total + f)
+    total = r(sum(f for i, f in enumerate(freq) if not (hf and i == 0)))
     logsum = r(math.log(total))
     new, cands = [], []
     for i in range(n):
@@ -342,11 +343,11 @@ def _prune(m: _Model, words: Sequence[tuple[str, int]], threads: int, shrinking:
         if fi == 0.0:  # HF: no occurrence, no loss to compute
             continue
         alt_len = n if hf else len(alts[i])  # HF's quirk: the number of pieces (#1536/#2069)
-        logsum_alt = r(math.log(r(total + r(fi * (alt_len - 1.0)))))
+        logsum_alt = r(math.log(r(total + r(fi * r(alt_len - 1.0)))))
         lp_alt = 0.0
         for a in alts[i]:
-            lp_alt = r(lp_alt + r(r(math.log(r(freq[a] + fi))) - logsum_alt))
-        loss = r(r(fi / total) * r(r(r(math.log(fi)) - logsum) - lp_alt))
+            lp_alt = r(lp_alt + (math.log(r(freq[a] + fi)) - logsum_alt))
+        loss = r(r(fi / total) * r(r(math.log(fi) - logsum) - lp_alt))
         cands.append((i, loss))
     size = max(desired, int(shrinking * n))
     for i, _ in sorted(cands, key=lambda x: -x[1]):

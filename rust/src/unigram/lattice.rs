@@ -48,7 +48,11 @@ fn log_sum_exp(c: Compat, x: f64, y: f64, init: bool) -> f64 {
     if vmax > vmin + 50.0 {
         vmax
     } else {
-        c.r(vmax + ((vmin - vmax).exp() + 1.0).ln())
+        match c {
+            // float difference, then log1p(exp(.)) in double, rounded once (SentencePiece)
+            Compat::Spm => c.r(vmax + c.r(vmin - vmax).exp().ln_1p()),
+            Compat::Hf => vmax + ((vmin - vmax).exp() + 1.0).ln(),
+        }
     }
 }
 
@@ -211,9 +215,10 @@ impl Lattice {
         let z = alpha[EOS];
         for (k, node) in self.nodes.iter().enumerate().skip(2) {
             if node.id >= 0 {
+                // the exponent is a float sum, the product and the addition are done in double
                 let p = c.r(c.r(c.r(alpha[k] + node.score) + beta[k]) - z).exp();
                 let slot = &mut expected[node.id as usize];
-                *slot = c.r(*slot + c.r(freq * c.r(p)));
+                *slot = c.r(*slot + freq * p);
             }
         }
         c.r(freq * z)

@@ -372,7 +372,7 @@ fn m_step(m: &Model, expected: &[f64]) -> Vec<(String, f64)> {
         kept.push((p.clone(), e));
         sum = c.r(sum + e);
     }
-    let logsum = digamma(sum);
+    let logsum = c.r(digamma(sum));
     for (i, k) in kept.iter_mut().enumerate() {
         if c == Compat::Hf && i == 0 {
             continue;
@@ -414,13 +414,15 @@ fn prune(m: &Model, words: &[(String, u64)], cfg: &UnigramTrainerConfig, desired
         }
         0.0
     });
+    // SentencePiece accumulates the sum in double and rounds it once; logs are taken in double.
     let mut sum = 0.0f64;
     for (i, f) in freq.iter().enumerate() {
         if c == Compat::Hf && i == 0 {
             continue;
         }
-        sum = c.r(sum + f);
+        sum += f;
     }
+    let sum = c.r(sum);
     let logsum = c.r(sum.ln());
     let mut new_pieces: Vec<(String, f64)> = Vec::new();
     let mut candidates: Vec<(usize, f64)> = Vec::new();
@@ -455,16 +457,16 @@ fn prune(m: &Model, words: &[(String, u64)], cfg: &UnigramTrainerConfig, desired
             }
         }
         let big_f = c.r(fi / sum);
-        let logprob_sp = c.r(c.r(fi.ln()) - logsum);
+        let logprob_sp = c.r(fi.ln() - logsum);
         let alt_len = match c {
             Compat::Spm => alt.len(),
             // HF's quirk: the number of pieces, not the alternative's length (#1536/#2069).
             Compat::Hf => n,
         };
-        let logsum_alt = c.r(c.r(sum + c.r(fi * (alt_len as f64 - 1.0))).ln());
+        let logsum_alt = c.r(c.r(sum + c.r(fi * c.r(alt_len as f64 - 1.0))).ln());
         let mut logprob_alt = 0.0f64;
         for &a in alt {
-            logprob_alt = c.r(logprob_alt + c.r(c.r(c.r(freq[a] + fi).ln()) - logsum_alt));
+            logprob_alt = c.r(logprob_alt + (c.r(freq[a] + fi).ln() - logsum_alt));
         }
         let loss = c.r(big_f * c.r(logprob_sp - logprob_alt));
         candidates.push((i, loss));

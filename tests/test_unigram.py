@@ -1,0 +1,289 @@
+"""Unigram: the Rust trainer against the readable reference (spm and hf modes), against
+sentencepiece 0.2.3 (piece overlap, scores) and HF's UnigramTrainer (piece set); Viterbi encoding
+against sentencepiece on its own .model files and against HF's Unigram model; n-best; sampling
+against the exact distribution; bad input.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import math
+import random
+from pathlib import Path
+
+import pytest
+
+from subword import _core
+from subword.reference import unigram as ref
+
+CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+GUTENBERG = CORPORA / "gutenberg_en_20M.txt"
+SHAKESPEARE = CORPORA / "tinyshakespeare.txt"
+
+needs_corpora = pytest.mark.skipif(not GUTENBERG.exists(), reason=f"real corpora not found under {CORPORA}")
+
+
+def _lines(path: Path, n_bytes: int, skip_bytes: int = 0) -> list[str]:
+    with open(path, encoding="utf-8") as f:
+        f.seek(skip_bytes)
+        if skip_bytes:
+            f.readline()
+        text = f.read(n_bytes)
+    return [ln for ln in text.split("\n")[:-1]]
+
+
+def _stand_in(lines: list[str]) -> tuple[list[tuple[str, int]], list[tuple[str, int]], list[tuple[str, int]]]:
+    """Identity normalization, ▁ escaping, words split at ▁ (what SentencePiece sees with identity)."""
+    sents = []
+    for line in lines:
+        s = " ".join(x for x in line.split(" ") if x)
+        if s:
+            sents.append(("\u2581" + s.replace(" ", "\u2581"), 1))
+    words: collections.Counter[str] = collections.Counter()
+    chars: collections.Counter[str] = collections.Counter()
+    for s, f in sents:
+        for ch in s:
+            chars[ch] += f
+        for w in s.split("\u2581"):
+            if w:
+                words["\u2581" + w] += f
+    return (sents, sorted(words.items(), key=lambda x: (-x[1], x[0])),
+            sorted(chars.items(), key=lambda x: (-x[1], x[0])))
+
+
+# ==== Rust vs reference ====
+
+
+@needs_corpora
+@pytest.mark.parametrize("compat", ["spm", "hf"])
+def test_rust_trainer_equals_reference(compat: str) -> None:
+    sents, words, req = _stand_in(_lines(SHAKESPEARE, 60_000))
+    kw = dict(vocab_size=600, compat=compat, num_threads=3)
+    ours = _core.train_unigram(sents, words, req, **kw)
+    theirs = ref.train_unigram(sents, words, req, **kw)
+    assert len(ours) == 597
+    assert ours == theirs  # pieces, order and scores bit for bit
+
+
+def test_rust_trainer_equals_reference_on_random_corpora() -> None:
+    rng = random.Random(5)
+    for _ in range(25):
+        alphabet = rng.choice(["ab", "abc", "abcd", "xyzé"])
+        lines = [" ".join("".join(rng.choice(alphabet) for _ in range(rng.randint(1, 6)))
+                          for _ in range(rng.randint(1, 5))) for _ in range(rng.randint(3, 30))]
+        sents, words, req = _stand_in(lines)
+        for compat in ("spm", "hf"):
+            vocab = len(req) + 3 + rng.randint(0, 20)
+            kw = dict(vocab_size=vocab, compat=compat, num_threads=rng.randint(1, 4))
+            assert _core.train_unigram(sents, words, req, **kw) == ref.train_unigram(sents, words, req, **kw)
+
+
+# ==== vs sentencepiece / HF ====
+
+
+def _spm_train(tmp_path: Path, lines: list[str], vocab: int, **opts: object) -> "object":
+    spm = pytest.importorskip("sentencepiece")
+    inp = tmp_path / "train.txt"
+    inp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    spm.SentencePieceTrainer.train(input=str(inp), model_prefix=str(tmp_path / "m"), vocab_size=vocab,
+                                   model_type="unigram", minloglevel=2, **opts)
+    return spm.SentencePieceProcessor(model_file=str(tmp_path / "m.model"))
+
+
+@needs_corpora
+@pytest.mark.parametrize("opts", [{}, {"normalization_rule_name": "identity", "character_coverage": 1.0}])
+def test_trainer_matches_sentencepiece(tmp_path: Path, opts: dict) -> None:
+    lines = _lines(GUTENBERG, 1_000_000)
+    sp = _spm_train(tmp_path, lines, 2000, **opts)
+    theirs = {sp.id_to_piece(i): sp.get_score(i) for i in range(sp.get_piece_size())}
+    pieces, _ = _core.train_unigram_spm(lines, json.dumps({"vocab_size": 2000, **opts}))
+    ours = {p: s for p, s, _ in pieces}
+    assert [p for p, _, _ in pieces[:3]] == ["<unk>", "<s>", "</s>"]
+    common = set(ours) & set(theirs)
+    assert len(common) / len(theirs) >= 0.99, (sorted(set(theirs) - set(ours)), sorted(set(ours) - set(theirs)))
+    assert max(abs(ours[p] - theirs[p]) for p in common) < 1e-4
+
+
+@needs_corpora
+def test_hf_compat_matches_hf_unigram_trainer() -> None:
+    tk = pytest.importorskip("tokenizers")
+    lines = _lines(SHAKESPEARE, 150_000)
+    pre = tk.pre_tokenizers.Metaspace()
+    tok = tk.Tokenizer(tk.models.Unigram())
+    tok.pre_tokenizer = pre
+    tok.train_from_iterator(lines, tk.trainers.UnigramTrainer(vocab_size=800, unk_token="<unk>",
+                                                              special_tokens=["<unk>"], show_progress=False))
+    hf = dict(json.loads(tok.to_str())["model"]["vocab"])
+    words: collections.Counter[str] = collections.Counter()
+    for line in lines:
+        for w, _ in pre.pre_tokenize_str(line):
+            words[w] += 1
+    chars: collections.Counter[str] = collections.Counter()
+    for w, c in words.items():
+        for ch in w:
+            chars[ch] += c
+    ours = dict(_core.train_unigram([], sorted(words.items()), sorted(chars.items(), key=lambda x: (-x[1], x[0])),
+                                    vocab_size=800, compat="hf", meta_pieces=1))
+    del hf["<unk>"]
+    assert set(ours) == set(hf)
+    # scores agree except the random-order penalties HF gives required chars missing from the model
+    differ = [p for p in ours if abs(ours[p] - hf[p]) > 1e-9]
+    assert all(len(p) == 1 for p in differ) and max(abs(ours[p] - hf[p]) for p in ours) < 1e-2
+
+
+# ==== Encoding ====
+
+
+def _model_from_sp(sp: "object", compat: str = "spm") -> "_core.UnigramModel":
+    n = sp.get_piece_size()
+    kinds = [1] * n
+    for i in range(n):
+        if sp.is_unknown(i):
+            kinds[i] = 2
+        elif sp.is_control(i):
+            kinds[i] = 3
+        elif sp.is_byte(i):
+            kinds[i] = 6
+        elif sp.is_unused(i):
+            kinds[i] = 5
+    pieces = [(sp.id_to_piece(i), sp.get_score(i)) for i in range(n)]
+    return _core.UnigramModel(pieces, kinds, sp.unk_id(), any(k == 6 for k in kinds), compat)
+
+
+@needs_corpora
+@pytest.mark.parametrize("byte_fallback", [False, True])
+def test_viterbi_equals_sentencepiece_on_its_model(tmp_path: Path, byte_fallback: bool) -> None:
+    train = _lines(GUTENBERG, 600_000)
+    held = _lines(GUTENBERG, 300_000, skip_bytes=5_000_000) + ["naïve café — 日本語 ünïcödé ☃☃ x"]
+    opts = {"normalization_rule_name": "identity", "byte_fallback": byte_fallback, "character_coverage": 0.999}
+    sp = _spm_train(tmp_path, train, 3000, **opts)
+    model = _model_from_sp(sp)
+    spec = json.dumps({"normalization_rule_name": "identity"})
+    n = same = 0
+    for line in held:
+        norm = _core.spm_normalize(line, spec)
+        ids, offsets = model.encode(norm)
+        assert all(0 <= a <= b <= len(norm) for a, b in offsets)
+        n += 1
+        same += ids == sp.encode(line)
+    assert n > 1000 and same == n
+
+
+@needs_corpora
+def test_hf_mode_viterbi_equals_hf_unigram(tmp_path: Path) -> None:
+    tk = pytest.importorskip("tokenizers")
+    sp = _spm_train(tmp_path, _lines(GUTENBERG, 400_000), 2000, normalization_rule_name="identity")
+    pieces = [(sp.id_to_piece(i), sp.get_score(i)) for i in range(sp.get_piece_size())]
+    hf = tk.Tokenizer(tk.models.Unigram(pieces, unk_id=0))
+    hf.pre_tokenizer = tk.pre_tokenizers.Metaspace(split=False)
+    ours = _core.UnigramModel(pieces, None, 0, False, "hf")
+    held = [ln for ln in _lines(GUTENBERG, 200_000, skip_bytes=7_000_000) if ln and ln == ln.strip()]
+    assert len(held) > 1000
+    for line in held:
+        norm = "\u2581" + line.replace(" ", "\u2581")
+        assert ours.encode(norm)[0] == hf.encode(line).ids, line
+
+
+def test_float_width_decides_a_real_tie() -> None:
+    # w+ww and ww+w tie; both give the earliest-start last piece
+    m = _core.UnigramModel([("w", -1.0), ("ww", -2.0)], None, None, False, "spm")
+    assert m.encode("www")[0] == [0, 1]
+    assert ref.viterbi("www", {"w": -1.0, "ww": -2.0}) == ["w", "ww"]
+
+
+def test_unknowns_fuse_and_byte_fallback() -> None:
+    pieces = [("<unk>", 0.0), ("a", -1.0), ("b", -2.0)] + [(f"<0x{b:02X}>", 0.0) for b in range(256)]
+    kinds = [2, 1, 1] + [6] * 256
+    plain = _core.UnigramModel(pieces, kinds, 0, False, "spm")
+    assert plain.encode("axyb") == ([1, 0, 2], [(0, 1), (1, 3), (3, 4)])
+    fb = _core.UnigramModel(pieces, kinds, 0, True, "spm")
+    ids, offsets = fb.encode("aé")
+    assert ids == [1, 3 + 0xC3, 3 + 0xA9] and offsets == [(0, 1), (1, 2), (1, 2)]
+    with pytest.raises(ValueError, match="no unk id"):
+        _core.UnigramModel([("a", -1.0)], None, None, False, "hf").encode("ab")
+
+
+def _toy() -> tuple["_core.UnigramModel", dict[str, float]]:
+    scores = {"a": -1.0, "b": -1.3, "c": -1.1, "ab": -1.9, "bc": -2.2, "abc": -3.5, "ca": -2.0, "abca": -4.0}
+    return _core.UnigramModel(list(scores.items()), None, None, False, "hf"), scores
+
+
+def test_nbest_is_sorted_and_complete() -> None:
+    m, scores = _toy()
+    text = "abca"
+    nb = m.nbest(text, 100)
+    names = list(scores)
+    got = {tuple(names[i] for i in ids): s for ids, s in nb}
+    # every segmentation of "abca" into pieces, scored exactly
+    def segs(t: str) -> list[tuple[str, ...]]:
+        if not t:
+            return [()]
+        return [(t[:k],) + rest for k in range(1, len(t) + 1) if t[:k] in scores for rest in segs(t[k:])]
+    exact = {s: sum(scores[p] for p in s) for s in segs(text)}
+    assert set(got) == set(exact)
+    assert all(math.isclose(got[s], exact[s]) for s in exact)
+    assert [s for _, s in nb] == sorted((s for _, s in nb), reverse=True)
+    assert nb[0][0] == m.encode(text)[0]
+
+
+@pytest.mark.parametrize("theta,nbest_size", [(0.3, -1), (1.0, -1), (0.5, 3)])
+def test_sampling_follows_the_exact_distribution(theta: float, nbest_size: int) -> None:
+    m, scores = _toy()
+    text = "abcab"
+    nb = m.nbest(text, 1000)
+    if nbest_size > 0:
+        nb = nb[:nbest_size]
+    z = math.log(sum(math.exp(theta * s) for _, s in nb))
+    exact = {tuple(ids): math.exp(theta * s - z) for ids, s in nb}
+    draws = 30_000
+    counts = collections.Counter(tuple(ids) for ids, _ in m.sample(text, theta, nbest_size, seed=11, count=draws))
+    tv = 0.5 * sum(abs(exact.get(k, 0.0) - counts.get(k, 0) / draws) for k in set(exact) | set(counts))
+    assert tv < 0.015, tv
+    # Viterbi for nbest_size 0/1, and different seeds give different draws
+    assert m.sample(text, theta, 1, seed=3)[0][0] == m.encode(text)[0]
+    assert m.sample(text, theta, nbest_size, seed=1, count=50) != m.sample(text, theta, nbest_size, seed=2, count=50)
+
+
+def test_reference_sampler_matches_exact_distribution() -> None:
+    _, scores = _toy()
+    rng = random.Random(4)
+    theta = 0.4
+    counts = collections.Counter(tuple(ref.sample("abc", scores, theta, rng)) for _ in range(20_000))
+    segs = {("a", "b", "c"): -3.4, ("ab", "c"): -3.0, ("a", "bc"): -3.2, ("abc",): -3.5}
+    z = sum(math.exp(theta * s) for s in segs.values())
+    tv = 0.5 * sum(abs(math.exp(theta * s) / z - counts[k] / 20_000) for k, s in segs.items())
+    assert tv < 0.015
+
+
+# ==== Bad input ====
+
+
+def test_bad_input() -> None:
+    sents, words, req = _stand_in(["ab ab ba", "abc"])
+    with pytest.raises(ValueError, match="required characters"):
+        _core.train_unigram(sents, words, req, vocab_size=3)
+    with pytest.raises(ValueError, match="compat"):
+        _core.train_unigram(sents, words, req, vocab_size=30, compat="xx")
+    with pytest.raises(ValueError, match="empty"):
+        _core.train_unigram([], [], [], vocab_size=30)
+    with pytest.raises(ValueError, match="shrinking_factor"):
+        _core.train_unigram(sents, words, req, vocab_size=30, shrinking_factor=1.5)
+    with pytest.raises(ValueError, match="num_threads"):
+        _core.train_unigram(sents, words, req, vocab_size=30, num_threads=0)
+    with pytest.raises(ValueError, match="alpha"):
+        _toy()[0].sample("ab", -1.0)
+    with pytest.raises(ValueError, match="no usable line"):
+        _core.train_unigram_spm(["", "   "], json.dumps({"vocab_size": 10}))
+    with pytest.raises(ValueError, match="Vocabulary size too high"):
+        _core.train_unigram_spm(["ab ab ba abc"] * 3, json.dumps({"vocab_size": 400}))
+
+
+def test_progress_callback_can_abort() -> None:
+    sents, words, req = _stand_in(["the cat sat on the mat"] * 5)
+
+    def stop(stage: str, cur: int, total: int) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        _core.train_unigram(sents, words, req, vocab_size=20, progress=stop)
