@@ -153,7 +153,7 @@ impl Normalizer {
                 }
                 cur
             }
-            Normalizer::Bert { .. } => self.bert_fast(s).unwrap_or_else(|| self.bert_str(s)),
+            Normalizer::Bert { .. } => self.bert_str(s),
         }
     }
 
@@ -387,61 +387,82 @@ pub fn is_chinese_char(c: char) -> bool {
 }
 
 impl Normalizer {
-    /// BertNormalizer on any text, without alignment (training, ids-only encoding).
+    /// BertNormalizer on any text, without alignment (training, ids-only encoding). ASCII runs take
+    /// a byte loop; each maximal non-ASCII run goes through the char pipeline. Splitting there is
+    /// exact: every step is per char except NFD's canonical reordering, which never moves a mark past
+    /// a starter, and ASCII chars are starters.
     fn bert_str(&self, s: &str) -> String {
+        let b = s.as_bytes();
+        let n = b.len();
+        let mut out = String::with_capacity(n + 8);
+        let mut i = 0;
+        while i < n {
+            let j = i + b[i..].iter().position(|&x| x >= 0x80).unwrap_or(n - i);
+            self.bert_ascii_into(&s[i..j], &mut out);
+            if j == n {
+                break;
+            }
+            let k = j + b[j..].iter().position(|&x| x < 0x80).unwrap_or(n - j);
+            self.bert_chars_into(&s[j..k], &mut out);
+            i = k;
+        }
+        out
+    }
+
+    /// The BertNormalizer steps on any text (used for the non-ASCII runs), appended to `out`.
+    fn bert_chars_into(&self, s: &str, out: &mut String) {
         let Normalizer::Bert { clean_text, handle_chinese_chars, strip_accents, lowercase } = self else {
-            return s.to_string();
+            out.push_str(s);
+            return;
         };
-        let mut out = String::with_capacity(s.len() + 8);
+        let mut cur = String::with_capacity(s.len() + 8);
         for c in s.chars() {
             if *clean_text {
                 if is_bert_removed(c) {
                     continue;
                 }
                 if is_bert_whitespace(c) {
-                    out.push(' ');
+                    cur.push(' ');
                     continue;
                 }
             }
             if *handle_chinese_chars && is_chinese_char(c) {
-                out.push(' ');
-                out.push(c);
-                out.push(' ');
+                cur.push(' ');
+                cur.push(c);
+                cur.push(' ');
             } else {
-                out.push(c);
+                cur.push(c);
             }
         }
-        if strip_accents.unwrap_or(*lowercase) && !out.is_ascii() {
-            out = out.nfd().filter(|&c| get_general_category(c) != Gc::NonspacingMark).collect();
+        if strip_accents.unwrap_or(*lowercase) && !cur.is_ascii() {
+            cur = cur.nfd().filter(|&c| get_general_category(c) != Gc::NonspacingMark).collect();
         }
         if *lowercase {
-            out = Normalizer::Lowercase.normalize_str(&out);
+            out.extend(cur.chars().flat_map(|c| c.to_lowercase()));
+        } else {
+            out.push_str(&cur);
         }
-        out
     }
 
-    /// BertNormalizer on ASCII text without alignment (the common case); None for other input.
-    fn bert_fast(&self, s: &str) -> Option<String> {
-        let Normalizer::Bert { clean_text, lowercase, .. } = self else { return None };
-        if !s.is_ascii() {
-            return None;
-        }
-        let mut out = String::with_capacity(s.len());
+    /// The BertNormalizer steps on ASCII text, appended to `out`.
+    fn bert_ascii_into(&self, s: &str, out: &mut String) {
+        let Normalizer::Bert { clean_text, lowercase, .. } = self else {
+            out.push_str(s);
+            return;
+        };
         for &b in s.as_bytes() {
-            let c = b as char;
             if *clean_text && (b == 0 || (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) || b == 0x7f) {
                 continue;
             }
             let c = if *clean_text && matches!(b, b'\t' | b'\n' | b'\r' | b' ') {
                 ' '
             } else if *lowercase {
-                c.to_ascii_lowercase()
+                (b as char).to_ascii_lowercase()
             } else {
-                c
+                b as char
             };
             out.push(c);
         }
-        Some(out)
     }
 }
 
