@@ -82,6 +82,10 @@ impl Criterion {
 /// How many merges between two progress calls.
 const PROGRESS_EVERY: u64 = 256;
 
+/// Stale heap entries tolerated beyond 4x the pair table before a rebuild (none in tests, so the
+/// rebuild path runs there).
+const HEAP_SLACK: usize = if cfg!(test) { 0 } else { 4096 };
+
 /// Trains a WordPiece vocabulary (id order) on `(word, count)` pairs. `cfg.continuing_subword_prefix`
 /// is the continuing prefix (`None` is read as `"##"`); `cfg.end_of_word_suffix` must be `None`.
 pub fn train(
@@ -343,7 +347,7 @@ fn train_likelihood(
         }
         // Stale entries pile up (every re-score leaves one behind); rebuild from the live pairs when
         // they dominate, which keeps memory and the heap depth proportional to the live pairs.
-        if heap.len() > 4 * pairs.info.len() + 4096 {
+        if heap.len() > 4 * pairs.info.len() + HEAP_SLACK {
             heap = rebuild(&pairs, &voc.id_len, &uc);
         }
         done += 1;
@@ -590,6 +594,89 @@ mod tests {
         assert_eq!(v.last().map(String::as_str), Some("qu"));
         let f = train(&w, &cfg(base + 1), Criterion::Frequency, &mut |_| Ok(())).unwrap();
         assert_eq!(f.last().map(String::as_str), Some("th"));
+    }
+
+    /// The likelihood rule recomputed from scratch at every step (no incremental state), as the
+    /// Python reference does.
+    fn naive_likelihood(words: &[(String, u64)], vocab_size: usize) -> Vec<String> {
+        let mut vocab = train(words, &cfg(1), Criterion::Likelihood, &mut |_| Ok(())).unwrap();
+        let mut segs: Vec<(Vec<String>, u64)> = words
+            .iter()
+            .map(|(w, c)| {
+                let s = w
+                    .chars()
+                    .enumerate()
+                    .map(|(i, ch)| if i == 0 { ch.to_string() } else { format!("##{ch}") });
+                (s.collect(), *c)
+            })
+            .collect();
+        let id = |vocab: &[String], t: &str| vocab.iter().position(|x| x == t).unwrap_or(usize::MAX);
+        while vocab.len() < vocab_size {
+            let mut units: std::collections::HashMap<String, u64> = Default::default();
+            let mut pairs: std::collections::HashMap<(String, String), u64> = Default::default();
+            for (s, c) in &segs {
+                for u in s {
+                    *units.entry(u.clone()).or_default() += c;
+                }
+                for p in s.windows(2) {
+                    *pairs.entry((p[0].clone(), p[1].clone())).or_default() += c;
+                }
+            }
+            let best = pairs.iter().max_by(|(p, n), (q, m)| {
+                let l = **n as u128 * (units[&q.0] as u128 * units[&q.1] as u128);
+                let r = **m as u128 * (units[&p.0] as u128 * units[&p.1] as u128);
+                l.cmp(&r)
+                    .then(n.cmp(m))
+                    .then_with(|| (id(&vocab, &q.0), id(&vocab, &q.1)).cmp(&(id(&vocab, &p.0), id(&vocab, &p.1))))
+            });
+            let Some(((a, b), _)) = best else { break };
+            let (a, b) = (a.clone(), b.clone());
+            let new = format!("{a}{}", b.strip_prefix("##").unwrap_or(&b));
+            if !vocab.contains(&new) {
+                vocab.push(new.clone());
+            }
+            for (s, _) in segs.iter_mut() {
+                let mut out = Vec::with_capacity(s.len());
+                let mut i = 0;
+                while i < s.len() {
+                    if i + 1 < s.len() && s[i] == a && s[i + 1] == b {
+                        out.push(new.clone());
+                        i += 2;
+                    } else {
+                        out.push(s[i].clone());
+                        i += 1;
+                    }
+                }
+                *s = out;
+            }
+        }
+        vocab
+    }
+
+    #[test]
+    fn likelihood_equals_naive_recount_on_pseudo_random_corpora() {
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for case in 0..200 {
+            let alphabet: Vec<char> = "abcdé".chars().take(2 + (next() % 4) as usize).collect();
+            let mut ws: Vec<(String, u64)> = Vec::new();
+            for _ in 0..(1 + next() % 10) {
+                let w: String = (0..(1 + next() % 7))
+                    .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                    .collect();
+                if !ws.iter().any(|(x, _)| *x == w) {
+                    ws.push((w, 1 + next() % 9));
+                }
+            }
+            let size = 1 + (next() % 40) as usize;
+            let fast = train(&ws, &cfg(size), Criterion::Likelihood, &mut |_| Ok(())).unwrap();
+            assert_eq!(fast, naive_likelihood(&ws, size), "case {case}: {ws:?} size {size}");
+        }
     }
 
     #[test]
