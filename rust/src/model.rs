@@ -5,8 +5,10 @@
 use crate::bpe::encode::{BpeModel, Sym};
 use crate::wordpiece::WordPieceModel;
 
-/// A tokenizer model.
+/// A tokenizer model. One per tokenizer, matched on per word: boxing the large BPE variant would only
+/// add an indirection to the hot path.
 #[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)]
 pub enum Model {
     Bpe(BpeModel),
     WordPiece(WordPieceModel),
