@@ -21,6 +21,8 @@ import click
 import corpora
 from cli.progress import ProgressReporter, resolve_mode
 from cli.trainer_options import add_trainer_options, build_trainer
+from subword.formats.spm import write_model
+from subword.spm import SpmBpeTrainer, SpmOptions, train_spm_bpe
 from subword.trainers import BERT_SPECIAL_TOKENS, BpeTrainer, WordPieceTrainer, train_bpe, train_wordpiece
 
 __all__ = ["train_command", "ByteSize"]
@@ -94,6 +96,7 @@ Examples:
   zcat big.gz | subword train byte-bpe - --progress json -o tok.json
   subword train wordpiece corpus.txt --vocab-size 30522 -o bert.json   # BERT-style, likelihood merges
   subword train wordpiece corpus.txt --criterion frequency --no-lowercase -o cased.json
+  subword train bpe corpus.txt --compat spm --vocab-size 8000 -o spm.model   # = sentencepiece's BPE
 """
 
 # Options only WordPiece has (its BERT normalizer and merge criterion); refused for the BPE algorithms.
@@ -110,6 +113,7 @@ _WORDPIECE_ONLY = ("criterion", "lowercase", "strip_accents", "max_input_chars_p
 )
 @add_trainer_options(BpeTrainer)
 @add_trainer_options(WordPieceTrainer, exclude=frozenset({"strip_accents", *BpeTrainer.__dataclass_fields__}))
+@add_trainer_options(SpmOptions, exclude=frozenset({*BpeTrainer.__dataclass_fields__, *WordPieceTrainer.__dataclass_fields__}))
 @click.option(
     "--strip-accents/--no-strip-accents", "strip_accents", default=None,
     help="wordpiece: strip accents in the BERT normalizer (default: when lowercasing).",
@@ -164,7 +168,11 @@ def train_command(
             named.setLevel(min(logging.INFO, named.getEffectiveLevel()))
 
     wordpiece = algorithm == "wordpiece"
-    if wordpiece:
+    spm_bpe = algorithm == "bpe" and trainer_values.get("compat") == "spm"
+    _check_spm_options(algorithm, spm_bpe, trainer_values, output)
+    if spm_bpe:
+        trainer = _spm_trainer(trainer_values)
+    elif wordpiece:
         values = {k: v for k, v in trainer_values.items() if v is not None or k == "strip_accents"}
         if not values.get("special_tokens"):
             values["special_tokens"] = list(BERT_SPECIAL_TOKENS)
@@ -208,6 +216,9 @@ def train_command(
     watch = _Watch(lines)
 
     started = time.monotonic()
+    if spm_bpe:
+        _train_spm(watch, trainer, output, reporter, reader, sources, say)
+        return
     try:
         if wordpiece:
             tokenizer = train_wordpiece(watch, trainer, progress=_without_stage(reporter, "read"))
@@ -249,6 +260,57 @@ def train_command(
         f"line{'' if watch.count == 1 else 's'} "
         f"({reader.bytes_read / 1e6:.1f} MB) in {time.monotonic() - started:.1f} s."
     )
+
+
+# SentencePiece options (subword.spm.SpmOptions) that only `train bpe --compat spm` takes.
+_SPM_ONLY = tuple(f for f in SpmOptions.__dataclass_fields__
+                  if f not in BpeTrainer.__dataclass_fields__ and f not in WordPieceTrainer.__dataclass_fields__)
+# HF BpeTrainer options that SentencePiece's BPE does not have.
+_HF_ONLY = ("min_frequency", "special_tokens", "initial_alphabet", "limit_alphabet", "max_token_length",
+            "continuing_subword_prefix", "end_of_word_suffix", "unk_token", "engine")
+
+
+def _check_spm_options(algorithm: str, spm_bpe: bool, values: dict[str, Any], output: Path) -> None:
+    """Refuses options given on the command line that the chosen trainer does not have."""
+    ctx = click.get_current_context()
+    given = {k for k in values if ctx.get_parameter_source(k) == click.core.ParameterSource.COMMANDLINE}
+    if spm_bpe:
+        wrong = [k for k in (*_HF_ONLY, *_WORDPIECE_ONLY) if k in given and k != "engine"]
+        if wrong:
+            raise click.UsageError(f"--{wrong[0].replace('_', '-')} is not a SentencePiece option (--compat spm)")
+        if output.suffix != ".model":
+            raise click.UsageError("--compat spm writes a SentencePiece model: give -o NAME.model "
+                                   "(convert it to tokenizer.json with `subword convert`)")
+        return
+    wrong = [k for k in _SPM_ONLY if k in given]
+    if wrong:
+        raise click.UsageError(f"--{wrong[0].replace('_', '-')} applies to SentencePiece training only "
+                               f"(train bpe --compat spm)")
+
+
+def _spm_trainer(values: dict[str, Any]) -> SpmBpeTrainer:
+    ctx = click.get_current_context()
+    picked = {k: v for k, v in values.items() if k in SpmBpeTrainer.__dataclass_fields__}
+    if ctx.get_parameter_source("vocab_size") != click.core.ParameterSource.COMMANDLINE:
+        picked["vocab_size"] = SpmOptions.vocab_size  # sentencepiece's default, 8000
+    return build_trainer(SpmBpeTrainer, picked)
+
+
+def _train_spm(watch: Any, trainer: SpmBpeTrainer, output: Path, reporter: Any, reader: Any,
+               sources: list[str], say: Callable[[str], None]) -> None:
+    """`train bpe --compat spm`: sentencepiece's BPE, written as a .model file."""
+    try:
+        model = train_spm_bpe(watch, trainer, progress=_without_stage(reporter, "read"))
+    except (ValueError, RuntimeError) as exc:
+        _check_input(reader, watch, sources)
+        raise click.ClickException(f"training failed: {exc}") from exc
+    finally:
+        reporter.close()
+    try:
+        write_model(output, model)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+    say(f"Wrote {output}: SentencePiece BPE, vocab size {len(model.pieces)}, trained on {watch.count:,} lines.")
 
 
 def _check_vocab_size(trainer: Any, byte_level: bool) -> None:

@@ -82,8 +82,9 @@ class BpeTrainer:
         "Suffix of every word-final subword, e.g. '</w>'."))
     unk_token: str | None = field(default=None, metadata=_help(
         "The model's unknown token; must be one of the special tokens (default: unknown characters are dropped, as HF)."))
-    compat: Literal["hf"] = field(default="hf", metadata=_help(
-        "Whose rules decide ids, merge order and tie-breaks."))
+    compat: Literal["hf", "spm"] = field(default="hf", metadata=_help(
+        "Whose rules decide ids, merge order and tie-breaks: hf (HF tokenizers) or spm (sentencepiece's "
+        "BPE: see subword.spm.train_spm_bpe; on the command line it writes a .model file)."))
     engine: Literal["rust", "reference"] = field(default="rust", metadata=_help(
         "'rust' (fast) or 'reference' (the readable pure-Python trainer; slow, identical result)."))
     threads: int | None = field(default=None, metadata=_help(
@@ -131,8 +132,8 @@ class BpeTrainer:
                 raise TypeError(f"{name}.{key} must be a non-empty str or None, got {value!r}")
         if self.unk_token is not None and self.unk_token not in self.special_tokens:
             raise ValueError(f"{name}.unk_token {self.unk_token!r} must also be one of special_tokens")
-        if self.compat != "hf":
-            raise ValueError(f"{name}.compat must be 'hf', got {self.compat!r}")
+        if self.compat not in ("hf", "spm"):
+            raise ValueError(f"{name}.compat must be 'hf' or 'spm', got {self.compat!r}")
         if self.engine not in ("rust", "reference"):
             raise ValueError(f"{name}.engine must be 'rust' or 'reference', got {self.engine!r}")
         if any(len(s) > 1 for s in self.initial_alphabet):
@@ -268,6 +269,9 @@ def train_bpe(
     if not isinstance(trainer, BpeTrainer):
         raise TypeError(f"trainer must be a BpeTrainer, got {type(trainer).__name__}")
     trainer.validate()
+    if trainer.compat == "spm":
+        raise ValueError("compat='spm' BPE has SentencePiece's options and output: train it with "
+                         "subword.spm.train_spm_bpe(lines, SpmBpeTrainer(...))")
     if normalizer is not None and not isinstance(normalizer, Normalizer):
         raise TypeError(f"normalizer must be a subword.normalizers.Normalizer, got {type(normalizer).__name__}")
     if byte_level:

@@ -9,6 +9,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
 use crate::bpe::spm_train::train_spm_bpe as train_core;
+use std::sync::Arc;
+
+use crate::spm::encode::SpmBpeModel;
+use crate::spm::{CharsMap, PieceType, SpmNormalizer};
 use crate::spm::{assemble, count_words, normalize_for_py, prepare, SpmCorpus, SpmSpec};
 
 fn lines_of(lines: &Bound<'_, PyList>) -> PyResult<Vec<String>> {
@@ -89,6 +93,13 @@ fn spm_normalize(text: &str, spec_json: &str) -> PyResult<String> {
     Ok(normalize_for_py(text, &spec))
 }
 
+/// SentencePiece's `IsValidSentencePiece` for `piece` under the options of `spec_json`.
+#[pyfunction]
+fn spm_is_valid_piece(piece: &str, spec_json: &str) -> PyResult<bool> {
+    let spec = SpmSpec::from_json_str(spec_json).map_err(PyValueError::new_err)?;
+    Ok(crate::spm::is_valid_piece(&piece.chars().collect::<Vec<_>>(), &spec))
+}
+
 /// Trains SentencePiece-compatible BPE. Returns `(pieces [(piece, score, type)], stats dict)`.
 /// `progress(stage, current, total)` is called with stage "merge"; an exception raised in it
 /// stops training and propagates.
@@ -146,10 +157,61 @@ fn train_spm_bpe<'py>(
     }
 }
 
+/// Encoder of a SentencePiece BPE model: `SpmBpeEncoder(pieces [(piece, score, type)], spec_json,
+/// charsmap=None, byte_fallback=False)`. `charsmap` is the model's precompiled_charsmap (it replaces
+/// the character rules of `normalization_rule_name`).
+#[pyclass(name = "SpmBpeEncoder", module = "subword._core", frozen)]
+pub struct PySpmBpeEncoder {
+    inner: SpmBpeModel,
+}
+
+#[pymethods]
+impl PySpmBpeEncoder {
+    #[new]
+    #[pyo3(signature = (pieces, spec_json, charsmap = None, byte_fallback = false))]
+    fn new(
+        pieces: Vec<(String, f32, i32)>,
+        spec_json: &str,
+        charsmap: Option<&[u8]>,
+        byte_fallback: bool,
+    ) -> PyResult<Self> {
+        let spec = SpmSpec::from_json_str(spec_json).map_err(PyValueError::new_err)?;
+        let mut norm = SpmNormalizer::from_spec(&spec);
+        if let Some(blob) = charsmap {
+            if !blob.is_empty() {
+                norm.charsmap = Some(Arc::new(CharsMap::from_blob(blob).map_err(PyValueError::new_err)?));
+            }
+        }
+        let pieces = pieces
+            .into_iter()
+            .map(|(p, s, t)| PieceType::from_proto(t).map(|t| (p, s, t)))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(PyValueError::new_err)?;
+        Ok(PySpmBpeEncoder { inner: SpmBpeModel::new(pieces, norm, byte_fallback).map_err(PyValueError::new_err)? })
+    }
+
+    /// Ids of one text.
+    fn encode(&self, py: Python<'_>, text: &str) -> Vec<u32> {
+        py.detach(|| self.inner.encode(text))
+    }
+
+    /// Ids of many texts (parallel, GIL released).
+    fn encode_batch(&self, py: Python<'_>, texts: Vec<String>) -> Vec<Vec<u32>> {
+        py.detach(|| self.inner.encode_batch(&texts))
+    }
+
+    /// The normalized text (with `▁`), as the model sees it.
+    fn normalize(&self, text: &str) -> String {
+        self.inner.normalizer.normalize(text)
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PySpmBpeEncoder>()?;
     m.add_function(wrap_pyfunction!(spm_prepare, m)?)?;
     m.add_function(wrap_pyfunction!(spm_words, m)?)?;
     m.add_function(wrap_pyfunction!(spm_normalize, m)?)?;
+    m.add_function(wrap_pyfunction!(spm_is_valid_piece, m)?)?;
     m.add_function(wrap_pyfunction!(train_spm_bpe, m)?)?;
     Ok(())
 }

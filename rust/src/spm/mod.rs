@@ -11,6 +11,7 @@
 //! 3. character coverage picks the required characters; every other character becomes `▅`;
 //! 4. [`split_into_words`] gives the words the BPE trainer (and Unigram's EM) count.
 
+pub mod encode;
 pub mod scripts_table;
 
 use ahash::AHashMap;
@@ -32,6 +33,21 @@ pub enum PieceType {
     UserDefined = 4,
     Unused = 5,
     Byte = 6,
+}
+
+impl PieceType {
+    /// From the ModelProto number.
+    pub fn from_proto(n: i32) -> Result<Self, String> {
+        Ok(match n {
+            1 => PieceType::Normal,
+            2 => PieceType::Unknown,
+            3 => PieceType::Control,
+            4 => PieceType::UserDefined,
+            5 => PieceType::Unused,
+            6 => PieceType::Byte,
+            other => return Err(format!("unknown piece type {other}")),
+        })
+    }
 }
 
 /// The character rules of the normalizer.
@@ -198,9 +214,100 @@ fn nmt_map(c: char) -> Option<char> {
     }
 }
 
+/// SentencePiece's `precompiled_charsmap`: a darts-clone double-array trie over UTF-8 keys whose
+/// values are offsets of NUL-terminated replacements. Blob layout: u32 LE trie size in bytes, the
+/// trie units (u32 LE), then the replacement strings.
+#[derive(Clone, Debug)]
+pub struct CharsMap {
+    units: Vec<u32>,
+    strings: Vec<u8>,
+    /// `starts[b]`: some key starts with byte `b` (bytes without one are copied as they are).
+    starts: [bool; 256],
+}
+
+impl CharsMap {
+    pub fn from_blob(blob: &[u8]) -> Result<Self, String> {
+        if blob.len() < 4 {
+            return Err("precompiled_charsmap is truncated".into());
+        }
+        let n = u32::from_le_bytes([blob[0], blob[1], blob[2], blob[3]]) as usize;
+        if n % 4 != 0 || 4 + n > blob.len() || n == 0 {
+            return Err("precompiled_charsmap is malformed (bad trie size)".into());
+        }
+        let units: Vec<u32> =
+            blob[4..4 + n].chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        let mut m = CharsMap { units, strings: blob[4 + n..].to_vec(), starts: [true; 256] };
+        for b in 0..=255u8 {
+            let offset = |x: u32| ((x >> 10) << ((x & (1 << 9)) >> 6)) as usize;
+            let id = offset(m.units[0]) ^ b as usize;
+            m.starts[b as usize] = m.units.get(id).is_some_and(|&u| u & (0x8000_0000 | 0xFF) == b as u32);
+        }
+        Ok(m)
+    }
+
+    /// Longest key that is a prefix of `s`: (key length in bytes, replacement).
+    pub fn longest_prefix<'a>(&'a self, s: &[u8]) -> Option<(usize, &'a [u8])> {
+        let u = &self.units;
+        let offset = |x: u32| ((x >> 10) << ((x & (1 << 9)) >> 6)) as usize;
+        let mut id = offset(*u.first()?);
+        let mut best = None;
+        for (i, &b) in s.iter().enumerate() {
+            id ^= b as usize;
+            let unit = *u.get(id)?;
+            if unit & (0x8000_0000 | 0xFF) != b as u32 {
+                break;
+            }
+            id ^= offset(unit);
+            if (unit >> 8) & 1 == 1 {
+                let v = (*u.get(id)? & 0x7FFF_FFFF) as usize;
+                if v < self.strings.len() {
+                    let end = self.strings[v..].iter().position(|&c| c == 0).map_or(self.strings.len(), |e| v + e);
+                    best = Some((i + 1, &self.strings[v..end]));
+                }
+            }
+        }
+        best
+    }
+
+    /// Rewrites `text` by longest match (unmatched characters are kept).
+    pub fn apply(&self, text: &str) -> String {
+        let b = text.as_bytes();
+        let mut out: Vec<u8> = Vec::with_capacity(b.len());
+        let mut i = 0;
+        while i < b.len() {
+            if !self.starts[b[i] as usize] {
+                // copy the run of bytes no key starts with (whole characters: continuation bytes
+                // of a copied character never start a key either... unless they do, so stop at
+                // the next character boundary that might)
+                let mut j = i + 1;
+                while j < b.len() && (!self.starts[b[j] as usize] || (b[j] & 0xC0) == 0x80) {
+                    j += 1;
+                }
+                out.extend_from_slice(&b[i..j]);
+                i = j;
+                continue;
+            }
+            match self.longest_prefix(&b[i..]) {
+                Some((len, rep)) => {
+                    out.extend_from_slice(rep);
+                    i += len;
+                }
+                None => {
+                    let l = text[i..].chars().next().map_or(1, char::len_utf8);
+                    out.extend_from_slice(&b[i..i + l]);
+                    i += l;
+                }
+            }
+        }
+        String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    }
+}
+
 /// SentencePiece's normalizer: character rules, then whitespace handling and escaping.
 #[derive(Clone, Debug)]
 pub struct SpmNormalizer {
+    /// When set, replaces the character rules of `normalization` (a model's own table).
+    pub charsmap: Option<std::sync::Arc<CharsMap>>,
     pub normalization: Normalization,
     pub add_dummy_prefix: bool,
     pub remove_extra_whitespaces: bool,
@@ -210,6 +317,7 @@ pub struct SpmNormalizer {
 impl SpmNormalizer {
     pub fn from_spec(spec: &SpmSpec) -> Self {
         SpmNormalizer {
+            charsmap: None,
             normalization: spec.normalization,
             add_dummy_prefix: spec.add_dummy_prefix,
             remove_extra_whitespaces: spec.remove_extra_whitespaces,
@@ -219,6 +327,9 @@ impl SpmNormalizer {
 
     /// The character rules only (no whitespace handling).
     pub fn map_chars(&self, text: &str) -> String {
+        if let Some(m) = &self.charsmap {
+            return m.apply(text);
+        }
         match self.normalization {
             Normalization::Identity => text.to_string(),
             Normalization::Nfkc => text.nfkc().collect(),
@@ -462,6 +573,13 @@ fn replace_meta(s: &str, metas: &[&str]) -> String {
     out
 }
 
+fn no_lines(c: &SpmCorpus) -> String {
+    format!(
+        "no usable line to train on ({} empty, {} longer than max_sentence_length, {} containing U+2585)",
+        c.skipped_empty, c.skipped_too_long, c.skipped_unk_char
+    )
+}
+
 /// SentencePiece's `LoadSentences` over `lines` (already sampled; each with count 1).
 pub fn prepare<S: AsRef<str> + Sync>(lines: &[S], spec: &SpmSpec) -> Result<SpmCorpus, String> {
     use rayon::prelude::*;
@@ -484,6 +602,9 @@ pub fn prepare<S: AsRef<str> + Sync>(lines: &[S], spec: &SpmSpec) -> Result<SpmC
             kept.push(l);
         }
     }
+    if kept.is_empty() {
+        return Err(no_lines(&corpus));
+    }
     let norm = SpmNormalizer::from_spec(spec);
     let metas: Vec<&str> = meta.iter().map(|m| m.1.as_str()).collect();
     let mut sentences: Vec<(String, u64)> =
@@ -499,6 +620,9 @@ pub fn prepare<S: AsRef<str> + Sync>(lines: &[S], spec: &SpmSpec) -> Result<SpmC
             corpus.skipped_empty += 1;
         }
         i += 1;
+    }
+    if sentences.is_empty() {
+        return Err(no_lines(&corpus));
     }
     // Character coverage.
     let mut counts: AHashMap<char, (bool, u64)> = AHashMap::new();
@@ -644,6 +768,15 @@ pub fn assemble(
         ));
     }
     Ok(out)
+}
+
+/// Alias of [`assemble`] (the name agreed with the Unigram trainer).
+pub fn finalize(
+    meta: &[(u32, String, PieceType)],
+    pieces: &[(String, f32)],
+    spec: &SpmSpec,
+) -> Result<Vec<(String, f32, PieceType)>, String> {
+    assemble(meta, pieces, spec)
 }
 
 #[cfg(test)]

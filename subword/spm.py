@@ -1,0 +1,258 @@
+"""SentencePiece-compatible training: the shared options and BPE with ``compat="spm"``.
+
+:class:`SpmOptions` holds sentencepiece's trainer and normalizer options (its names, its
+defaults); the Unigram trainer and :class:`SpmBpeTrainer` both build on it, and the CLI
+generates ``--character-coverage``, ``--byte-fallback``, ... from its fields.
+
+:func:`train_spm_bpe` reproduces sentencepiece 0.2.3's BPE trainer: on the same lines and
+options the piece list, ids and scores are identical (tests compare them with
+``sentencepiece.SentencePieceTrainer``). The pipeline in front of it (normalization, whitespace
+as ``▁``, character coverage, reserved ids) is SentencePiece's ``LoadSentences``.
+
+>>> model = train_spm_bpe(["low lower lowest"] * 3, SpmBpeTrainer(vocab_size=20,
+...     normalization_rule_name="identity", hard_vocab_limit=False))
+>>> [p for p, _, _ in model.pieces[:6]]
+['<unk>', '<s>', '</s>', '▁l', 'ow', '▁low']
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Literal
+
+from subword.formats.spm import MODEL_TYPES, SpmModelFile
+
+__all__ = ["SpmOptions", "SpmBpeTrainer", "train_spm_bpe", "SPM_VERSION"]
+
+log = logging.getLogger(__name__)
+
+#: The sentencepiece release whose results we reproduce.
+SPM_VERSION = "0.2.3"
+
+
+def _help(text: str) -> dict[str, str]:
+    return {"help": text}
+
+
+@dataclass
+class SpmOptions:
+    """sentencepiece's training and normalization options (same names and defaults).
+
+    Raises:
+        ValueError: an option out of range (e.g. ``character_coverage`` outside (0, 1]).
+        TypeError: an option of the wrong type.
+
+    >>> SpmOptions(character_coverage=1.0).spec()["character_coverage"]
+    1.0
+    >>> SpmOptions(character_coverage=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: character_coverage must be in (0, 1], got 0
+    """
+
+    vocab_size: int = field(default=8000, metadata=_help(
+        "Vocabulary size, reserved pieces (<unk>, <s>, </s>, ...) included."))
+    character_coverage: float = field(default=0.9995, metadata=_help(
+        "Fraction of the characters (by count) that get their own piece; the rest become <unk> "
+        "(1.0 keeps every character; sentencepiece's default 0.9995)."))
+    normalization_rule_name: Literal["nmt_nfkc", "nfkc", "identity"] = field(default="nmt_nfkc", metadata=_help(
+        "Character normalization: nmt_nfkc (NFKC plus NMT clean-up), nfkc, or identity."))
+    add_dummy_prefix: bool = field(default=True, metadata=_help(
+        "Add a ▁ before the text, so a word at the start is the same piece as inside a sentence."))
+    remove_extra_whitespaces: bool = field(default=True, metadata=_help(
+        "Drop leading and trailing spaces and collapse runs of spaces."))
+    treat_whitespace_as_suffix: bool = field(default=False, metadata=_help(
+        "Put ▁ at the end of words instead of the start."))
+    split_by_whitespace: bool = field(default=True, metadata=_help(
+        "Pieces never cross a ▁ boundary (off: pieces may span words, for text without spaces)."))
+    split_by_number: bool = field(default=True, metadata=_help(
+        "Digits never join letters in one piece."))
+    split_by_unicode_script: bool = field(default=True, metadata=_help(
+        "A piece holds one Unicode script (Hiragana and Katakana count as Han)."))
+    split_digits: bool = field(default=False, metadata=_help("Every digit is its own piece."))
+    allow_whitespace_only_pieces: bool = field(default=False, metadata=_help(
+        "Allow pieces made only of ▁ (runs of spaces)."))
+    max_sentencepiece_length: int = field(default=16, metadata=_help("Longest piece, in characters."))
+    max_sentence_length: int = field(default=4192, metadata=_help(
+        "Longer lines (in bytes) are skipped, as sentencepiece does; we log how many."))
+    byte_fallback: bool = field(default=False, metadata=_help(
+        "Reserve the 256 <0xXX> byte pieces, so unknown characters are spelled as bytes."))
+    required_chars: str = field(default="", metadata=_help(
+        "Characters that always get a piece, whatever the coverage."))
+    user_defined_symbols: list[str] = field(default_factory=list, metadata=_help(
+        "A piece that is always one token, never split (repeatable)."))
+    control_symbols: list[str] = field(default_factory=list, metadata=_help(
+        "A reserved control piece (repeatable), e.g. <sep>; never produced from text."))
+    unk_id: int = field(default=0, metadata=_help("Id of <unk> (required)."))
+    bos_id: int = field(default=1, metadata=_help("Id of <s>, -1 for none."))
+    eos_id: int = field(default=2, metadata=_help("Id of </s>, -1 for none."))
+    pad_id: int = field(default=-1, metadata=_help("Id of <pad>, -1 for none."))
+    unk_piece: str = field(default="<unk>", metadata=_help("Spelling of the unknown piece."))
+    bos_piece: str = field(default="<s>", metadata=_help("Spelling of the begin-of-sentence piece."))
+    eos_piece: str = field(default="</s>", metadata=_help("Spelling of the end-of-sentence piece."))
+    pad_piece: str = field(default="<pad>", metadata=_help("Spelling of the padding piece."))
+    hard_vocab_limit: bool = field(default=True, metadata=_help(
+        "Fail when the corpus cannot fill vocab_size (off: return a smaller vocabulary)."))
+    input_sentence_size: int = field(default=0, metadata=_help(
+        "Train on at most this many lines (0 = all), drawn at random with --seed unless "
+        "--no-shuffle-input-sentence (then the first ones)."))
+    shuffle_input_sentence: bool = field(default=True, metadata=_help(
+        "With --input-sentence-size: sample lines at random (else take the first ones)."))
+
+    #: Fields passed to the Rust pipeline (the rest is Python policy).
+    _SPEC_FIELDS = (
+        "vocab_size", "character_coverage", "normalization_rule_name", "add_dummy_prefix",
+        "remove_extra_whitespaces", "treat_whitespace_as_suffix", "split_by_whitespace", "split_by_number",
+        "split_by_unicode_script", "split_digits", "allow_whitespace_only_pieces", "max_sentencepiece_length",
+        "max_sentence_length", "byte_fallback", "required_chars", "user_defined_symbols", "control_symbols",
+        "unk_id", "bos_id", "eos_id", "pad_id", "unk_piece", "bos_piece", "eos_piece", "pad_piece",
+        "hard_vocab_limit",
+    )
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Checks every option (called on construction)."""
+        for f in fields(self):
+            if f.name.startswith("_"):
+                continue
+            value = getattr(self, f.name)
+            kind = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", "")
+            if kind == "bool" and not isinstance(value, bool):
+                raise TypeError(f"{f.name} must be a bool, got {value!r}")
+            if kind == "int" and (isinstance(value, bool) or not isinstance(value, int)):
+                raise TypeError(f"{f.name} must be an int, got {value!r}")
+            if kind == "str" and not isinstance(value, str):
+                raise TypeError(f"{f.name} must be a str, got {value!r}")
+            if kind == "list[str]":
+                if isinstance(value, str) or not all(isinstance(v, str) and v for v in value):
+                    raise TypeError(f"{f.name} must be a list of non-empty strings, got {value!r}")
+                setattr(self, f.name, list(value))
+        cov = self.character_coverage
+        if isinstance(cov, bool) or not isinstance(cov, (int, float)) or not 0 < cov <= 1:
+            raise ValueError(f"character_coverage must be in (0, 1], got {cov!r}")
+        if self.normalization_rule_name not in ("nmt_nfkc", "nfkc", "identity"):
+            raise ValueError(f"normalization_rule_name must be nmt_nfkc, nfkc or identity, "
+                             f"got {self.normalization_rule_name!r}")
+        if self.vocab_size < 1:
+            raise ValueError(f"vocab_size must be >= 1, got {self.vocab_size}")
+        if not 1 <= self.max_sentencepiece_length <= 512:
+            raise ValueError(f"max_sentencepiece_length must be in [1, 512], got {self.max_sentencepiece_length}")
+        if self.max_sentence_length < 10:
+            raise ValueError(f"max_sentence_length must be >= 10, got {self.max_sentence_length}")
+        if self.unk_id < 0:
+            raise ValueError("unk_id must be >= 0: a SentencePiece model needs an unknown piece")
+        if self.input_sentence_size < 0:
+            raise ValueError(f"input_sentence_size must be >= 0, got {self.input_sentence_size}")
+
+    def spec(self) -> dict[str, Any]:
+        """The options the Rust pipeline reads (sentencepiece names)."""
+        return {k: getattr(self, k) for k in self._SPEC_FIELDS}
+
+    def spec_json(self) -> str:
+        """:meth:`spec` as JSON (what ``_core.spm_prepare`` and the trainers take)."""
+        return json.dumps(self.spec(), ensure_ascii=False)
+
+    def trainer_spec(self, model_type: str) -> dict[str, Any]:
+        """The TrainerSpec recorded in a ``.model`` file."""
+        out = {k: v for k, v in self.spec().items() if k != "normalization_rule_name"}
+        out["model_type"] = MODEL_TYPES[model_type]
+        out["input_sentence_size"] = self.input_sentence_size
+        out["shuffle_input_sentence"] = self.shuffle_input_sentence
+        return out
+
+    def normalizer_spec(self) -> dict[str, Any]:
+        """The NormalizerSpec recorded in a ``.model`` file (no precompiled table; see formats.spm)."""
+        return {"name": self.normalization_rule_name, "add_dummy_prefix": self.add_dummy_prefix,
+                "remove_extra_whitespaces": self.remove_extra_whitespaces, "escape_whitespaces": True}
+
+    def to_dict(self) -> dict[str, Any]:
+        """All options (for provenance)."""
+        return asdict(self)
+
+
+@dataclass
+class SpmBpeTrainer(SpmOptions):
+    """Options of SentencePiece-compatible BPE (:class:`SpmOptions` plus how to run it).
+
+    >>> SpmBpeTrainer(vocab_size=100).engine
+    'rust'
+    """
+
+    engine: Literal["rust", "reference"] = field(default="rust", metadata=_help(
+        "'rust' (fast) or 'reference' (the readable pure-Python trainer; identical result)."))
+    threads: int | None = field(default=None, metadata=_help("Worker threads for normalization (default: all cores)."))
+    seed: int = field(default=0, metadata=_help("Seed for --input-sentence-size sampling."))
+
+    def validate(self) -> None:
+        super().validate()
+        if self.engine not in ("rust", "reference"):
+            raise ValueError(f"engine must be 'rust' or 'reference', got {self.engine!r}")
+        if self.threads is not None and (isinstance(self.threads, bool) or not isinstance(self.threads, int)
+                                         or self.threads < 1):
+            raise ValueError(f"threads must be a positive int or None, got {self.threads!r}")
+
+
+def _select(lines: Iterable[str], opts: SpmOptions, seed: int) -> list[str]:
+    if opts.input_sentence_size <= 0:
+        return list(lines)
+    if not opts.shuffle_input_sentence:
+        out = []
+        for line in lines:
+            out.append(line)
+            if len(out) >= opts.input_sentence_size:
+                break
+        return out
+    from corpora import sample_lines
+    return list(sample_lines(lines, opts.input_sentence_size, seed=seed))
+
+
+def train_spm_bpe(
+    lines: Iterable[str],
+    trainer: SpmBpeTrainer,
+    *,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> SpmModelFile:
+    """Trains SentencePiece-compatible BPE; returns the ``.model`` content (write it with
+    :func:`subword.formats.spm.write_model`).
+
+    Lines longer than ``max_sentence_length`` bytes are skipped as sentencepiece does; we log a
+    warning with their number (sentencepiece only logs at INFO level).
+
+    Raises:
+        ValueError: no usable line, ``vocab_size`` too small for the characters and reserved
+            pieces, or (with ``hard_vocab_limit``) too large for what the corpus allows.
+
+    >>> m = train_spm_bpe(["ab ab ab"], SpmBpeTrainer(vocab_size=7, normalization_rule_name="identity"))
+    >>> [(p, s) for p, s, _ in m.pieces[3:]]
+    [('▁a', -0.0, 1), ('▁ab', -1.0, 1), ('▁', -2.0, 1), ('a', -3.0, 1)]
+    """
+    from subword import _core
+
+    selected = _select(lines, trainer, trainer.seed)
+    bad = next((i for i, line in enumerate(selected) if not isinstance(line, str)), None)
+    if bad is not None:
+        raise TypeError(f"lines[{bad}] must be str, got {type(selected[bad]).__name__}")
+    if trainer.engine == "reference":
+        from subword.reference.spm_bpe import train as reference_train
+        pieces, stats = reference_train(selected, trainer)
+    else:
+        pieces, stats = _core.train_spm_bpe(selected, trainer.spec_json(), progress, trainer.threads)
+    if stats["skipped_too_long"]:
+        log.warning("skipped %d line(s) longer than max_sentence_length=%d bytes (sentencepiece skips them "
+                    "silently)", stats["skipped_too_long"], trainer.max_sentence_length)
+    if stats["skipped_unk_char"]:
+        log.warning("skipped %d line(s) containing the reserved character U+2585", stats["skipped_unk_char"])
+    if stats["sentences"] == 0:
+        raise ValueError("no usable line to train on (all empty, too long, or skipped)")
+    model = SpmModelFile(
+        pieces=[(p, float(s), int(t)) for p, s, t in pieces],
+        model_type=MODEL_TYPES["bpe"],
+        trainer_spec=trainer.trainer_spec("bpe") | {"vocab_size": len(pieces)},
+        normalizer_spec=trainer.normalizer_spec(),
+    )
+    return model
