@@ -214,25 +214,30 @@ def sample(text: str, scores: Mapping[str, float], theta: float, rng: random.Ran
 # ==== Training ====
 
 
-def _stats(units: Sequence[tuple[str, int, int]], max_len: int, follower: Callable[[str], int],
+def _stats(units: Sequence[tuple[str, int, int, int]], max_len: int, follower: Callable[[str], int],
            valid: Callable[[str], bool]) -> dict[str, list[int]]:
-    """substring -> [freq, first follower, branching] over ``(text, count, follower after the end)``."""
+    """substring -> [freq, follower, branching, zfreq, zfollower, zbranching] over units
+    ``(text, count, byte after it, byte after the sentence's NUL or -1)``."""
     st: dict[str, list[int]] = {}
-    for w, cnt, end_f in units:
+    for w, cnt, end_f, after_f in units:
         n = len(w)
         for i in range(n):
             for j in range(i + 2, min(n, i + max_len) + 1):
                 s = w[i:j]
                 if not valid(s):
                     break
-                f = follower(w[j]) if j < n else end_f
+                f, zf = (follower(w[j]), -1) if j < n else (end_f, after_f)
                 e = st.get(s)
                 if e is None:
-                    st[s] = [cnt, f, 0]
-                else:
-                    e[0] += cnt
-                    if e[1] != f:
-                        e[2] = 1
+                    st[s] = [cnt, f, 0, cnt if zf >= 0 else 0, zf, 0]
+                    continue
+                e[0] += cnt
+                e[2] |= e[1] != f
+                if zf >= 0:
+                    if e[3] == 0:
+                        e[4] = zf
+                    e[5] |= e[4] != zf
+                    e[3] += cnt
     return st
 
 
@@ -240,23 +245,42 @@ def _seeds(sentences: Sequence[tuple[str, int]], words: Sequence[tuple[str, int]
            required: Sequence[tuple[str, int]], compat: str, max_len: int, seed_size: int,
            valid: Callable[[str], bool]) -> list[tuple[str, float]]:
     if compat == "spm":
-        # Distinct (word, last in sentence); the follower of a word's end is "▁" (lead byte 0xE2) or "\0".
-        units: Counter[tuple[str, bool]] = Counter()
-        for s, f in sentences:
+        # SentencePiece's LCP intervals of "sentence\0" * freq, found per word: a word is followed
+        # by "▁" (0xE2) or, at a sentence end, by "\0" and then the next copy's first byte (or the
+        # end of the text, 256). A piece's frequency sums its intervals "s" and "s\0".
+        units: Counter[tuple[str, int, int]] = Counter()
+        live = [(s, f) for s, f in sentences if s and f > 0]
+        for k, (s, f) in enumerate(live):
             starts = [i for i, ch in enumerate(s) if ch == "\u2581"]
             if not starts or starts[0] != 0:
                 starts.insert(0, 0)
-            for k, a in enumerate(starts):
-                b = starts[k + 1] if k + 1 < len(starts) else len(s)
-                if b > a:
-                    units[(s[a:b], b == len(s))] += f
-        u = sorted((w, c, 0 if last else 0xE2) for (w, last), c in units.items())
+            nxt = live[k + 1][0].encode()[0] if k + 1 < len(live) else 256
+            for m, a in enumerate(starts):
+                b = starts[m + 1] if m + 1 < len(starts) else len(s)
+                if b <= a:
+                    continue
+                if b < len(s):
+                    units[(s[a:b], 0xE2, -1)] += f
+                else:
+                    if f > 1:
+                        units[(s[a:b], 0, s.encode()[0])] += f - 1
+                    units[(s[a:b], 0, nxt)] += 1
+        u = sorted((w, c, e, a) for (w, e, a), c in units.items())
         st = _stats(u, max_len, lambda ch: ch.encode()[0], valid)
-        subs = [(s, float(_f32(float(e[0]))) * len(s)) for s, e in st.items() if e[2] and e[0] >= 2]
+        subs = []
+        for s, e in st.items():
+            freq = (e[0] if e[2] and e[0] >= 2 else 0) + (e[3] if e[5] and e[3] >= 2 else 0)
+            if freq >= 2:
+                subs.append((s, _f32(_f32(float(freq)) * len(s))))
         subs.sort(key=lambda x: (-x[1], -len(x[0].encode()), x[0].encode()))
-        return [(c, float(n)) for c, n in required] + subs[:seed_size]
-    st = _stats(sorted((w, 1, 0) for w, _ in words), max_len, lambda ch: ord(ch) + 1, lambda s: True)
-    chars: Counter[str] = Counter()
+        chars: Counter[str] = Counter()
+        for s, f in sentences:
+            for ch in s:
+                if ch not in "\u2585\x1f":
+                    chars[ch] += f
+        return [(c, float(n)) for c, n in sorted(chars.items(), key=lambda x: (-x[1], x[0]))] + subs[:seed_size]
+    st = _stats(sorted((w, 1, 0, -1) for w, _ in words), max_len, lambda ch: ord(ch) + 1, lambda s: True)
+    chars = Counter()
     for w, c in words:
         for ch in w:
             chars[ch] += c

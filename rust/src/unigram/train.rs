@@ -112,25 +112,47 @@ struct SubStat {
     freq: u64,
     follower: u32,
     branching: bool,
+    /// Occurrences at a sentence end (the interval of `s + "\0"`) and what follows that `\0`.
+    zfreq: u64,
+    zfollower: u32,
+    zbranching: bool,
 }
 
-fn add_occurrence(map: &mut AHashMap<String, SubStat>, s: &str, freq: u64, follower: u32) {
+/// One distinct word occurrence kind: (text, count, byte after it, byte after the `\0` if sentence-final).
+type Unit = (String, u64, u32, u32);
+
+const NONE: u32 = u32::MAX;
+
+fn add_occurrence(map: &mut AHashMap<String, SubStat>, s: &str, freq: u64, follower: u32, zf: u32) {
+    let (zfreq, zfollower) = if zf == NONE { (0, NONE) } else { (freq, zf) };
     match map.get_mut(s) {
-        Some(st) => {
-            st.freq += freq;
-            if st.follower != follower {
-                st.branching = true;
-            }
-        }
+        Some(st) => merge_stat(st, &SubStat { freq, follower, branching: false, zfreq, zfollower, zbranching: false }),
         None => {
-            map.insert(s.to_string(), SubStat { freq, follower, branching: false });
+            map.insert(s.to_string(), SubStat { freq, follower, branching: false, zfreq, zfollower, zbranching: false });
         }
     }
 }
 
-/// Enumerates (substring, freq, follower) over `units` (string, count, end follower) in parallel.
+fn merge_stat(st: &mut SubStat, v: &SubStat) {
+    st.freq += v.freq;
+    if v.branching || st.follower != v.follower {
+        st.branching = true;
+    }
+    if v.zfreq > 0 {
+        if st.zfreq > 0 && (v.zbranching || st.zfollower != v.zfollower) {
+            st.zbranching = true;
+        }
+        if st.zfreq == 0 {
+            st.zfollower = v.zfollower;
+            st.zbranching = v.zbranching;
+        }
+        st.zfreq += v.zfreq;
+    }
+}
+
+/// Enumerates substring statistics over `units` in parallel.
 fn substring_stats(
-    units: &[(String, u64, u32)],
+    units: &[Unit],
     max_len: usize,
     follower_of: &(dyn Fn(char) -> u32 + Sync),
     valid: &Validity,
@@ -141,7 +163,7 @@ fn substring_stats(
             let mut map: AHashMap<String, SubStat> = AHashMap::new();
             let mut chars: Vec<char> = Vec::new();
             let mut offs: Vec<usize> = Vec::new();
-            for (w, cnt, end_f) in chunk {
+            for (w, cnt, end_f, after_f) in chunk {
                 chars.clear();
                 offs.clear();
                 for (b, ch) in w.char_indices() {
@@ -155,8 +177,8 @@ fn substring_stats(
                         if !valid(&chars[i..j]) {
                             break;
                         }
-                        let f = if j < n { follower_of(chars[j]) } else { *end_f };
-                        add_occurrence(&mut map, &w[offs[i]..offs[j]], *cnt, f);
+                        let (f, zf) = if j < n { (follower_of(chars[j]), NONE) } else { (*end_f, *after_f) };
+                        add_occurrence(&mut map, &w[offs[i]..offs[j]], *cnt, f, zf);
                     }
                 }
             }
@@ -168,12 +190,7 @@ fn substring_stats(
     for m in it {
         for (k, v) in m {
             match total.get_mut(&k) {
-                Some(st) => {
-                    st.freq += v.freq;
-                    if v.branching || st.follower != v.follower {
-                        st.branching = true;
-                    }
-                }
+                Some(st) => merge_stat(st, &v),
                 None => {
                     total.insert(k, v);
                 }
@@ -190,46 +207,87 @@ fn utf8_lead(ch: char) -> u32 {
 }
 
 fn seed_spm(input: &TrainInput, cfg: &UnigramTrainerConfig, valid: &Validity) -> Vec<(String, f64)> {
-    // Distinct (word, last in sentence) with counts; words start at every '▁'.
-    let mut units: AHashMap<(String, bool), u64> = AHashMap::new();
-    for (s, f) in &input.sentences {
+    // SentencePiece 0.2.3 concatenates each sentence `freq` times with a `\0` after each copy and
+    // keeps every LCP interval of the byte suffix array whose string (trailing `\0` removed) is a
+    // valid piece; a piece's frequency is summed over its intervals. Valid pieces never hold a `▁`
+    // after their first char, so each occurrence lies inside one word: per distinct
+    // (word, byte after it, byte after the sentence's `\0`) we count substrings and their followers.
+    // A word's follower is `▁` (0xE2) or `\0` at a sentence end; after that `\0` comes the first
+    // byte of the next copy (the same sentence, or the next one), or the end of the text (256).
+    let mut units: AHashMap<(String, u32, u32), u64> = AHashMap::new();
+    let n_sent = input.sentences.len();
+    for (k, (s, f)) in input.sentences.iter().enumerate() {
+        if *f == 0 || s.is_empty() {
+            continue;
+        }
         let mut starts: Vec<usize> = s.match_indices('\u{2581}').map(|(i, _)| i).collect();
         if starts.first() != Some(&0) {
             starts.insert(0, 0);
         }
-        for (k, &st) in starts.iter().enumerate() {
-            let en = starts.get(k + 1).copied().unwrap_or(s.len());
-            if en > st {
-                *units.entry((s[st..en].to_string(), en == s.len())).or_insert(0) += f;
+        let own_first = s.as_bytes()[0] as u32;
+        let next_first = input.sentences[k + 1..n_sent]
+            .iter()
+            .find(|(t, g)| *g > 0 && !t.is_empty())
+            .map(|(t, _)| t.as_bytes()[0] as u32)
+            .unwrap_or(256);
+        for (w, &st) in starts.iter().enumerate() {
+            let en = starts.get(w + 1).copied().unwrap_or(s.len());
+            if en <= st {
+                continue;
+            }
+            let word = s[st..en].to_string();
+            if en < s.len() {
+                *units.entry((word, 0xE2, NONE)).or_insert(0) += f;
+            } else {
+                if *f > 1 {
+                    *units.entry((word.clone(), 0, own_first)).or_insert(0) += f - 1;
+                }
+                *units.entry((word, 0, next_first)).or_insert(0) += 1;
             }
         }
     }
-    let mut units: Vec<(String, u64, u32)> =
-        units.into_iter().map(|((w, last), c)| (w, c, if last { 0 } else { 0xE2 })).collect();
+    let mut units: Vec<Unit> = units.into_iter().map(|((w, e, a), c)| (w, c, e, a)).collect();
     units.sort_unstable();
     let stats = substring_stats(&units, cfg.max_piece_length, &utf8_lead, valid);
     let mut subs: Vec<(String, f64)> = stats
         .into_iter()
-        .filter(|(_, st)| st.branching && st.freq >= 2)
-        .map(|(s, st)| {
+        .filter_map(|(s, st)| {
+            let mut freq = 0u64;
+            if st.branching && st.freq >= 2 {
+                freq += st.freq;
+            }
+            if st.zbranching && st.zfreq >= 2 {
+                freq += st.zfreq;
+            }
+            if freq < 2 {
+                return None;
+            }
             let n = s.chars().count() as f64;
-            (s, st.freq as f32 as f64 * n)
+            Some((s, (freq as f32 as f64 * n) as f32 as f64))
         })
         .collect();
     subs.sort_unstable_by(|a, b| {
-        b.1.partial_cmp(&a.1)
-            .unwrap_or(std::cmp::Ordering::Equal)
-            .then(b.0.len().cmp(&a.0.len()))
-            .then(a.0.as_bytes().cmp(b.0.as_bytes()))
+        desc(a.1, b.1).then(b.0.len().cmp(&a.0.len())).then(a.0.as_bytes().cmp(b.0.as_bytes()))
     });
     subs.truncate(cfg.seed_size);
-    let mut seeds: Vec<(String, f64)> = input.required_chars.iter().map(|(c, n)| (c.to_string(), *n as f64)).collect();
+    // the characters of the sentences (not U+2585, not the boundary U+001F), count desc then code point
+    let mut chars: AHashMap<char, u64> = AHashMap::new();
+    for (s, f) in &input.sentences {
+        for ch in s.chars() {
+            if ch != '\u{2585}' && ch != '\u{1f}' {
+                *chars.entry(ch).or_insert(0) += f;
+            }
+        }
+    }
+    let mut chars: Vec<(char, u64)> = chars.into_iter().collect();
+    chars.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut seeds: Vec<(String, f64)> = chars.into_iter().map(|(c, n)| (c.to_string(), n as f64)).collect();
     seeds.extend(subs);
     seeds
 }
 
 fn seed_hf(input: &TrainInput, cfg: &UnigramTrainerConfig) -> Vec<(String, f64)> {
-    let units: Vec<(String, u64, u32)> = input.words.iter().map(|(w, _)| (w.clone(), 1, 0)).collect();
+    let units: Vec<Unit> = input.words.iter().map(|(w, _)| (w.clone(), 1, 0, NONE)).collect();
     let max_len = cfg.max_piece_length;
     let stats = substring_stats(&units, max_len, &|c: char| c as u32 + 1, &|_c: &[char]| true);
     // chars: count desc, char desc

@@ -1,0 +1,256 @@
+"""Unigram language-model tokenization: training (``compat="spm"`` as sentencepiece 0.2.3 trains it,
+or ``compat="hf"`` as HF's ``UnigramTrainer``) and encoding (Viterbi, n-best, sampling).
+
+:class:`UnigramTrainer` extends sentencepiece's options (:class:`subword.spm.SpmOptions`) with the
+Unigram ones (``shrinking_factor``, ``num_sub_iterations``, ``seed_sentencepiece_size``,
+``num_threads``). :func:`train_unigram` returns the ``.model`` content; :class:`UnigramEncoder`
+encodes text with such a model exactly as ``sentencepiece.SentencePieceProcessor`` does (float32
+Viterbi, its tie rule), and samples segmentations for subword regularisation from the exact
+distribution ``p(x) ∝ exp(alpha * score(x))``.
+
+Results depend on ``num_threads`` (the E-step is split into that many stripes whose float sums are
+added in order, as in sentencepiece), never on the number of CPU threads actually used.
+
+>>> lines = ["the cat sat on the mat", "the dog sat on the log"] * 20
+>>> model = train_unigram(lines, UnigramTrainer(vocab_size=30, normalization_rule_name="identity",
+...                                             hard_vocab_limit=False))
+>>> enc = UnigramEncoder(model)
+>>> enc.decode(enc.encode("the cat sat"))
+'the cat sat'
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from subword.formats.spm import MODEL_TYPES, SpmModelFile
+from subword.spm import SpmOptions, _select
+
+__all__ = ["UnigramTrainer", "train_unigram", "UnigramEncoder"]
+
+log = logging.getLogger(__name__)
+
+
+def _help(text: str) -> dict[str, str]:
+    return {"help": text}
+
+
+@dataclass
+class UnigramTrainer(SpmOptions):
+    """Unigram training options: sentencepiece's (same names, same defaults) plus how to run it.
+
+    >>> UnigramTrainer(vocab_size=100).shrinking_factor
+    0.75
+    >>> UnigramTrainer(shrinking_factor=1.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: shrinking_factor must be in (0, 1), got 1.0
+    """
+
+    shrinking_factor: float = field(default=0.75, metadata=_help(
+        "Fraction of the pieces kept by each pruning round."))
+    num_sub_iterations: int = field(default=2, metadata=_help("EM iterations between two pruning rounds."))
+    seed_sentencepiece_size: int = field(default=1_000_000, metadata=_help(
+        "Number of seed substrings (the most frequent x length)."))
+    num_threads: int = field(default=16, metadata=_help(
+        "E-step stripes, as sentencepiece's num_threads (the scores depend on it; the CPU threads used do not)."))
+    engine: Literal["rust", "reference"] = field(default="rust", metadata=_help(
+        "'rust' (fast) or 'reference' (the readable pure-Python trainer; identical result)."))
+    seed: int = field(default=0, metadata=_help("Seed for --input-sentence-size sampling."))
+
+    def validate(self) -> None:
+        super().validate()
+        if not 0.0 < float(self.shrinking_factor) < 1.0:
+            raise ValueError(f"shrinking_factor must be in (0, 1), got {self.shrinking_factor}")
+        for name in ("num_sub_iterations", "num_threads", "seed_sentencepiece_size"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name} must be a positive int, got {v!r}")
+        if self.engine not in ("rust", "reference"):
+            raise ValueError(f"engine must be 'rust' or 'reference', got {self.engine!r}")
+
+
+def train_unigram(
+    lines: Iterable[str],
+    trainer: UnigramTrainer,
+    *,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> SpmModelFile:
+    """Trains a SentencePiece-compatible Unigram model; returns the ``.model`` content (write it
+    with :func:`subword.formats.spm.write_model`).
+
+    On the same lines and options the pieces are those of sentencepiece 0.2.3 (tests compare them),
+    and the scores agree to a few float32 ulps. Lines longer than ``max_sentence_length`` bytes are
+    skipped as sentencepiece does; we log a warning with their number.
+
+    Raises:
+        ValueError: no usable line, ``vocab_size`` too small for the characters and reserved pieces,
+            or (with ``hard_vocab_limit``) larger than what the corpus allows.
+
+    >>> m = train_unigram(["ab ab ba"] * 4, UnigramTrainer(vocab_size=8, normalization_rule_name="identity",
+    ...                                                  hard_vocab_limit=False))
+    >>> [p for p, _, _ in m.pieces]
+    ['<unk>', '<s>', '</s>', 'a', 'b', '▁', '▁ba']
+    """
+    from subword import _core
+
+    trainer.validate()
+    selected = _select(lines, trainer, trainer.seed)
+    bad = next((i for i, line in enumerate(selected) if not isinstance(line, str)), None)
+    if bad is not None:
+        raise TypeError(f"lines[{bad}] must be str, got {type(selected[bad]).__name__}")
+    if not selected:
+        raise ValueError("no lines to train on (the input, after --input-sentence-size sampling, is empty)")
+    kw = dict(shrinking_factor=trainer.shrinking_factor, num_sub_iterations=trainer.num_sub_iterations,
+              num_threads=trainer.num_threads)
+    if trainer.engine == "reference":
+        pieces, stats = _reference_train(selected, trainer)
+    else:
+        pieces, stats = _core.train_unigram_spm(selected, trainer.spec_json(), progress=progress,
+                                                seed_sentencepiece_size=trainer.seed_sentencepiece_size, **kw)
+    if stats["skipped_too_long"]:
+        log.warning("skipped %d line(s) longer than max_sentence_length=%d bytes (sentencepiece skips them "
+                    "silently)", stats["skipped_too_long"], trainer.max_sentence_length)
+    return SpmModelFile(
+        pieces=[(p, float(s), int(t)) for p, s, t in pieces],
+        model_type=MODEL_TYPES["unigram"],
+        trainer_spec=trainer.trainer_spec("unigram") | {"vocab_size": len(pieces)},
+        normalizer_spec=trainer.normalizer_spec(),
+    )
+
+
+def _reference_train(lines: list[str], trainer: UnigramTrainer) -> tuple[list[tuple[str, float, int]], dict]:
+    """The pure-Python trainer behind the same pipeline (``_core.spm_prepare``) and id layout."""
+    from subword import _core
+    from subword.reference.unigram import train_unigram as ref_train
+
+    spec = trainer.spec_json()
+    sentences, required, meta, stats = _core.spm_prepare(lines, spec)
+    if not sentences:
+        raise ValueError("no usable line to train on (all empty, too long, or skipped)")
+    words = _core.spm_words(lines, spec)
+    pieces = ref_train(sentences, words, required, vocab_size=trainer.vocab_size, meta_pieces=len(meta),
+                       shrinking_factor=trainer.shrinking_factor, num_sub_iterations=trainer.num_sub_iterations,
+                       max_piece_length=trainer.max_sentencepiece_length,
+                       seed_size=trainer.seed_sentencepiece_size, num_threads=trainer.num_threads,
+                       valid=lambda s: _core.spm_is_valid_piece(s, spec))
+    by_id = {i: (p, t) for i, p, t in meta}
+    out: list[tuple[str, float, int]] = []
+    it = iter(pieces)
+    for i in range(trainer.vocab_size):
+        if i in by_id:
+            out.append((by_id[i][0], 0.0, by_id[i][1]))
+            continue
+        nxt = next(it, None)
+        if nxt is None:
+            break
+        out.append((nxt[0], nxt[1], 1))
+    if trainer.hard_vocab_limit and len(out) != trainer.vocab_size:
+        raise ValueError(f"Vocabulary size too high ({trainer.vocab_size}): this corpus gives at most "
+                         f"{len(out)} pieces. Lower vocab_size or set hard_vocab_limit=False")
+    return out, stats
+
+
+class UnigramEncoder:
+    """Encodes text with a Unigram ``.model`` as sentencepiece does.
+
+    The text is normalized by the model's rules (``_core.spm_normalize``), then segmented by the
+    float32 Viterbi with sentencepiece's tie rule; user-defined pieces are matched whole, unknown
+    runs fuse into one ``<unk>`` (or become ``<0xXX>`` pieces with byte fallback).
+
+    Args:
+        model: A Unigram :class:`~subword.formats.spm.SpmModelFile`.
+        compat: ``"spm"`` (float32, sentencepiece) or ``"hf"`` (float64, HF ``tokenizers``).
+
+    Raises:
+        ValueError: the model is not a Unigram model.
+    """
+
+    def __init__(self, model: SpmModelFile, compat: Literal["spm", "hf"] = "spm") -> None:
+        from subword import _core
+
+        if model.model_type != MODEL_TYPES["unigram"]:
+            raise ValueError(f"not a Unigram model (model_type={model.model_type})")
+        self.model = model
+        self._pieces = [p for p, _, _ in model.pieces]
+        kinds = [int(t) for _, _, t in model.pieces]
+        self._core = _core.UnigramModel([(p, float(s)) for p, s, _ in model.pieces], kinds, model.unk_id,
+                                        bool(model.trainer_spec.get("byte_fallback", False)), compat)
+        spec = {"normalization_rule_name": model.normalizer_spec.get("name", "identity") or "identity"}
+        for k in ("add_dummy_prefix", "remove_extra_whitespaces"):
+            if k in model.normalizer_spec:
+                spec[k] = bool(model.normalizer_spec[k])
+        if "treat_whitespace_as_suffix" in model.trainer_spec:
+            spec["treat_whitespace_as_suffix"] = bool(model.trainer_spec["treat_whitespace_as_suffix"])
+        self._spec = json.dumps(spec)
+
+    def normalize(self, text: str) -> str:
+        """The text as the model sees it (normalized, spaces as ``▁``).
+
+        >>> enc = UnigramEncoder(train_unigram(["a b"] * 3, UnigramTrainer(vocab_size=7,
+        ...     normalization_rule_name="identity", hard_vocab_limit=False)))
+        >>> enc.normalize("  a  b ")
+        '▁a▁b'
+        """
+        from subword import _core
+
+        return _core.spm_normalize(text, self._spec)
+
+    def encode(self, text: str) -> list[int]:
+        """Viterbi ids (sentencepiece's ``encode``)."""
+        return self._core.encode(self.normalize(text))[0]
+
+    def encode_pieces(self, text: str) -> list[str]:
+        """Viterbi pieces."""
+        return [self._pieces[i] for i in self.encode(text)]
+
+    def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
+        """Viterbi ids of many texts (parallel in Rust)."""
+        return self._core.encode_batch_ids([self.normalize(t) for t in texts])
+
+    def nbest(self, text: str, n: int) -> list[tuple[list[int], float]]:
+        """The ``n`` best segmentations with their scores, best first."""
+        if n < 1:
+            raise ValueError(f"n must be at least 1, got {n}")
+        return self._core.nbest(self.normalize(text), n)
+
+    def sample(self, text: str, *, alpha: float = 0.1, nbest_size: int = -1, seed: int = 0,
+               count: int = 1) -> list[list[int]]:
+        """Sampled segmentations for subword regularisation.
+
+        ``nbest_size=-1`` draws from the exact distribution over all segmentations with
+        ``p ∝ exp(alpha * score)`` (forward filtering, backward sampling); ``0`` or ``1`` is Viterbi;
+        ``n > 1`` samples among the n best with the same weights.
+
+        Raises:
+            ValueError: ``alpha`` negative or not finite.
+        """
+        if not math.isfinite(alpha) or alpha < 0:
+            raise ValueError(f"alpha must be a finite number >= 0, got {alpha}")
+        return [ids for ids, _ in self._core.sample(self.normalize(text), alpha, nbest_size, seed, count)]
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Pieces joined, ``▁`` as spaces, the dummy prefix removed, byte pieces decoded."""
+        out = bytearray()
+        for i in ids:
+            p, _, t = self.model.pieces[i]
+            if t == 6:
+                out.append(int(p[3:5], 16))
+            elif t == 2:
+                out += " \u2047 ".encode()  # sentencepiece's rendering of <unk>
+            elif t != 3:
+                out += p.replace("\u2581", " ").encode()
+        text = out.decode("utf-8", errors="replace")
+        return text[1:] if text.startswith(" ") else text
+
+    def __repr__(self) -> str:
+        return f"UnigramEncoder(pieces={len(self._pieces)}, byte_fallback={self.model.trainer_spec.get('byte_fallback', False)})"
+
+    def pieces(self) -> list[str]:
+        """The piece strings in id order."""
+        return list(self._pieces)
