@@ -166,9 +166,17 @@ class SpmOptions:
         return out
 
     def normalizer_spec(self) -> dict[str, Any]:
-        """The NormalizerSpec recorded in a ``.model`` file (no precompiled table; see formats.spm)."""
-        return {"name": self.normalization_rule_name, "add_dummy_prefix": self.add_dummy_prefix,
-                "remove_extra_whitespaces": self.remove_extra_whitespaces, "escape_whitespaces": True}
+        """The NormalizerSpec recorded in a ``.model`` file, with our precompiled table for the rule
+        (:func:`subword.formats.spm.normalization_charsmap`)."""
+        from subword.formats.spm import normalization_charsmap
+
+        spec: dict[str, Any] = {"name": self.normalization_rule_name}
+        charsmap = normalization_charsmap(self.normalization_rule_name)
+        if charsmap:
+            spec["precompiled_charsmap"] = charsmap
+        spec.update(add_dummy_prefix=self.add_dummy_prefix, remove_extra_whitespaces=self.remove_extra_whitespaces,
+                    escape_whitespaces=True)
+        return spec
 
     def to_dict(self) -> dict[str, Any]:
         """All options (for provenance)."""

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SpmModelFile", "SpmFormatError", "read_model", "write_model", "PIECE_TYPES", "MODEL_TYPES"]
+__all__ = ["SpmModelFile", "SpmFormatError", "read_model", "write_model", "PIECE_TYPES", "MODEL_TYPES",
+           "build_charsmap", "normalization_charsmap"]
 
 #: ``ModelProto.SentencePiece.Type`` numbers.
 PIECE_TYPES = {"NORMAL": 1, "UNKNOWN": 2, "CONTROL": 3, "USER_DEFINED": 4, "UNUSED": 5, "BYTE": 6}
@@ -171,6 +172,118 @@ def _encode_spec(spec: dict[str, Any], table: list[tuple[str, int, str]], extra:
     for raw in extra:
         out += raw
     return bytes(out)
+
+
+# ==== precompiled_charsmap: the normalizer table ====
+#
+# sentencepiece stores its character normalization as a "precompiled charsmap": a darts-clone
+# double-array trie over the UTF-8 keys, whose values are offsets into a block of NUL-terminated
+# replacement strings, preceded by the trie's size in bytes (u32 little-endian). A unit (u32) holds a
+# label (low byte; bit 31 set for value units), a has-leaf flag (bit 8) and the XOR offset to its
+# children (bits 10.., scaled by 256 when bit 9 is set). We build our own tables from Python's
+# unicodedata; sentencepiece's own nmt_nfkc table is not copied.
+
+def build_charsmap(mapping: dict[str, str]) -> bytes:
+    """Builds a precompiled charsmap (longest-match rewriting table) from ``key -> replacement``.
+
+    >>> blob = build_charsmap({"\u00bd": "1/2", "ﬁ": "fi"})
+    >>> int.from_bytes(blob[:4], "little") % 4, blob.endswith(b"fi\x00")
+    (0, True)
+    """
+    strings = bytearray()
+    offsets: dict[str, int] = {}
+    trie: dict[Any, Any] = {}
+    for key in sorted(mapping, key=lambda k: k.encode("utf-8")):
+        if not key or "\0" in key:
+            raise ValueError(f"charsmap keys must be non-empty and without NUL, got {key!r}")
+        value = mapping[key]
+        if value not in offsets:
+            offsets[value] = len(strings)
+            strings += value.encode("utf-8") + b"\0"
+        node = trie
+        for b in key.encode("utf-8"):
+            node = node.setdefault(b, {})
+        node[None] = offsets[value]
+    units: list[int] = [0]
+    used: set[int] = {0}
+    bases: set[int] = set()
+    free_from = 1
+    queue: list[tuple[dict[Any, Any], int]] = [(trie, 0)]
+    while queue:
+        node, index = queue.pop()
+        labels = sorted(k for k in node if k is not None)
+        slots = labels + [0]  # slot 0: the leaf's value, or a filler so a NUL byte never matches
+        base = free_from
+        while base in bases or any((base ^ label) in used for label in slots) or (index ^ base) >= 1 << 21:
+            base += 1
+        bases.add(base)
+        top = max(base ^ label for label in slots) if slots else 0
+        if top >= len(units):
+            units.extend([0] * (top + 1 - len(units)))
+        units[index] |= (index ^ base) << 10
+        if None in node:
+            units[index] |= 1 << 8
+        units[base] = node.get(None, 0) | (1 << 31)
+        used.add(base)
+        for label in labels:
+            child = base ^ label
+            units[child] = label
+            used.add(child)
+            queue.append((node[label], child))
+        while free_from in used or free_from in bases:
+            free_from += 1
+    units.extend([0] * (-len(units) % 256))  # sentencepiece wants the trie in whole 1024-byte blocks
+    trie_bytes = struct.pack(f"<{len(units)}I", *units)
+    return struct.pack("<I", len(trie_bytes)) + trie_bytes + bytes(strings)
+
+
+_NMT_SPACE = {0x09, 0x0A, 0x0C, 0x0D, 0x1680, 0x200B, 0x200C, 0x200E, 0x200F, 0x2028, 0x2029, 0x2581, 0xFEFF, 0xFFFD}
+_NMT_DROP = set(range(0x00, 0x09)) | {0x0B} | set(range(0x0E, 0x20)) | {0x7F, 0x8F, 0x9F}
+_CHARSMAPS: dict[str, bytes] = {}
+
+
+def _nmt(text: str) -> str:
+    return "".join(" " if ord(c) in _NMT_SPACE else c for c in text if ord(c) not in _NMT_DROP)
+
+
+def normalization_charsmap(name: str) -> bytes:
+    """Our precompiled charsmap for ``nmt_nfkc``, ``nfkc`` (b"" for ``identity``).
+
+    Built from Python's unicodedata: every character whose NFKC (plus, for
+    nmt_nfkc, SentencePiece's NMT rules: odd spaces become spaces, control characters go, U+FF5E
+    stays) differs from itself, and every base + combining mark pair that NFC composes.
+    sentencepiece's own table also composes longer mark sequences after compatibility
+    characters; text with those normalizes differently (rare; see subword.spm).
+
+    >>> len(normalization_charsmap("identity")), len(normalization_charsmap("nfkc")) > 100000
+    (0, True)
+    """
+    import unicodedata
+
+    if name == "identity":
+        return b""
+    if name not in ("nmt_nfkc", "nfkc"):
+        raise ValueError(f"no charsmap for normalization {name!r} (nmt_nfkc, nfkc, identity)")
+    if name in _CHARSMAPS:
+        return _CHARSMAPS[name]
+    nmt = name == "nmt_nfkc"
+    mapping: dict[str, str] = {}
+    for cp in range(1, 0x110000):
+        if 0xD800 <= cp < 0xE000 or (nmt and cp == 0xFF5E):
+            continue
+        c = chr(cp)
+        out = _nmt(c) if nmt and (cp in _NMT_SPACE or cp in _NMT_DROP) else unicodedata.normalize("NFKC", c)
+        if nmt:
+            out = _nmt(out)
+        if out != c:
+            mapping[c] = out
+        decomposed = unicodedata.normalize("NFD", c)
+        if len(decomposed) == 2 and unicodedata.combining(decomposed[1]) and \
+                unicodedata.normalize("NFC", decomposed) == c:
+            pair_out = unicodedata.normalize("NFKC", decomposed)
+            mapping[decomposed] = _nmt(pair_out) if nmt else pair_out
+    _CHARSMAPS[name] = build_charsmap(mapping)
+    return _CHARSMAPS[name]
 
 
 # ==== the model ====
