@@ -320,3 +320,21 @@ def test_tinyshakespeare_all_lines_match_hf(hf_bert, ours_from_json):
     theirs = hf_bert.encode_batch(lines)
     bad = [i for i, (a, b) in enumerate(zip(theirs, ours)) if (a.ids, a.offsets) != (b.ids, b.offsets)]
     assert bad == []
+
+
+def test_shipped_file_with_padding_and_truncation_matches_hf():
+    """The tokenizer.json as shipped: fixed padding to 128 and truncation at 128, with overflow."""
+    path = _minilm_dir() / "tokenizer.json"
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    ours = Tokenizer.from_file(path)
+    lines = _real_lines(200)
+    texts = lines + [" ".join(lines[:40])]
+    for text in texts:
+        a, b = hf.encode(text), ours.encode(text)
+        assert _same(a, b) and len(b.ids) == 128
+        assert [o.ids for o in a.overflowing] == [o.ids for o in b.overflowing]
+    assert len(ours.encode(texts[-1]).overflowing) >= 1
+    for a, b in zip(hf.encode_batch(texts), ours.encode_batch(texts)):
+        assert (a.ids, a.attention_mask) == (b.ids, b.attention_mask)
+    a, b = hf.encode(lines[0], lines[1]), ours.encode(lines[0], pair=lines[1])
+    assert _same(a, b)
