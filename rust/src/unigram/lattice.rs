@@ -33,6 +33,9 @@ pub struct Lattice {
     pub nodes: Vec<Node>,
     begin_nodes: Vec<Vec<u32>>,
     end_nodes: Vec<Vec<u32>>,
+    /// Reused forward/backward buffers.
+    alpha: Vec<f64>,
+    beta: Vec<f64>,
 }
 
 const BOS: usize = 0;
@@ -125,14 +128,33 @@ impl Lattice {
             len,
             compat,
             nodes: Vec::with_capacity(len * 4 + 2),
-            begin_nodes: vec![Vec::new(); len + 1],
-            end_nodes: vec![Vec::new(); len + 1],
+            begin_nodes: Vec::new(),
+            end_nodes: Vec::new(),
+            alpha: Vec::new(),
+            beta: Vec::new(),
         };
-        l.nodes.push(Node { id: NO_ID, begin: 0, end: 0, score: 0.0 });
-        l.nodes.push(Node { id: NO_ID, begin: len, end: len, score: 0.0 });
-        l.end_nodes[0].push(BOS as u32);
-        l.begin_nodes[len].push(EOS as u32);
+        l.reset(len);
         l
+    }
+
+    /// Empties the lattice for a string of `len` characters, keeping the allocations.
+    pub fn reset(&mut self, len: usize) {
+        self.len = len;
+        self.nodes.clear();
+        if self.begin_nodes.len() < len + 1 {
+            self.begin_nodes.resize_with(len + 1, Vec::new);
+            self.end_nodes.resize_with(len + 1, Vec::new);
+        }
+        for v in &mut self.begin_nodes[..=len] {
+            v.clear();
+        }
+        for v in &mut self.end_nodes[..=len] {
+            v.clear();
+        }
+        self.nodes.push(Node { id: NO_ID, begin: 0, end: 0, score: 0.0 });
+        self.nodes.push(Node { id: NO_ID, begin: len, end: len, score: 0.0 });
+        self.end_nodes[0].push(BOS as u32);
+        self.begin_nodes[len].push(EOS as u32);
     }
 
     /// Adds a node for piece `id` over characters `begin..end`.
@@ -187,11 +209,15 @@ impl Lattice {
 
     /// Adds `freq * P(node)` to `expected[id]` for every node with an id and returns `freq * log Z`.
     /// Forward-backward exactly as SentencePiece's `PopulateMarginal`.
-    pub fn populate_marginal(&self, freq: f64, expected: &mut [f64]) -> f64 {
+    pub fn populate_marginal(&mut self, freq: f64, expected: &mut [f64]) -> f64 {
         let c = self.compat;
         let n = self.nodes.len();
-        let mut alpha = vec![0.0f64; n];
-        let mut beta = vec![0.0f64; n];
+        let mut alpha = std::mem::take(&mut self.alpha);
+        let mut beta = std::mem::take(&mut self.beta);
+        alpha.clear();
+        alpha.resize(n, 0.0);
+        beta.clear();
+        beta.resize(n, 0.0);
         for pos in 0..=self.len {
             let ends = &self.end_nodes[pos];
             for &r in &self.begin_nodes[pos] {
@@ -221,6 +247,8 @@ impl Lattice {
                 *slot = c.r(*slot + freq * p);
             }
         }
+        self.alpha = alpha;
+        self.beta = beta;
         c.r(freq * z)
     }
 
@@ -383,7 +411,7 @@ mod tests {
 
     #[test]
     fn marginals_sum_to_expected_length() {
-        let l = toy();
+        let mut l = toy();
         let mut e = vec![0.0; 6];
         l.populate_marginal(1.0, &mut e);
         // every char is covered exactly once: P(a)+P(ab)+P(abc) == 1

@@ -361,30 +361,36 @@ impl Model {
     }
 
     fn lattice(&self, s: &str, skip: Option<u32>) -> Lattice {
-        let chars: Vec<char> = s.chars().collect();
-        let mut l = Lattice::new(chars.len(), self.compat);
-        self.populate(&chars, &mut l, skip);
+        let mut l = Lattice::new(0, self.compat);
+        self.fill(s, skip, &mut l, &mut Vec::new());
         l
+    }
+
+    /// Resets `l` to the lattice of `s` (reusing its memory and the `chars` buffer).
+    fn fill(&self, s: &str, skip: Option<u32>, l: &mut Lattice, chars: &mut Vec<char>) {
+        chars.clear();
+        chars.extend(s.chars());
+        l.reset(chars.len());
+        self.populate(chars, l, skip);
     }
 }
 
-/// Runs `f(stripe, accumulator)` over word stripes in parallel and adds the per-stripe vectors in stripe order.
-fn striped_sum(
-    words: &[(String, u64)],
-    threads: usize,
-    size: usize,
-    c: Compat,
-    f: &(dyn Fn(&str, f64, &mut Vec<f64>) -> f64 + Sync),
-) -> (Vec<f64>, f64) {
+/// Runs `f(word, freq, accumulator, scratch lattice, chars)` over word stripes in parallel and adds
+/// the per-stripe vectors in stripe order.
+type StripeFn<'a> = dyn Fn(&str, f64, &mut Vec<f64>, &mut Lattice, &mut Vec<char>) -> f64 + Sync + 'a;
+
+fn striped_sum(words: &[(String, u64)], threads: usize, size: usize, c: Compat, f: &StripeFn) -> (Vec<f64>, f64) {
     let t = threads.max(1);
     let parts: Vec<(Vec<f64>, f64)> = (0..t)
         .into_par_iter()
         .map(|p| {
             let mut acc = vec![0.0f64; size];
             let mut obj = 0.0f64;
+            let mut lat = Lattice::new(0, c);
+            let mut chars = Vec::new();
             let mut i = p;
             while i < words.len() {
-                obj += f(&words[i].0, words[i].1 as f64, &mut acc);
+                obj += f(&words[i].0, words[i].1 as f64, &mut acc, &mut lat, &mut chars);
                 i += t;
             }
             (acc, obj)
@@ -402,8 +408,8 @@ fn striped_sum(
 }
 
 fn e_step(m: &Model, words: &[(String, u64)], threads: usize) -> Vec<f64> {
-    let (e, obj) = striped_sum(words, threads, m.pieces.len(), m.compat, &|w, freq, acc| {
-        let l = m.lattice(w, None);
+    let (e, obj) = striped_sum(words, threads, m.pieces.len(), m.compat, &|w, freq, acc, l, chars| {
+        m.fill(w, None, l, chars);
         l.populate_marginal(freq, acc)
     });
     // SUBWORD_UNIGRAM_DEBUG=1 prints the same line SentencePiece logs (size, objective), for comparisons.
@@ -463,8 +469,8 @@ fn prune(m: &Model, words: &[(String, u64)], cfg: &UnigramTrainerConfig, desired
         })
         .collect();
     // Viterbi frequencies over the words.
-    let (freq, _) = striped_sum(words, cfg.num_threads, n, c, &|w, f, acc| {
-        let l = m.lattice(w, None);
+    let (freq, _) = striped_sum(words, cfg.num_threads, n, c, &|w, f, acc, l, chars| {
+        m.fill(w, None, l, chars);
         let (path, _) = l.viterbi();
         for k in path {
             let id = l.nodes[k].id as usize;

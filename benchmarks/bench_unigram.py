@@ -1,0 +1,194 @@
+"""Unigram: training vs sentencepiece 0.2.3 and HF ``UnigramTrainer``, the reference engine, and
+Viterbi encoding throughput vs ``SentencePieceProcessor.encode`` (identical ids required).
+
+Each training run is a fresh Python subprocess that reports its wall time, its CPU time (user + sys,
+all threads) and its peak RSS; runs of the three trainers are interleaved so that a change in the
+machine's load hits all of them. sentencepiece and we use the same options (sentencepiece's defaults:
+nmt_nfkc, character_coverage 0.9995, num_threads 16); the piece lists (ids and float32 scores) must be
+identical. HF trains with a Metaspace pre-tokenizer (its quirks differ; reported for time only).
+
+Usage::
+
+    python benchmarks/bench_unigram.py                   # writes its section of benchmarks/RESULTS.md
+    python benchmarks/bench_unigram.py --runs 2 --no-write --vocab 8000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+log = logging.getLogger("bench_unigram")
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_CORPUS = ROOT.parent / "shared" / "corpora" / "gutenberg_en_20M.txt"
+RESULTS = ROOT / "benchmarks" / "RESULTS.md"
+START, END = "<!-- bench_unigram:start -->", "<!-- bench_unigram:end -->"
+
+_PRELUDE = """
+import hashlib, json, resource, sys, time
+def done(t0, **kw):
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    print(json.dumps(dict(seconds=time.perf_counter() - t0, cpu=ru.ru_utime + ru.ru_stime,
+                          rss_mb=ru.ru_maxrss / 1024, **kw)))
+path, vocab, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+"""
+
+_OURS = _PRELUDE + """
+from subword.unigram import UnigramTrainer, train_unigram
+from subword.formats.spm import write_model
+engine = sys.argv[4]
+t0 = time.perf_counter()
+with open(path, encoding="utf-8") as f:
+    lines = f.read().split("\\n")
+m = train_unigram(lines, UnigramTrainer(vocab_size=vocab, engine=engine, hard_vocab_limit=engine == "rust"))
+write_model(out, m)
+done(t0, digest=hashlib.sha256(json.dumps([(p, s) for p, s, _ in m.pieces]).encode()).hexdigest())
+"""
+
+_SPM = _PRELUDE + """
+import sentencepiece as spm
+t0 = time.perf_counter()
+spm.SentencePieceTrainer.train(input=path, model_prefix=out[:-6], vocab_size=vocab, model_type="unigram",
+                               minloglevel=2)
+sp = spm.SentencePieceProcessor(model_file=out)
+pieces = [(sp.id_to_piece(i), sp.get_score(i)) for i in range(sp.get_piece_size())]
+done(t0, digest=hashlib.sha256(json.dumps(pieces).encode()).hexdigest())
+"""
+
+_HF = _PRELUDE + """
+from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+t0 = time.perf_counter()
+tok = Tokenizer(models.Unigram())
+tok.pre_tokenizer = pre_tokenizers.Metaspace()
+tok.train([path], trainers.UnigramTrainer(vocab_size=vocab, unk_token="<unk>", special_tokens=["<unk>"],
+                                         show_progress=False))
+done(t0, digest="")
+"""
+
+
+def _run(code: str, args: list[str]) -> dict:
+    r = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=False)
+    if r.returncode != 0:
+        raise RuntimeError(f"benchmark child failed:\n{r.stderr[-3000:]}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def _load() -> float:
+    return os.getloadavg()[0]
+
+
+def bench_training(corpus: Path, vocab: int, runs: int, tmp: Path) -> dict:
+    """Interleaved runs of ours / sentencepiece / HF; medians."""
+    rows: dict[str, list[dict]] = {"ours": [], "spm": [], "hf": []}
+    for _ in range(runs):
+        rows["ours"].append(_run(_OURS, [str(corpus), str(vocab), str(tmp / f"ours{vocab}.model"), "rust"]))
+        rows["spm"].append(_run(_SPM, [str(corpus), str(vocab), str(tmp / f"spm{vocab}.model")]))
+        rows["hf"].append(_run(_HF, [str(corpus), str(vocab), str(tmp / f"hf{vocab}.json")]))
+        log.info("vocab %d: %s", vocab, {k: round(v[-1]["seconds"], 1) for k, v in rows.items()})
+    med = {k: {m: statistics.median(r[m] for r in v) for m in ("seconds", "cpu", "rss_mb")} for k, v in rows.items()}
+    med["identical"] = all(r["digest"] == rows["spm"][0]["digest"] for r in rows["ours"] + rows["spm"])
+    return med
+
+
+def bench_reference(corpus: Path, tmp: Path) -> dict:
+    """The pure-Python engine on the first 1 MB, to 8k."""
+    small = tmp / "1mb.txt"
+    with open(corpus, encoding="utf-8") as f:
+        text = f.read(1_000_000)
+    small.write_text(text[: text.rfind("\n") + 1], encoding="utf-8")
+    return {"reference": _run(_OURS, [str(small), "8000", str(tmp / "ref.model"), "reference"])}
+
+
+def bench_encode(corpus: Path, model: Path) -> dict:
+    """Viterbi throughput on 2 MB of held-out lines: ours (batch, Rust threads) vs sp.encode (list)."""
+    import sentencepiece as spm
+
+    from subword.formats.spm import read_model
+    from subword.unigram import UnigramEncoder
+
+    with open(corpus, encoding="utf-8") as f:
+        f.seek(12_000_000)
+        f.readline()
+        lines = f.read(2_000_000).split("\n")[:-1]
+    mb = sum(len(x.encode()) for x in lines) / 1e6
+    sp = spm.SentencePieceProcessor(model_file=str(model))
+    enc = UnigramEncoder(read_model(model))
+    out = {}
+    t0 = time.perf_counter()
+    theirs = sp.encode(lines)
+    out["spm_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    ours = enc.encode_batch(lines)
+    out["ours_s"] = time.perf_counter() - t0
+    out["identical"] = ours == theirs
+    out["mb"] = mb
+    out["lines"] = len(lines)
+    return out
+
+
+def _write(section: str) -> None:
+    text = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else ""
+    block = f"{START}\n{section}\n{END}"
+    if START in text and END in text:
+        text = text[: text.index(START)] + block + text[text.index(END) + len(END):]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    tmp = RESULTS.with_suffix(".md.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, RESULTS)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    ap.add_argument("--vocab", type=int, nargs="+", default=[8000, 32000])
+    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--no-reference", action="store_true")
+    args = ap.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    load_before = _load()
+    lines = ["## Unigram (bench_unigram.py)", "",
+             f"Corpus `{args.corpus.name}`; sentencepiece defaults (nmt_nfkc, coverage 0.9995, num_threads 16) on "
+             f"both sides; {args.runs} interleaved run(s), medians; wall s / CPU s (user+sys, all threads) / peak RSS.",
+             "", "| vocab | ours wall | spm wall | HF wall | wall ratio spm/ours | ours CPU | spm CPU | HF CPU | "
+             "ours RSS MB | spm RSS MB | HF RSS MB | identical to spm |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        encode = None
+        for v in args.vocab:
+            r = bench_training(args.corpus, v, args.runs, tmp)
+            o, s, h = r["ours"], r["spm"], r["hf"]
+            lines.append(f"| {v} | {o['seconds']:.1f} | {s['seconds']:.1f} | {h['seconds']:.1f} | "
+                         f"{s['seconds'] / o['seconds']:.2f}x | {o['cpu']:.1f} | {s['cpu']:.1f} | {h['cpu']:.1f} | "
+                         f"{o['rss_mb']:.0f} | {s['rss_mb']:.0f} | {h['rss_mb']:.0f} | {r['identical']} |")
+            if encode is None:
+                encode = bench_encode(args.corpus, tmp / f"spm{v}.model")
+                encode["vocab"] = v
+        if encode:
+            lines += ["", f"Encoding (vocab {encode['vocab']}, {encode['lines']} held-out lines, {encode['mb']:.1f} MB): "
+                      f"ours `UnigramEncoder.encode_batch` {encode['mb'] / encode['ours_s']:.1f} MB/s vs "
+                      f"`sp.encode(list)` {encode['mb'] / encode['spm_s']:.1f} MB/s "
+                      f"({encode['spm_s'] / encode['ours_s']:.2f}x), identical ids: {encode['identical']}."]
+        if not args.no_reference:
+            ref = bench_reference(args.corpus, tmp)["reference"]
+            lines += ["", f"Reference (pure Python) engine, first 1 MB to 8k: {ref['seconds']:.1f} s."]
+    lines += ["", f"Load average: {load_before:.1f} before, {_load():.1f} after (2 shared cores; other sessions "
+              "were building and testing). Command: `python benchmarks/bench_unigram.py`"]
+    section = "\n".join(lines)
+    print(section)
+    if not args.no_write:
+        _write(section)
+
+
+if __name__ == "__main__":
+    main()
