@@ -24,6 +24,7 @@ from cli.trainer_options import add_trainer_options, build_trainer
 from subword.formats.spm import write_model
 from subword.spm import SpmBpeTrainer, SpmOptions, train_spm_bpe
 from subword.trainers import BERT_SPECIAL_TOKENS, BpeTrainer, WordPieceTrainer, train_bpe, train_wordpiece
+from subword.unigram import UnigramTrainer, train_unigram
 
 __all__ = ["train_command", "ByteSize"]
 
@@ -97,6 +98,8 @@ Examples:
   subword train wordpiece corpus.txt --vocab-size 30522 -o bert.json   # BERT-style, likelihood merges
   subword train wordpiece corpus.txt --criterion frequency --no-lowercase -o cased.json
   subword train bpe corpus.txt --compat spm --vocab-size 8000 -o spm.model   # = sentencepiece's BPE
+  subword train unigram corpus.txt --vocab-size 8000 -o uni.model   # = sentencepiece's Unigram
+  subword train unigram corpus.txt --character-coverage 1.0 --num-threads 16 -o uni.model
 """
 
 # Options only WordPiece has (its BERT normalizer and merge criterion); refused for the BPE algorithms.
@@ -104,7 +107,8 @@ _WORDPIECE_ONLY = ("criterion", "lowercase", "strip_accents", "max_input_chars_p
 
 
 @click.command("train", epilog=EPILOG)
-@click.argument("algorithm", type=click.Choice(["bpe", "byte-bpe", "wordpiece"]), metavar="{bpe|byte-bpe|wordpiece}")
+@click.argument("algorithm", type=click.Choice(["bpe", "byte-bpe", "wordpiece", "unigram"]),
+                metavar="{bpe|byte-bpe|wordpiece|unigram}")
 @click.argument("inputs", nargs=-1, metavar="[INPUT]...")
 @click.option(
     "-o", "--output", required=True,
@@ -114,6 +118,9 @@ _WORDPIECE_ONLY = ("criterion", "lowercase", "strip_accents", "max_input_chars_p
 @add_trainer_options(BpeTrainer)
 @add_trainer_options(WordPieceTrainer, exclude=frozenset({"strip_accents", *BpeTrainer.__dataclass_fields__}))
 @add_trainer_options(SpmOptions, exclude=frozenset({*BpeTrainer.__dataclass_fields__, *WordPieceTrainer.__dataclass_fields__}))
+@add_trainer_options(UnigramTrainer, exclude=frozenset({*BpeTrainer.__dataclass_fields__,
+                                                        *WordPieceTrainer.__dataclass_fields__,
+                                                        *SpmOptions.__dataclass_fields__}))
 @click.option(
     "--strip-accents/--no-strip-accents", "strip_accents", default=None,
     help="wordpiece: strip accents in the BERT normalizer (default: when lowercasing).",
@@ -169,8 +176,12 @@ def train_command(
 
     wordpiece = algorithm == "wordpiece"
     spm_bpe = algorithm == "bpe" and trainer_values.get("compat") == "spm"
-    _check_spm_options(algorithm, spm_bpe, trainer_values, output)
-    if spm_bpe:
+    unigram = algorithm == "unigram"
+    _check_unigram_options(algorithm, trainer_values)
+    _check_spm_options(algorithm, spm_bpe or unigram, trainer_values, output)
+    if unigram:
+        trainer = _unigram_trainer(trainer_values)
+    elif spm_bpe:
         trainer = _spm_trainer(trainer_values)
     elif wordpiece:
         values = {k: v for k, v in trainer_values.items() if v is not None or k == "strip_accents"}
@@ -216,6 +227,9 @@ def train_command(
     watch = _Watch(lines)
 
     started = time.monotonic()
+    if unigram:
+        _train_unigram(watch, trainer, output, reporter, reader, sources, say)
+        return
     if spm_bpe:
         _train_spm(watch, trainer, output, reporter, reader, sources, say)
         return
@@ -311,6 +325,52 @@ def _train_spm(watch: Any, trainer: SpmBpeTrainer, output: Path, reporter: Any, 
     except ValueError as exc:
         raise click.ClickException(str(exc)) from exc
     say(f"Wrote {output}: SentencePiece BPE, vocab size {len(model.pieces)}, trained on {watch.count:,} lines.")
+
+
+# Options only `train unigram` has (subword.unigram.UnigramTrainer beyond SentencePiece's shared ones).
+_UNIGRAM_ONLY = tuple(f for f in UnigramTrainer.__dataclass_fields__
+                      if f not in SpmOptions.__dataclass_fields__ and f not in BpeTrainer.__dataclass_fields__)
+
+
+def _check_unigram_options(algorithm: str, values: dict[str, Any]) -> None:
+    """Refuses Unigram-only options for the other algorithms, and --compat for unigram."""
+    ctx = click.get_current_context()
+    given = {k for k in values if ctx.get_parameter_source(k) == click.core.ParameterSource.COMMANDLINE}
+    if algorithm != "unigram":
+        wrong = [k for k in _UNIGRAM_ONLY if k in given]
+        if wrong:
+            raise click.UsageError(f"--{wrong[0].replace('_', '-')} applies to train unigram only")
+    elif "compat" in given:
+        raise click.UsageError("train unigram follows sentencepiece 0.2.3 (compat spm); the HF-compatible "
+                               "trainer is subword.unigram / _core.train_unigram(compat='hf') in Python")
+
+
+def _unigram_trainer(values: dict[str, Any]) -> UnigramTrainer:
+    ctx = click.get_current_context()
+    picked = {k: v for k, v in values.items() if k in UnigramTrainer.__dataclass_fields__ and v is not None}
+    if ctx.get_parameter_source("vocab_size") != click.core.ParameterSource.COMMANDLINE:
+        picked["vocab_size"] = SpmOptions.vocab_size  # sentencepiece's default, 8000
+    if ctx.get_parameter_source("engine") != click.core.ParameterSource.COMMANDLINE:
+        picked.pop("engine", None)
+    return build_trainer(UnigramTrainer, picked)
+
+
+def _train_unigram(watch: Any, trainer: UnigramTrainer, output: Path, reporter: Any, reader: Any,
+                   sources: list[str], say: Callable[[str], None]) -> None:
+    """`train unigram`: sentencepiece's Unigram, written as a .model file."""
+    try:
+        model = train_unigram((line.rstrip("\r\n") for line in watch), trainer,
+                              progress=_without_stage(reporter, "read"))
+    except (ValueError, RuntimeError) as exc:
+        _check_input(reader, watch, sources)
+        raise click.ClickException(f"training failed: {exc}") from exc
+    finally:
+        reporter.close()
+    try:
+        write_model(output, model)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+    say(f"Wrote {output}: SentencePiece Unigram, vocab size {len(model.pieces)}, trained on {watch.count:,} lines.")
 
 
 def _check_vocab_size(trainer: Any, byte_level: bool) -> None:

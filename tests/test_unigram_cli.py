@@ -1,0 +1,47 @@
+"""`subword train unigram`: the .model it writes equals sentencepiece's and encodes identically; option errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cli.main import cli
+
+CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+SHAKESPEARE = CORPORA / "tinyshakespeare.txt"
+
+
+@pytest.mark.skipif(not SHAKESPEARE.exists(), reason=f"real corpora not found under {CORPORA}")
+def test_train_unigram_writes_sentencepiece_model(tmp_path: Path) -> None:
+    spm = pytest.importorskip("sentencepiece")
+    text = SHAKESPEARE.read_text(encoding="utf-8")[:200_000]
+    corpus = tmp_path / "c.txt"
+    corpus.write_text(text[: text.rfind("\n") + 1], encoding="utf-8")
+    out = tmp_path / "u.model"
+    r = CliRunner().invoke(cli, ["train", "unigram", str(corpus), "--vocab-size", "1000",
+                                 "--character-coverage", "1.0", "-o", str(out), "-q"])
+    assert r.exit_code == 0, r.output
+    spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(tmp_path / "s"), vocab_size=1000,
+                                   model_type="unigram", character_coverage=1.0, minloglevel=2)
+    ours = spm.SentencePieceProcessor(model_file=str(out))
+    theirs = spm.SentencePieceProcessor(model_file=str(tmp_path / "s.model"))
+    assert [(ours.id_to_piece(i), ours.get_score(i)) for i in range(1000)] == \
+        [(theirs.id_to_piece(i), theirs.get_score(i)) for i in range(1000)]
+    lines = text.splitlines()[:500]
+    assert ours.encode(lines) == theirs.encode(lines)
+
+
+def test_train_unigram_option_errors(tmp_path: Path) -> None:
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("the cat sat on the mat\n" * 20, encoding="utf-8")
+    runner = CliRunner()
+    r = runner.invoke(cli, ["train", "unigram", str(corpus), "-o", str(tmp_path / "x.json")])
+    assert r.exit_code == 2 and ".model" in r.output
+    r = runner.invoke(cli, ["train", "bpe", str(corpus), "--shrinking-factor", "0.5", "-o", str(tmp_path / "x.json")])
+    assert r.exit_code == 2 and "unigram only" in r.output
+    r = runner.invoke(cli, ["train", "unigram", str(corpus), "--vocab-size", "5000", "-o", str(tmp_path / "x.model")])
+    assert r.exit_code == 1 and "Vocabulary size too high" in r.output
+    r = runner.invoke(cli, ["train", "unigram", str(corpus), "--character-coverage", "1.5", "-o", str(tmp_path / "x.model")])
+    assert r.exit_code != 0 and "character_coverage" in r.output.replace("-", "_")
