@@ -200,10 +200,11 @@ def cli(debug: bool) -> None:
 
 def _register() -> None:
     from cli.codec import decode_command, encode_command
+    from cli.convert import convert_command
     from cli.inspect_tokenizer import inspect_command
     from cli.train import train_command
 
-    for command in (train_command, encode_command, decode_command, inspect_command):
+    for command in (train_command, encode_command, decode_command, inspect_command, convert_command):
         cli.add_command(command)
 
 

@@ -258,3 +258,51 @@ def test_written_nmt_nfkc_model_normalizes_and_encodes_in_sentencepiece_as_ours(
     plain = [t for t in texts if _composes_per_char(t)]
     assert [ours.normalize(t) for t in plain] == [theirs.normalize(t) for t in plain]
     assert reference.normalizer_spec["name"] == "nmt_nfkc"
+
+
+# ==== subword convert ====
+
+
+def test_convert_spm_bpe_model_to_tokenizer_json_encodes_like_sentencepiece(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+    from tokenizers import Tokenizer as HfTokenizer
+
+    from cli.main import cli
+
+    lines = _lines(2000) + _multilingual()[:800]
+    _spm_train(tmp_path, lines, model_type="bpe", vocab_size=2000, byte_fallback=True)
+    src = sorted(tmp_path.glob("spm_*.model"))[-1]
+    out = tmp_path / "tok.json"
+    result = CliRunner().invoke(cli, ["convert", str(src), str(out)])
+    assert result.exit_code == 0, result.output
+    hf = HfTokenizer.from_file(str(out))
+    sp = spm.SentencePieceProcessor(model_file=str(src))
+    texts = [t.rstrip("\n") for t in corpus_lines("tinyshakespeare.txt", 3000)[-500:]] + _multilingual()[800:] + TRICKY
+    differ = [t for t in texts if hf.encode(t, add_special_tokens=False).ids != sp.encode(t)]
+    # HF's Precompiled normalizer looks up whole grapheme clusters; sentencepiece matches longest keys
+    # left to right: they differ only on characters followed by combining marks (documented).
+    assert all(not _composes_per_char(t) for t in differ), differ
+    assert len(differ) <= 2
+    back = tmp_path / "back.model"
+    assert CliRunner().invoke(cli, ["convert", str(out), str(back)]).exit_code == 0
+    assert back.read_bytes() == src.read_bytes()
+
+
+def test_convert_refuses_what_is_not_exact(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from cli.main import cli
+
+    _spm_train(tmp_path, _lines(400), model_type="unigram", vocab_size=300)
+    uni = sorted(tmp_path.glob("spm_*.model"))[-1]
+    result = CliRunner().invoke(cli, ["convert", str(uni), str(tmp_path / "u.json")])
+    assert result.exit_code == 1 and "float64" in result.output
+    byte_level = tmp_path / "bl.json"
+    byte_level.write_text(json.dumps({"model": {"type": "BPE", "vocab": {}, "merges": []},
+                                      "pre_tokenizer": {"type": "ByteLevel"}}), encoding="utf-8")
+    result = CliRunner().invoke(cli, ["convert", str(byte_level), str(tmp_path / "bl.model")])
+    assert result.exit_code == 1 and "byte-level BPE cannot be a SentencePiece model" in result.output
+    broken = tmp_path / "broken.model"
+    broken.write_bytes(uni.read_bytes()[:100])
+    result = CliRunner().invoke(cli, ["convert", str(broken), str(tmp_path / "x.json")])
+    assert result.exit_code == 1 and "truncated" in result.output

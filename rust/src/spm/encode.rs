@@ -248,7 +248,13 @@ impl SpmBpeModel {
     /// Batch encode in parallel.
     pub fn encode_batch(&self, texts: &[String]) -> Vec<Vec<u32>> {
         use rayon::prelude::*;
-        texts.par_iter().map(|t| self.encode(t)).collect()
+        if texts.len() < 64 || !crate::tokenizer::parallel_allowed() {
+            return texts.iter().map(|t| self.encode(t)).collect();
+        }
+        // chunks amortise rayon's per-task cost and keep each thread on its own warm word cache
+        let chunks: Vec<Vec<Vec<u32>>> =
+            texts.par_chunks(512).map(|c| c.iter().map(|t| self.encode(t)).collect()).collect();
+        chunks.into_iter().flatten().collect()
     }
 }
 
