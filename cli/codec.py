@@ -138,14 +138,35 @@ Examples:
 @click.option("--add-special/--no-add-special", default=True, help="Let the post-processor add its special tokens.")
 @_stream_option
 @_errors_option
+@click.option("--sample", is_flag=True, help="Unigram .model: sample a segmentation (subword regularisation).")
+@click.option("--alpha", type=float, default=0.1, show_default=True,
+              help="With --sample: inverse temperature; p(segmentation) ∝ exp(alpha * score).")
+@click.option("--nbest-size", type=int, default=-1, show_default=True,
+              help="With --sample: -1 samples from all segmentations exactly; 0/1 is Viterbi; N samples among the N best.")
+@click.option("--seed", type=int, default=0, show_default=True, help="With --sample: line k uses seed + k.")
+@click.option("--nbest", type=click.IntRange(min=1), metavar="N",
+              help="Unigram .model: the N best segmentations of each line (tab-separated; JSON with scores).")
 def encode_command(
     tokenizer_path: Path, source: str, output_format: str, byte_offsets: bool, add_special: bool, stream: bool,
-    encoding_errors: str,
+    encoding_errors: str, sample: bool = False, alpha: float = 0.1, nbest_size: int = -1, seed: int = 0,
+    nbest: int | None = None,
 ) -> None:
     """Encode text, one line of FILE (or stdin) to one line of output.
 
-    The line ending is not part of the text encoded.
+    The line ending is not part of the text encoded. A SentencePiece Unigram .model gives the ids
+    sentencepiece gives, and supports --nbest and --sample.
     """
+    from cli.unigram_encode import encode_lines, is_unigram_model
+
+    if is_unigram_model(tokenizer_path):
+        if sample and nbest is not None:
+            raise click.UsageError("--sample and --nbest exclude each other")
+        encode_lines(tokenizer_path, _input_lines(source, encoding_errors), sys.stdout, output_format=output_format,
+                     nbest=nbest, sample=sample, alpha=alpha, nbest_size=nbest_size, seed=seed,
+                     stream=stream or _interactive(source))
+        return
+    if sample or nbest is not None:
+        raise click.UsageError("--sample and --nbest need a Unigram model (a SentencePiece .model file)")
     tok = load_tokenizer(tokenizer_path)
     out = sys.stdout
     stream = stream or _interactive(source)

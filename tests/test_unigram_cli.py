@@ -45,3 +45,31 @@ def test_train_unigram_option_errors(tmp_path: Path) -> None:
     assert r.exit_code == 1 and "Vocabulary size too high" in r.output
     r = runner.invoke(cli, ["train", "unigram", str(corpus), "--character-coverage", "1.5", "-o", str(tmp_path / "x.model")])
     assert r.exit_code != 0 and "character_coverage" in r.output.replace("-", "_")
+
+
+@pytest.mark.skipif(not SHAKESPEARE.exists(), reason=f"real corpora not found under {CORPORA}")
+def test_encode_unigram_model_viterbi_nbest_sample(tmp_path: Path) -> None:
+    spm = pytest.importorskip("sentencepiece")
+    corpus = tmp_path / "c.txt"
+    text = SHAKESPEARE.read_text(encoding="utf-8")[:100_000]
+    corpus.write_text(text[: text.rfind("\n") + 1], encoding="utf-8")
+    spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(tmp_path / "s"), vocab_size=500,
+                                   model_type="unigram", minloglevel=2)
+    model = tmp_path / "s.model"
+    sp = spm.SentencePieceProcessor(model_file=str(model))
+    text = "the cat sat on 12 mats\nthe dog\n"
+    runner = CliRunner()
+    r = runner.invoke(cli, ["encode", "-t", str(model)], input=text)
+    assert r.exit_code == 0, r.output
+    assert [list(map(int, ln.split())) for ln in r.output.splitlines()] == sp.encode(text.splitlines())
+    r = runner.invoke(cli, ["encode", "-t", str(model), "--nbest", "4", "--format", "json"], input="the cat\n")
+    import json
+    rows = json.loads(r.output)
+    assert len(rows) == 4 and rows[0]["ids"] == sp.encode("the cat")
+    assert [x["score"] for x in rows] == sorted((x["score"] for x in rows), reverse=True)
+    args = ["encode", "-t", str(model), "--sample", "--alpha", "0.1", "--nbest-size", "-1", "--seed", "5"]
+    a = runner.invoke(cli, args, input="the cat sat on the mat\n" * 20).output
+    b = runner.invoke(cli, args, input="the cat sat on the mat\n" * 20).output
+    assert a == b and len(set(a.splitlines())) > 1  # reproducible, and really sampled
+    r = runner.invoke(cli, ["encode", "-t", str(model), "--sample", "--nbest", "2"], input="x\n")
+    assert r.exit_code == 2
