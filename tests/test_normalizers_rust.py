@@ -31,6 +31,10 @@ SPECS = {
     "StripAccents": [{"type": "StripAccents"}],
     "bert-like": [{"type": "NFD"}, {"type": "StripAccents"}, {"type": "Lowercase"}],
     "nfkc-lower": [{"type": "NFKC"}, {"type": "Lowercase"}],
+    "BertNormalizer": [{"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
+                        "strip_accents": None, "lowercase": True}],
+    "BertNormalizer-cased": [{"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
+                              "strip_accents": True, "lowercase": False}],
 }
 
 EXTRA = [
@@ -75,7 +79,7 @@ def test_text_and_alignment_match_hf(name: str) -> None:
         assert our_align == hf_align, repr(text)
 
 
-@pytest.mark.parametrize("name", ["NFC", "NFKD", "bert-like", "nfkc-lower"])
+@pytest.mark.parametrize("name", ["NFC", "NFKD", "bert-like", "nfkc-lower", "BertNormalizer"])
 @settings(max_examples=int(os.environ.get("SUBWORD_MAX_EXAMPLES", "150")), deadline=None)
 @given(text=MIXED_TEXT)
 def test_generated_text_matches_hf(name: str, text: str) -> None:
@@ -90,5 +94,5 @@ def test_generated_text_matches_hf(name: str, text: str) -> None:
 
 
 def test_unsupported_normalizer_is_named() -> None:
-    with pytest.raises(ValueError, match="normalizer.*BertNormalizer"):
-        _core.Normalizer('{"type": "BertNormalizer"}')
+    with pytest.raises(ValueError, match="normalizer.*NoSuchNormalizer"):
+        _core.Normalizer('{"type": "NoSuchNormalizer"}')
