@@ -369,6 +369,8 @@ class WordPieceTrainer(BpeTrainer):
     ValueError: WordPieceTrainer.criterion must be 'likelihood' or 'frequency', got 'best'
     """
 
+    min_frequency: int = field(default=0, metadata=_help(
+        "frequency: stop at the first pair occurring fewer times (HF); likelihood: never merge such a pair."))
     special_tokens: list[str] = field(default_factory=lambda: list(BERT_SPECIAL_TOKENS), metadata=_help(
         "A special token (repeatable): ids 0.. in the order given, never split. Default: BERT's five."))
     max_token_length: int | None = field(default=None, metadata=_help(

@@ -318,3 +318,16 @@ def test_cli_encode_and_inspect_a_file_hf_wrote(tmp_path):
     assert r.output.split()[:5] == ["101", "7592", "2088", "999", "102"]
     r = runner.invoke(cli, ["inspect", "-t", str(path)])
     assert r.exit_code == 0 and "30522" in r.output.replace(",", ""), r.output
+
+
+def test_can_pickle_trainer_model_and_tokenizer():
+    import pickle
+
+    trainer = WordPieceTrainer(vocab_size=300, criterion="frequency")
+    assert pickle.loads(pickle.dumps(trainer)) == trainer
+    tok = train_wordpiece(["the cat sat on the mat\n", "a dog\n"] * 3, WordPieceTrainer(vocab_size=60))
+    assert pickle.loads(pickle.dumps(tok.model)) == tok.model
+    clone = pickle.loads(pickle.dumps(tok))
+    assert clone.encode("the cat", pair="a dog").ids == tok.encode("the cat", pair="a dog").ids
+    core = tok._native()
+    assert pickle.loads(pickle.dumps(core)).encode_batch_ids(["the mat"], True) == core.encode_batch_ids(["the mat"], True)
