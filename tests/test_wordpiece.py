@@ -46,7 +46,7 @@ def test_rust_equals_reference_on_random_corpora(criterion):
         words = _random_corpus(rng)
         kw = dict(vocab_size=rng.randint(1, 40), criterion=criterion, special_tokens=["[UNK]"][: rng.randint(0, 1)],
                   min_frequency=rng.choice([0, 0, 2, 5]), max_token_length=rng.choice([None, None, 2, 3, 4]),
-                  limit_alphabet=rng.choice([None, None, 2]))
+                  limit_alphabet=rng.choice([None, None, 2]), initial_alphabet=rng.choice([[], [], ["z"], ["b", "q"]]))
         if "#" in "".join(words) and kw["max_token_length"] is not None:
             kw["max_token_length"] = None  # HF #2320 territory for the frequency criterion (see bpe tests)
         assert _rust(words, **kw) == ref.train_wordpiece(words, **kw), (case, words, kw)
