@@ -31,7 +31,7 @@ from typing import Literal
 from subword.formats.spm import MODEL_TYPES, SpmModelFile
 from subword.spm import SpmOptions, _select
 
-__all__ = ["UnigramTrainer", "train_unigram", "UnigramEncoder"]
+__all__ = ["UnigramTrainer", "train_unigram", "UnigramEncoder", "metaspace_words", "train_unigram_hf", "HfUnigramEncoder"]
 
 log = logging.getLogger(__name__)
 
@@ -254,3 +254,135 @@ class UnigramEncoder:
     def pieces(self) -> list[str]:
         """The piece strings in id order."""
         return list(self._pieces)
+
+
+# ==== HF-compatible Unigram (compat="hf") and tokenizer.json ====
+
+WS = "\u2581"
+
+
+def metaspace_words(text: str) -> list[tuple[str, tuple[int, int]]]:
+    """HF ``Metaspace(prepend_scheme="always", split=True)``: spaces become ``▁``, a ``▁`` is
+    prepended, and the text splits before every ``▁``; offsets are character spans of ``text``.
+
+    >>> metaspace_words(" hello  world")
+    [('▁hello', (0, 6)), ('▁', (6, 7)), ('▁world', (7, 13))]
+    >>> metaspace_words("hi")
+    [('▁hi', (0, 2))]
+    """
+    if not text:
+        return []
+    mapped = text.replace(" ", WS)
+    shift = 0
+    if not mapped.startswith(WS):
+        mapped, shift = WS + mapped, 1
+    starts = [i for i, ch in enumerate(mapped) if ch == WS] or [0]
+    if starts[0] != 0:
+        starts.insert(0, 0)
+    out = []
+    for k, a in enumerate(starts):
+        b = starts[k + 1] if k + 1 < len(starts) else len(mapped)
+        out.append((mapped[a:b], (max(0, a - shift), b - shift)))
+    return out
+
+
+def train_unigram_hf(
+    lines: Iterable[str],
+    *,
+    vocab_size: int = 8000,
+    unk_token: str = "<unk>",
+    special_tokens: Sequence[str] = ("<unk>",),
+    shrinking_factor: float = 0.75,
+    n_sub_iterations: int = 2,
+    max_piece_length: int = 16,
+    seed_size: int = 1_000_000,
+    engine: Literal["rust", "reference"] = "rust",
+) -> dict:
+    """Trains as HF's ``UnigramTrainer`` does on Metaspace words; returns an HF ``tokenizer.json`` dict.
+
+    The piece set equals HF's (tests compare them); HF places the required characters missing from
+    the model in hash order, we in (count desc, code point asc) order, so a few of their scores differ
+    by multiples of 1e-4.
+
+    >>> tok = train_unigram_hf(["the cat sat on the mat"] * 10, vocab_size=20)
+    >>> tok["model"]["type"], tok["model"]["vocab"][0]
+    ('Unigram', ['<unk>', 0.0])
+    """
+    from collections import Counter
+
+    from subword import _core
+
+    specials = list(dict.fromkeys(special_tokens))
+    if unk_token not in specials:
+        specials.insert(0, unk_token)
+    words: Counter[str] = Counter()
+    for line in lines:
+        if not isinstance(line, str):
+            raise TypeError(f"lines must be str, got {type(line).__name__}")
+        for w, _ in metaspace_words(line.rstrip("\r\n")):
+            words[w] += 1
+    if not words:
+        raise ValueError("no training text (every line is empty)")
+    chars: Counter[str] = Counter()
+    for w, c in words.items():
+        for ch in w:
+            chars[ch] += c
+    req = sorted(chars.items(), key=lambda x: (-x[1], x[0]))
+    wl = sorted(words.items())
+    kw = dict(vocab_size=vocab_size, meta_pieces=len(specials), compat="hf", shrinking_factor=shrinking_factor,
+              num_sub_iterations=n_sub_iterations, max_piece_length=max_piece_length, seed_size=seed_size)
+    if engine == "reference":
+        from subword.reference.unigram import train_unigram as ref_train
+        pieces = ref_train([], wl, req, **kw)
+    else:
+        pieces = _core.train_unigram([], wl, req, **kw)
+    vocab = [[t, 0.0] for t in specials] + [[p, s] for p, s in pieces if p not in specials]
+    meta = {"type": "Metaspace", "replacement": WS, "prepend_scheme": "always", "split": True}
+    return {
+        "version": "1.0", "truncation": None, "padding": None,
+        "added_tokens": [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+                          "normalized": False, "special": True} for i, t in enumerate(specials)],
+        "normalizer": None, "pre_tokenizer": meta, "post_processor": None, "decoder": dict(meta),
+        "model": {"type": "Unigram", "unk_id": specials.index(unk_token), "vocab": vocab, "byte_fallback": False},
+    }
+
+
+class HfUnigramEncoder:
+    """Encodes like HF ``tokenizers`` with a Unigram ``tokenizer.json`` (Metaspace words, float64 Viterbi):
+    the same ids, and character offsets into the original text.
+
+    Raises:
+        ValueError: the JSON is not a Unigram model with a Metaspace (or no) pre-tokenizer and no normalizer.
+    """
+
+    def __init__(self, tokenizer_json: dict) -> None:
+        from subword import _core
+
+        model = tokenizer_json.get("model", {})
+        if model.get("type") != "Unigram":
+            raise ValueError(f"not a Unigram model: {model.get('type')!r}")
+        if tokenizer_json.get("normalizer") is not None:
+            raise ValueError("only tokenizer.json files without a normalizer are supported here")
+        pre = tokenizer_json.get("pre_tokenizer") or {}
+        if pre.get("type") != "Metaspace" or pre.get("prepend_scheme", "always") != "always" or not pre.get("split", True):
+            raise ValueError("only the Metaspace(prepend_scheme='always', split=True) pre-tokenizer is supported here")
+        self.vocab = [p for p, _ in model["vocab"]]
+        self._core = _core.UnigramModel([(p, float(s)) for p, s in model["vocab"]], None, model.get("unk_id"),
+                                        bool(model.get("byte_fallback", False)), "hf")
+
+    def encode(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+        """Ids and character offsets of ``text``.
+
+        >>> enc = HfUnigramEncoder(train_unigram_hf(["ab ab"] * 5, vocab_size=8))
+        >>> enc.encode("ab")
+        ([3, 1, 2], [(0, 1), (0, 1), (1, 2)])
+        """
+        ids: list[int] = []
+        offsets: list[tuple[int, int]] = []
+        for word, (start, end) in metaspace_words(text):
+            shift = 1 if end - start < len(word) else 0  # the prepended "▁" has no source character
+            wids, woffs = self._core.encode(word)
+            ids += wids
+            # HF aligns the prepended "▁" with the first character of the text
+            offsets += [(start + max(a - shift, 0), start + (b - shift if b > shift else b)) for a, b in woffs]
+        return ids, offsets

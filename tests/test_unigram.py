@@ -289,3 +289,26 @@ def test_progress_callback_can_abort() -> None:
 
     with pytest.raises(KeyboardInterrupt):
         _core.train_unigram(sents, words, req, vocab_size=20, progress=stop)
+
+
+# ==== HF tokenizer.json (compat="hf") ====
+
+
+@needs_corpora
+def test_hf_tokenizer_json_loads_in_hf_with_same_ids_and_offsets() -> None:
+    tk = pytest.importorskip("tokenizers")
+    from subword.unigram import HfUnigramEncoder, train_unigram_hf
+
+    lines = _lines(SHAKESPEARE, 150_000)
+    data = train_unigram_hf(lines, vocab_size=800)
+    hf_trained = tk.Tokenizer(tk.models.Unigram())
+    hf_trained.pre_tokenizer = tk.pre_tokenizers.Metaspace()
+    hf_trained.train_from_iterator(lines, tk.trainers.UnigramTrainer(vocab_size=800, unk_token="<unk>",
+                                                                    special_tokens=["<unk>"], show_progress=False))
+    assert {p for p, _ in data["model"]["vocab"]} == set(hf_trained.get_vocab())
+    hf = tk.Tokenizer.from_str(json.dumps(data))
+    ours = HfUnigramEncoder(data)
+    held = _lines(SHAKESPEARE, 60_000, skip_bytes=600_000) + [" two  spaces ", "ünïcödé ☃ x", ""]
+    for line in held:
+        e = hf.encode(line)
+        assert ours.encode(line) == (e.ids, e.offsets), line
