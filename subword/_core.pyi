@@ -170,3 +170,49 @@ class SpmBpeEncoder:
     def encode(self, text: str) -> list[int]: ...
     def encode_batch(self, texts: list[str]) -> list[list[int]]: ...
     def normalize(self, text: str) -> str: ...
+
+# ==== Unigram (rust/src/py/unigram.rs) ====
+
+class UnigramModel:
+    def __init__(
+        self,
+        pieces: list[tuple[str, float]],
+        kinds: list[int] | None = None,
+        unk_id: int | None = None,
+        byte_fallback: bool = False,
+        compat: str = "spm",
+    ) -> None: ...
+    def encode(self, text: str) -> tuple[list[int], list[tuple[int, int]]]: ...
+    def encode_batch_ids(self, texts: list[str]) -> list[list[int]]: ...
+    def nbest(self, text: str, n: int) -> list[tuple[list[int], float]]: ...
+    def sample(
+        self, text: str, alpha: float, nbest_size: int = -1, seed: int = 0, count: int = 1
+    ) -> list[tuple[list[int], list[tuple[int, int]]]]: ...
+    def __len__(self) -> int: ...
+
+def train_unigram(
+    sentences: list[tuple[str, int]],
+    words: list[tuple[str, int]],
+    required_chars: list[tuple[str, int]],
+    *,
+    vocab_size: int,
+    meta_pieces: int = 3,
+    compat: str = "spm",
+    shrinking_factor: float = 0.75,
+    num_sub_iterations: int = 2,
+    max_piece_length: int = 16,
+    seed_size: int = 1000000,
+    num_threads: int = 16,
+    split_by_whitespace: bool = True,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> list[tuple[str, float]]: ...
+def train_unigram_spm(
+    lines: list[str],
+    spec_json: str,
+    *,
+    shrinking_factor: float = 0.75,
+    num_sub_iterations: int = 2,
+    seed_sentencepiece_size: int = 1000000,
+    num_threads: int = 16,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> tuple[list[tuple[str, float, int]], dict[str, int]]: ...
