@@ -312,3 +312,40 @@ def test_hf_tokenizer_json_loads_in_hf_with_same_ids_and_offsets() -> None:
     for line in held:
         e = hf.encode(line)
         assert ours.encode(line) == (e.ids, e.offsets), line
+
+
+# ==== subword.unigram front ====
+
+
+@needs_corpora
+def test_front_rust_and_reference_engines_agree_with_default_options() -> None:
+    from subword.unigram import UnigramTrainer, train_unigram
+
+    lines = _lines(SHAKESPEARE, 40_000)
+    a = train_unigram(lines, UnigramTrainer(vocab_size=400, engine="rust"))
+    b = train_unigram(lines, UnigramTrainer(vocab_size=400, engine="reference"))
+    assert a.pieces == b.pieces and len(a.pieces) == 400
+
+
+def test_front_bad_input(caplog: pytest.LogCaptureFixture) -> None:
+    from subword.unigram import UnigramTrainer, UnigramEncoder, train_unigram
+
+    opts = dict(normalization_rule_name="identity", hard_vocab_limit=False)
+    with caplog.at_level("WARNING"):
+        m = train_unigram(["ab ba " * 10, "x" * 5000], UnigramTrainer(vocab_size=10, **opts))
+    assert "longer than max_sentence_length" in caplog.text
+    assert "x" not in {p for p, _, _ in m.pieces}
+    with pytest.raises(ValueError, match="no lines"):
+        train_unigram([], UnigramTrainer(vocab_size=10, **opts))
+    with pytest.raises(ValueError, match="no usable line"):
+        train_unigram(["", "  "], UnigramTrainer(vocab_size=10, **opts))
+    with pytest.raises(TypeError, match="lines\\[1\\]"):
+        train_unigram(["ab", 3], UnigramTrainer(vocab_size=10, **opts))  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="character_coverage"):
+        UnigramTrainer(character_coverage=0.0)
+    with pytest.raises(ValueError, match="num_threads"):
+        UnigramTrainer(num_threads=0)
+    enc = UnigramEncoder(m)
+    with pytest.raises(ValueError, match="alpha"):
+        enc.sample("ab", alpha=-0.5)
+    assert enc.decode(enc.encode("ab ba")) == "ab ba"
