@@ -19,7 +19,7 @@ from subword.formats.spm import SpmFormatError, SpmModelFile, read_model, write_
 from subword.spm import SpmBpeTrainer, train_spm_bpe
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _unicode_samples import TRICKY, corpus_lines  # noqa: E402
+from _unicode_samples import TRICKY, corpus_lines
 
 spm = pytest.importorskip("sentencepiece")
 

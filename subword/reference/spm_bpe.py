@@ -24,12 +24,12 @@ def train(lines: list[str], trainer: Any) -> tuple[list[tuple[str, float, int]],
     >>> from subword.spm import SpmBpeTrainer
     >>> pieces, _ = train(["aa aa"], SpmBpeTrainer(vocab_size=6, normalization_rule_name="identity"))
     >>> [p for p, _, _ in pieces]
-    ['<unk>', '<s>', '</s>', '▁a', '▁aa', 'a']
+    ['<unk>', '<s>', '</s>', 'aa', 'a', '▁']
     """
     from subword import _core
 
     spec = trainer.spec_json()
-    sentences, required, meta, stats = _core.spm_prepare(lines, spec)
+    _, required, meta, stats = _core.spm_prepare(lines, spec)
     words = _core.spm_words(lines, spec)
     target = trainer.vocab_size - len(meta) - len(required)
 

@@ -330,9 +330,20 @@ impl SpmNormalizer {
         if let Some(m) = &self.charsmap {
             return m.apply(text);
         }
+        // Fast path: printable ASCII (and spaces) is unchanged by NFKC and the NMT rules.
+        if self.normalization == Normalization::Identity
+            || text.bytes().all(|b| (0x20..0x7F).contains(&b))
+        {
+            return text.to_string();
+        }
+        let quick_yes = || {
+            unicode_normalization::is_nfkc_quick(text.chars()) == unicode_normalization::IsNormalized::Yes
+        };
         match self.normalization {
             Normalization::Identity => text.to_string(),
+            Normalization::Nfkc if quick_yes() => text.to_string(),
             Normalization::Nfkc => text.nfkc().collect(),
+            Normalization::NmtNfkc if quick_yes() && text.chars().all(|c| nmt_map(c) == Some(c)) => text.to_string(),
             Normalization::NmtNfkc => {
                 // U+FF5E (fullwidth tilde) is kept as it is by SentencePiece's nmt_nfkc table.
                 let mapped: String = text.chars().filter_map(nmt_map).collect();
@@ -632,13 +643,23 @@ pub fn prepare<S: AsRef<str> + Sync>(lines: &[S], spec: &SpmSpec) -> Result<SpmC
         }
     }
     let mut all: u64 = 0;
+    let mut ascii = [0u64; 128];
     for (s, f) in &sentences {
         for c in s.chars() {
             if c == '\0' {
                 continue;
             }
-            counts.entry(c).or_insert((false, 0)).1 += f;
+            if (c as u32) < 128 {
+                ascii[c as usize] += f;
+            } else {
+                counts.entry(c).or_insert((false, 0)).1 += f;
+            }
             all += f;
+        }
+    }
+    for (b, &n) in ascii.iter().enumerate() {
+        if n > 0 {
+            counts.entry(b as u8 as char).or_insert((false, 0)).1 += n;
         }
     }
     let mut sorted: Vec<(char, bool, u64)> = counts.iter().map(|(&c, &(r, n))| (c, r, n)).collect();
@@ -657,9 +678,14 @@ pub fn prepare<S: AsRef<str> + Sync>(lines: &[S], spec: &SpmSpec) -> Result<SpmC
         required.insert(c, n);
         corpus.required_chars.push((c, n));
     }
+    let mut ascii_ok = [false; 128];
+    for (b, ok) in ascii_ok.iter_mut().enumerate() {
+        *ok = required.contains_key(&(b as u8 as char));
+    }
+    let kept = |c: char| if (c as u32) < 128 { ascii_ok[c as usize] } else { required.contains_key(&c) };
     for (s, _) in sentences.iter_mut() {
-        if s.chars().any(|c| !required.contains_key(&c)) {
-            *s = s.chars().map(|c| if required.contains_key(&c) { c } else { UNK_CHAR }).collect();
+        if s.chars().any(|c| !kept(c)) {
+            *s = s.chars().map(|c| if kept(c) { c } else { UNK_CHAR }).collect();
         }
     }
     if corpus.required_chars.len() + meta.len() > spec.vocab_size {
