@@ -338,3 +338,18 @@ def test_shipped_file_with_padding_and_truncation_matches_hf():
         assert (a.ids, a.attention_mask) == (b.ids, b.attention_mask)
     a, b = hf.encode(lines[0], lines[1]), ours.encode(lines[0], pair=lines[1])
     assert _same(a, b)
+
+
+@pytest.mark.parametrize("options", [{}, {"lowercase": False, "strip_accents": True}, {"clean_text": False}])
+def test_rust_fast_path_equals_aligned_path(options):
+    """normalize_str (per-run fast paths) and normalize_with_alignment (stage by stage) give the same text on
+    random mixes of marks, starters, CJK and the four non-starter decompositions (U+0344, U+0F73, ...)."""
+    import random
+
+    rust = BertNormalizer(**options).native()
+    rng = random.Random(11)
+    pool = [chr(c) for c in range(0x80, 0x3000) if unicodedata.category(chr(c)) != "Cn"]
+    pool += ["\u0f73", "\u0f75", "\u0f81", "\u0344", "a", "E", " ", "\t", "\x00", "\u4e2d", "\U0002b920"]
+    for _ in range(20000):
+        text = "".join(rng.choice(pool) for _ in range(rng.randint(1, 6)))
+        assert rust.normalize_str(text) == rust.normalize_with_alignment(text)[0], repr(text)

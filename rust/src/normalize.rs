@@ -415,6 +415,49 @@ impl Normalizer {
             out.push_str(s);
             return;
         };
+        let strip = strip_accents.unwrap_or(*lowercase);
+        // Fast path: no combining mark standing on its own and none of the four chars whose
+        // decomposition starts with a non-starter (U+0344, U+0F73, U+0F75, U+0F81), so NFD needs no
+        // reordering across chars and each char can be decomposed, filtered and lowercased as it comes.
+        if !s
+            .chars()
+            .any(|c| canonical_combining_class(c) != 0 || matches!(c, '\u{f73}' | '\u{f75}' | '\u{f81}'))
+        {
+            let mut push = |d: char, out: &mut String| {
+                if strip && get_general_category(d) == Gc::NonspacingMark {
+                    return;
+                }
+                if *lowercase {
+                    out.extend(d.to_lowercase());
+                } else {
+                    out.push(d);
+                }
+            };
+            for c in s.chars() {
+                if *clean_text {
+                    if is_bert_removed(c) {
+                        continue;
+                    }
+                    if is_bert_whitespace(c) {
+                        out.push(' ');
+                        continue;
+                    }
+                }
+                let cjk = *handle_chinese_chars && is_chinese_char(c);
+                if cjk {
+                    out.push(' ');
+                }
+                if strip {
+                    decompose_canonical(c, |d| push(d, out));
+                } else {
+                    push(c, out);
+                }
+                if cjk {
+                    out.push(' ');
+                }
+            }
+            return;
+        }
         let mut cur = String::with_capacity(s.len() + 8);
         for c in s.chars() {
             if *clean_text {
@@ -434,7 +477,7 @@ impl Normalizer {
                 cur.push(c);
             }
         }
-        if strip_accents.unwrap_or(*lowercase) && !cur.is_ascii() {
+        if strip && !cur.is_ascii() {
             cur = cur.nfd().filter(|&c| get_general_category(c) != Gc::NonspacingMark).collect();
         }
         if *lowercase {
