@@ -381,13 +381,13 @@ class WordPieceTrainer(BpeTrainer):
     unk_token: str | None = field(default="[UNK]", metadata=_help(
         "The model's unknown token (a word it cannot spell becomes this token); must be a special token."))
     criterion: Literal["likelihood", "frequency"] = field(default="likelihood", metadata=_help(
-        "likelihood: merge the pair maximising count(ab)/(count(a)count(b)) (WordPiece); frequency: the most "
+        "wordpiece: likelihood merges the pair maximising count(ab)/(count(a)count(b)); frequency: the most "
         "frequent pair (HF's WordPieceTrainer)."))
-    lowercase: bool = field(default=True, metadata=_help("BERT normalizer: lowercase the text (uncased model)."))
+    lowercase: bool = field(default=True, metadata=_help("wordpiece: the BERT normalizer lowercases (uncased model)."))
     strip_accents: bool | None = field(default=None, metadata=_help(
         "BERT normalizer: strip accents (default: when lowercasing)."))
     max_input_chars_per_word: int = field(default=100, metadata=_help(
-        "Encoding: longer words become the unk token."))
+        "wordpiece: when encoding, longer words become the unk token."))
 
     def validate(self) -> None:
         """Check every option (BPE's checks plus WordPiece's)."""
