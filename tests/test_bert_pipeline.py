@@ -37,9 +37,7 @@ from subword.trainers import BERT_SPECIAL_TOKENS, bert_pipeline
 
 tokenizers = pytest.importorskip("tokenizers")
 
-CORPORA = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpora"
-if not CORPORA.exists():
-    CORPORA = Path("/work/shared/corpora")
+from _unicode_samples import CORPORA  # ../shared/corpora; tests that need it skip when it is absent
 
 
 def _minilm_dir() -> Path:
