@@ -150,10 +150,10 @@ def quality(lines: list[str], vocab_size: int) -> dict:
         tok = train_wordpiece(train, WordPieceTrainer(vocab_size=vocab_size, criterion=criterion))
         core = tok._native()
 
-        def segment(words: dict[str, int]) -> list[tuple[list[int], int, str]]:
+        def segment(words: dict[str, int], core: object = core) -> list[tuple[list[int], int, str]]:
             keys = list(words)
-            ids = core.encode_batch_ids(keys, False)
-            return [(i, words[w], w) for i, w in zip(ids, keys)]
+            ids = core.encode_batch_ids(keys, False)  # type: ignore[attr-defined]
+            return [(i, words[w], w) for i, w in zip(ids, keys, strict=True)]
 
         counts: dict[int, int] = {}
         for ids, c, _ in segment(train_words):

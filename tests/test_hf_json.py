@@ -135,7 +135,7 @@ def test_hf_rejects_unknown_top_level_keys(tmp_path):
 
 
 def _unsupported_cases():
-    from tokenizers import decoders, models, normalizers, pre_tokenizers, processors
+    from tokenizers import models, normalizers, pre_tokenizers, processors
 
     return [
         ("pre_tokenizer", "Metaspace", lambda d: d.__setitem__("pre_tokenizer", json.loads(pre_tokenizers.Metaspace().__getstate__()))),
