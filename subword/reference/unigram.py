@@ -126,14 +126,18 @@ class Lattice:
             return hi + math.log(math.exp(lo - hi) + 1.0)
 
         alpha, beta = [0.0] * len(nodes), [0.0] * len(nodes)
-        for pos in range(self.n + 1):
+        for pos in range(self.n + 1):  # the chain does not depend on the right node: once per position
+            acc = 0.0
+            for i, j in enumerate(self.end[pos]):
+                acc = lse(acc, r(nodes[j][3] + alpha[j]), i == 0)
             for k in self.begin[pos]:
-                for i, j in enumerate(self.end[pos]):
-                    alpha[k] = lse(alpha[k], r(nodes[j][3] + alpha[j]), i == 0)
+                alpha[k] = acc
         for pos in range(self.n, -1, -1):
+            acc = 0.0
+            for i, k in enumerate(self.begin[pos]):
+                acc = lse(acc, r(nodes[k][3] + beta[k]), i == 0)
             for j in self.end[pos]:
-                for i, k in enumerate(self.begin[pos]):
-                    beta[j] = lse(beta[j], r(nodes[k][3] + beta[k]), i == 0)
+                beta[j] = acc
         z = alpha[1]
         for k in range(2, len(nodes)):
             pid, score = nodes[k][0], nodes[k][3]

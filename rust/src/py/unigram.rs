@@ -51,7 +51,10 @@ impl PyUnigramModel {
         let kinds = match kinds {
             None => None,
             Some(k) => Some(
-                k.into_iter().map(PieceKind::from_proto).collect::<Result<Vec<_>, _>>().map_err(PyValueError::new_err)?,
+                k.into_iter()
+                    .map(PieceKind::from_proto)
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(PyValueError::new_err)?,
             ),
         };
         let inner = UnigramModel::new(pieces, kinds, unk_id, byte_fallback, compat).map_err(PyValueError::new_err)?;
@@ -225,7 +228,11 @@ fn train_unigram_spm<'py>(
                 return Err("no training sentences are left after loading (all lines empty or skipped)".to_string());
             }
             let words = count_words(&corpus, &spec);
-            let input = TrainInput { sentences: corpus.sentences.clone(), words, required_chars: corpus.required_chars.clone() };
+            let input = TrainInput {
+                sentences: corpus.sentences.clone(),
+                words,
+                required_chars: corpus.required_chars.clone(),
+            };
             let cfg = UnigramTrainerConfig {
                 vocab_size: spec.vocab_size,
                 meta_pieces: corpus.meta.len(),

@@ -296,10 +296,7 @@ impl UnigramModel {
                     match self.unk_id {
                         Some(u) => out.push((u, s, e)),
                         None => {
-                            return Err(format!(
-                                "the text {:?} has no piece and the model has no unk id",
-                                &text[s..e]
-                            ))
+                            return Err(format!("the text {:?} has no piece and the model has no unk id", &text[s..e]))
                         }
                     }
                 }
@@ -405,14 +402,8 @@ mod tests {
         // "ab" (-2.5) beats "a"+"b" (-3.0); unk chars fuse
         let m = model(Compat::Spm, false);
         assert_eq!(m.encode("abxy").unwrap(), vec![(3, 0, 2), (0, 2, 4)]);
-        let m2 = UnigramModel::new(
-            vec![("w".into(), -1.0), ("ww".into(), -2.0)],
-            None,
-            None,
-            false,
-            Compat::Hf,
-        )
-        .unwrap();
+        let m2 =
+            UnigramModel::new(vec![("w".into(), -1.0), ("ww".into(), -2.0)], None, None, false, Compat::Hf).unwrap();
         // www: w+ww and ww+w tie at -3; the earliest start of the last piece wins -> w + ww
         assert_eq!(m2.encode("www").unwrap(), vec![(0, 0, 1), (1, 1, 3)]);
     }

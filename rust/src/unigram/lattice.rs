@@ -218,24 +218,27 @@ impl Lattice {
         alpha.resize(n, 0.0);
         beta.clear();
         beta.resize(n, 0.0);
+        // SentencePiece recomputes the same log-sum-exp chain for every node of a position (it does
+        // not depend on that node); we compute it once per position, with the same operations in the
+        // same order, so the result is bit-identical.
         for pos in 0..=self.len {
-            let ends = &self.end_nodes[pos];
+            let mut acc = 0.0f64;
+            for (j, &l) in self.end_nodes[pos].iter().enumerate() {
+                let l = l as usize;
+                acc = log_sum_exp(c, acc, c.r(self.nodes[l].score + alpha[l]), j == 0);
+            }
             for &r in &self.begin_nodes[pos] {
-                let r = r as usize;
-                for (j, &l) in ends.iter().enumerate() {
-                    let l = l as usize;
-                    alpha[r] = log_sum_exp(c, alpha[r], c.r(self.nodes[l].score + alpha[l]), j == 0);
-                }
+                alpha[r as usize] = acc;
             }
         }
         for pos in (0..=self.len).rev() {
-            let begins = &self.begin_nodes[pos];
+            let mut acc = 0.0f64;
+            for (j, &r) in self.begin_nodes[pos].iter().enumerate() {
+                let r = r as usize;
+                acc = log_sum_exp(c, acc, c.r(self.nodes[r].score + beta[r]), j == 0);
+            }
             for &l in &self.end_nodes[pos] {
-                let l = l as usize;
-                for (j, &r) in begins.iter().enumerate() {
-                    let r = r as usize;
-                    beta[l] = log_sum_exp(c, beta[l], c.r(self.nodes[r].score + beta[r]), j == 0);
-                }
+                beta[l as usize] = acc;
             }
         }
         let z = alpha[EOS];

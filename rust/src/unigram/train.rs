@@ -87,8 +87,7 @@ pub fn digamma(mut x: f64) -> f64 {
     let xx = 1.0 / x;
     let xx2 = xx * xx;
     let xx4 = xx2 * xx2;
-    r + x.ln() + (1.0 / 24.0) * xx2 - (7.0 / 960.0) * xx4 + (31.0 / 8064.0) * xx4 * xx2
-        - (127.0 / 30720.0) * xx4 * xx4
+    r + x.ln() + (1.0 / 24.0) * xx2 - (7.0 / 960.0) * xx4 + (31.0 / 8064.0) * xx4 * xx2 - (127.0 / 30720.0) * xx4 * xx4
 }
 
 /// Descending order on scores with NaN last (a total order, so sorting never panics).
@@ -128,7 +127,10 @@ fn add_occurrence(map: &mut AHashMap<String, SubStat>, s: &str, freq: u64, follo
     match map.get_mut(s) {
         Some(st) => merge_stat(st, &SubStat { freq, follower, branching: false, zfreq, zfollower, zbranching: false }),
         None => {
-            map.insert(s.to_string(), SubStat { freq, follower, branching: false, zfreq, zfollower, zbranching: false });
+            map.insert(
+                s.to_string(),
+                SubStat { freq, follower, branching: false, zfreq, zfollower, zbranching: false },
+            );
         }
     }
 }
