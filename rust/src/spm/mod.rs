@@ -642,20 +642,44 @@ pub fn prepare<S: AsRef<str> + Sync>(lines: &[S], spec: &SpmSpec) -> Result<SpmC
             counts.entry(c).or_insert((false, 0)).0 = true;
         }
     }
-    let mut all: u64 = 0;
-    let mut ascii = [0u64; 128];
-    for (s, f) in &sentences {
-        for c in s.chars() {
-            if c == '\0' {
-                continue;
+    // per-thread counts (an array for ASCII, a map for the rest), merged
+    type Counts = (u64, Vec<u64>, AHashMap<char, u64>);
+    let (all, ascii, other): Counts = sentences
+        .par_chunks(4096)
+        .map(|chunk| {
+            let mut all = 0u64;
+            let mut ascii = vec![0u64; 128];
+            let mut other: AHashMap<char, u64> = AHashMap::new();
+            for (s, f) in chunk {
+                for c in s.chars() {
+                    if c == '\0' {
+                        continue;
+                    }
+                    if (c as u32) < 128 {
+                        ascii[c as usize] += f;
+                    } else {
+                        *other.entry(c).or_insert(0) += f;
+                    }
+                    all += f;
+                }
             }
-            if (c as u32) < 128 {
-                ascii[c as usize] += f;
-            } else {
-                counts.entry(c).or_insert((false, 0)).1 += f;
-            }
-            all += f;
-        }
+            (all, ascii, other)
+        })
+        .reduce(
+            || (0, vec![0u64; 128], AHashMap::new()),
+            |mut a, b| {
+                a.0 += b.0;
+                for (x, y) in a.1.iter_mut().zip(b.1) {
+                    *x += y;
+                }
+                for (c, n) in b.2 {
+                    *a.2.entry(c).or_insert(0) += n;
+                }
+                a
+            },
+        );
+    for (c, n) in other {
+        counts.entry(c).or_insert((false, 0)).1 += n;
     }
     for (b, &n) in ascii.iter().enumerate() {
         if n > 0 {
@@ -683,11 +707,11 @@ pub fn prepare<S: AsRef<str> + Sync>(lines: &[S], spec: &SpmSpec) -> Result<SpmC
         *ok = required.contains_key(&(b as u8 as char));
     }
     let kept = |c: char| if (c as u32) < 128 { ascii_ok[c as usize] } else { required.contains_key(&c) };
-    for (s, _) in sentences.iter_mut() {
+    sentences.par_iter_mut().for_each(|(s, _)| {
         if s.chars().any(|c| !kept(c)) {
             *s = s.chars().map(|c| if kept(c) { c } else { UNK_CHAR }).collect();
         }
-    }
+    });
     if corpus.required_chars.len() + meta.len() > spec.vocab_size {
         return Err(format!(
             "vocab_size {} is smaller than the {} required characters plus {} reserved pieces; \
@@ -738,16 +762,30 @@ pub fn split_into_words(text: &str, suffix: bool, allow_ws_only: bool) -> Vec<&s
 
 /// Words with counts, SentencePiece's `Sorted` order (count desc, string asc).
 pub fn count_words(corpus: &SpmCorpus, spec: &SpmSpec) -> Vec<(String, u64)> {
-    let mut counts: AHashMap<&str, u64> = AHashMap::new();
-    for (s, f) in &corpus.sentences {
-        if spec.split_by_whitespace {
-            for w in split_into_words(s, spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces) {
-                *counts.entry(w).or_insert(0) += f;
+    use rayon::prelude::*;
+    let counts: AHashMap<&str, u64> = corpus
+        .sentences
+        .par_chunks(4096)
+        .map(|chunk| {
+            let mut counts: AHashMap<&str, u64> = AHashMap::new();
+            for (s, f) in chunk {
+                if spec.split_by_whitespace {
+                    for w in split_into_words(s, spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces) {
+                        *counts.entry(w).or_insert(0) += f;
+                    }
+                } else {
+                    *counts.entry(s.as_str()).or_insert(0) += f;
+                }
             }
-        } else {
-            *counts.entry(s.as_str()).or_insert(0) += f;
-        }
-    }
+            counts
+        })
+        .reduce(AHashMap::new, |mut a, b| {
+            let (mut a, b) = if a.len() >= b.len() { (a, b) } else { (b, std::mem::take(&mut a)) };
+            for (w, n) in b {
+                *a.entry(w).or_insert(0) += n;
+            }
+            a
+        });
     let mut words: Vec<(String, u64)> = counts.into_iter().map(|(w, f)| (w.to_string(), f)).collect();
     words.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     words
