@@ -383,11 +383,14 @@ class MultiHeadAttention(nn.Module):
         mask: Tensor | None = None,
         *,
         return_weights: bool = False,
+        rows: Tensor | None = None,
     ) -> Tensor | tuple[Tensor, Tensor]:
         """Attend from ``x`` (B, T, C) over ``context`` (B, S, C), default ``x``.
 
         ``mask`` is boolean (True = may attend), broadcastable to (B, nh, T, S);
-        a key-padding mask is ``(B, 1, 1, S)``.
+        a key-padding mask is ``(B, 1, 1, S)``. ``rows``, boolean (B, T), keeps
+        only those queries' outputs, packed as (N, C) in row-major order: the
+        output projection then runs on N rows instead of B * T.
         """
         sparse = self.sparse if context is None else None
         context = x if context is None else context
@@ -405,7 +408,10 @@ class MultiHeadAttention(nn.Module):
         else:
             out = scaled_dot_product_attention(q, k, v, mask, dropout_p=dropout_p, impl=self.impl)
         B, _, T, _ = out.shape
-        out = self.o(out.transpose(1, 2).reshape(B, T, -1))  # (B, T, C)
+        out = out.transpose(1, 2).reshape(B, T, -1)  # (B, T, C)
+        if rows is not None:
+            out = out[rows]  # (N, C)
+        out = self.o(out)  # (B, T, C) or (N, C)
         return (out, weights) if weights is not None else out
 
 
@@ -421,9 +427,11 @@ class BlockSparseAttention(nn.Module):
     * every other query block q attends to the *global columns* 0 and nb-1,
       the *window* q-1, q, q+1, and R *random* blocks (per head).
 
-    The middle blocks' keys and values are gathered into ``(B, nh, nb-2, 5+R, b, hs)``
-    tensors and scored with one batched matmul, so memory and time are
-    O(T * b * (7 + R)): linear in the sequence length. No T x T tensor is built.
+    The middle blocks' keys and values are gathered, a chunk of query blocks at
+    a time, into ``(B, nh * chunk, (5+R) b, hs)`` tensors, and each (head, query
+    block) pair is one small dense attention through the fused kernel, so time
+    is O(T * b * (7 + R)), linear in the sequence length, and the working memory
+    beyond q, k, v and the output is a fixed few chunks. No T x T tensor is built.
 
     Unlike transformers (v5.24):
 
@@ -453,6 +461,9 @@ class BlockSparseAttention(nn.Module):
     >>> tuple(attn(q, k, v).shape), attn.is_sparse(40), attn.is_sparse(28)
     ((1, 2, 40, 8), True, False)
     """
+
+    #: Bytes of gathered keys per chunk of middle query blocks (values take as much again).
+    CHUNK_BYTES: int = 16 * 1024 * 1024
 
     def __init__(
         self,
@@ -593,23 +604,42 @@ class BlockSparseAttention(nn.Module):
         scale = 1.0 / math.sqrt(hs)
 
         # Global rows: query blocks 0 and nb-1 see every key.
+        no_padding = bool(key_mask.all())
         q_glob = torch.cat([q[:, :, :b], q[:, :, -b:]], dim=2)  # (B, nh, 2b, hs)
-        glob = scaled_dot_product_attention(q_glob, k, v, key_mask[:, None, None, :], dropout_p=dropout_p)
+        glob_mask = None if no_padding else key_mask[:, None, None, :]
+        glob = scaled_dot_product_attention(q_glob, k, v, glob_mask, dropout_p=dropout_p, impl="sdpa")
 
-        # Middle rows: gather their 5+R key blocks each.
+        # Middle rows: gather their 5+R key blocks each (one index_select per
+        # tensor over (head, block) pairs), then run every (head, query block)
+        # as its own small dense attention through the fused kernel, so the
+        # (b, (5+R) b) score tiles are never materialised as one tensor. Query
+        # blocks go in chunks whose gathered keys take about CHUNK_BYTES: peak
+        # memory stays flat in T (in eval) and the allocator reuses the buffers.
         table, valid = self._table(nb, q.device)  # (nh, M, S), (M, S)
         S = table.shape[-1]
-        heads = torch.arange(nh, device=q.device)[:, None, None]
-        k_g = k.view(B, nh, nb, b, hs)[:, heads, table]  # (B, nh, M, S, b, hs)
-        v_g = v.view(B, nh, nb, b, hs)[:, heads, table].reshape(B, nh, M, S * b, hs)
-        m_g = key_mask.view(B, nb, b)[:, table] & valid[None, None, :, :, None]  # (B, nh, M, S, b)
-        q_mid = q[:, :, b:-b].reshape(B, nh, M, b, hs)  # (B, nh, M, b, hs)
-        scores = torch.einsum("bhmqd,bhmskd->bhmqsk", q_mid, k_g).reshape(B, nh, M, b, S * b) * scale
-        weights = masked_softmax(scores, mask=m_g.reshape(B, nh, M, 1, S * b))  # (B, nh, M, b, S*b)
-        if dropout_p > 0:
-            weights = F.dropout(weights, p=dropout_p)
-        mid = torch.matmul(weights, v_g).reshape(B, nh, M * b, hs)  # (B, nh, T-2b, hs)
+        flat = (table + nb * torch.arange(nh, device=q.device)[:, None, None])  # (nh, M, S)
+        k_blocks = k.reshape(B, nh * nb, b, hs)  # (B, nh*nb, b, hs)
+        v_blocks = v.reshape(B, nh * nb, b, hs)
+        slot_ok = valid[:, :, None].expand(M, S, b).reshape(M, S * b)  # duplicate window slots off
+        per_block = B * nh * S * b * hs * k.element_size()
+        step = max(1, self.CHUNK_BYTES // per_block)
+        mids = []
+        for m0 in range(0, M, step):
+            m1 = min(M, m0 + step)
+            mc = m1 - m0
+            idx = flat[:, m0:m1].reshape(-1)  # (nh*mc*S,)
+            k_g = k_blocks.index_select(1, idx).view(B, nh * mc, S * b, hs)
+            v_g = v_blocks.index_select(1, idx).view(B, nh * mc, S * b, hs)
+            q_mid = q[:, :, (1 + m0) * b : (1 + m1) * b].reshape(B, nh * mc, b, hs)  # (B, nh*mc, b, hs)
+            if no_padding:
+                m_g = slot_ok[m0:m1].expand(nh, mc, S * b).reshape(1, nh * mc, 1, S * b)
+            else:
+                m_g = key_mask.view(B, nb, b)[:, table[:, m0:m1]].reshape(B, nh, mc, S * b) & slot_ok[m0:m1]
+                m_g = m_g.reshape(B, nh * mc, 1, S * b)
+            mid = scaled_dot_product_attention(q_mid, k_g, v_g, m_g, dropout_p=dropout_p, scale=scale, impl="sdpa")
+            mids.append(mid.reshape(B, nh, mc * b, hs))  # (B, nh, mc*b, hs)
 
-        out = torch.cat([glob[:, :, :b], mid, glob[:, :, b:]], dim=2)  # (B, nh, n, hs)
-        out = out * key_mask[:, None, :, None].to(out.dtype)  # padded queries give 0
+        out = torch.cat([glob[:, :, :b], *mids, glob[:, :, b:]], dim=2)  # (B, nh, n, hs)
+        if not no_padding:
+            out = out * key_mask[:, None, :, None].to(out.dtype)  # padded queries give 0
         return out[:, :, :T]

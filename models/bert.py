@@ -279,6 +279,7 @@ class BertModel(_Base):
         token_type_ids: Tensor | None = None,
         *,
         output_hidden_states: bool = False,
+        rows: Tensor | None = None,
     ) -> EncoderOutput:
         """Encode ``input_ids`` (B, T).
 
@@ -287,6 +288,10 @@ class BertModel(_Base):
             attention_mask: 1 for real tokens, 0 for padding, (B, T); or (B, T, T).
             token_type_ids: segment ids (B, T), default all 0.
             output_hidden_states: also return every layer's output.
+            rows: boolean (B, T): compute the last layer only at these
+                positions (every position is still a key). ``last_hidden_state``
+                is then (N, H), the selected rows in row-major order. With a
+                pooler, ``rows[:, 0]`` must be all True ([CLS] feeds the pooler).
         """
         cfg = self.config
         if input_ids.dim() != 2:
@@ -302,10 +307,25 @@ class BertModel(_Base):
                     f"{tuple(input_ids.shape)}"
                 )
             _check_ids("token_type_ids", token_type_ids, cfg.type_vocab_size, "type_vocab_size")
+        if rows is not None:
+            if rows.dtype != torch.bool or rows.shape != input_ids.shape:
+                raise ValueError(
+                    f"rows must be a boolean tensor of input_ids' shape {tuple(input_ids.shape)}, "
+                    f"got {rows.dtype} {tuple(rows.shape)}"
+                )
+            if self.pooler is not None and not bool(rows[:, 0].all()):
+                raise ValueError("rows must select position 0 of every sequence: the pooler reads it")
         mask = self._attention_mask(attention_mask, input_ids)
         x = self.embeddings(input_ids, token_type_ids)  # (B, T, H)
-        x, states = self.encoder(x, mask, output_hidden_states=output_hidden_states)
-        pooled = self.pooler(x) if self.pooler is not None else None
+        x, states = self.encoder(x, mask, output_hidden_states=output_hidden_states, rows=rows)
+        pooled = None
+        if self.pooler is not None:
+            if rows is None:
+                pooled = self.pooler(x)  # (B, H)
+            else:
+                first = torch.zeros_like(rows)
+                first[:, 0] = True
+                pooled = self.pooler(x[first[rows]].unsqueeze(1))  # (B, 1, H) -> (B, H)
         return EncoderOutput(last_hidden_state=x, pooler_output=pooled, hidden_states=states)
 
 
@@ -355,19 +375,34 @@ class BertForPreTraining(_Base):
                 :meth:`BertModel.forward`.
             labels: MLM targets (B, T), -100 where no prediction is scored.
             sentence_label: (B,) NSP (0 = B follows A) or SOP (0 = original order).
-            sparse_prediction: run the MLM head only where ``labels != -100``
-                (about 15% of positions), as cramming does; ``logits`` is then
-                (N, V) for those positions in row-major order. The loss is the same.
+            sparse_prediction: compute only what the losses read, as cramming
+                and MosaicBERT do: the MLM head runs only where ``labels != -100``
+                (about 15% of positions) and, unless ``output_hidden_states``,
+                the last encoder layer's output projection, residuals and
+                feed-forward run only at those positions and [CLS] (its
+                attention still uses every position as a key). ``logits`` is
+                then (N, V) for the labelled positions in row-major order and
+                ``last_hidden_state`` is None. The loss and gradients are the
+                same as without it (up to float rounding).
         """
-        base = self.backbone(input_ids, attention_mask, token_type_ids, output_hidden_states=output_hidden_states)
-        hidden = base.last_hidden_state  # (B, T, H)
+        rows = selected = None
         if sparse_prediction:
             if labels is None:
                 raise ValueError("sparse_prediction needs labels: it scores only the labelled positions")
             if labels.shape != input_ids.shape:
                 raise ValueError(f"labels has shape {tuple(labels.shape)} but input_ids has {tuple(input_ids.shape)}")
-            selected = labels != -100
-            hidden, labels = hidden[selected], labels[selected]  # (N, H), (N,)
+            selected = labels != -100  # (B, T)
+            if not output_hidden_states:
+                rows = selected.clone()
+                if self.backbone.pooler is not None:
+                    rows[:, 0] = True
+        base = self.backbone(
+            input_ids, attention_mask, token_type_ids, output_hidden_states=output_hidden_states, rows=rows
+        )
+        hidden = base.last_hidden_state  # (B, T, H), or (N', H) for the rows
+        if selected is not None and labels is not None:
+            hidden = hidden[selected[rows]] if rows is not None else hidden[selected]  # (N, H)
+            labels = labels[selected]  # (N,)
         logits = self.mlm(hidden, self.backbone.embeddings.word.weight)  # (B, T, V) or (N, V)
         sentence_logits = None
         if self.sentence is not None:
@@ -385,7 +420,7 @@ class BertForPreTraining(_Base):
             logits=logits,
             sentence_logits=sentence_logits,
             loss=loss,
-            last_hidden_state=base.last_hidden_state,
+            last_hidden_state=base.last_hidden_state if rows is None else None,
             pooler_output=base.pooler_output,
             hidden_states=base.hidden_states,
         )

@@ -129,12 +129,21 @@ class EncoderLayer(nn.Module):
         self.dropout = nn.Dropout(config.hidden_dropout)
         self.ffn_dropout = nn.Dropout(config.hidden_dropout if config.ffn_output_dropout else 0.0)
 
-    def forward(self, x: Tensor, mask: Tensor | None = None) -> Tensor:
-        """``x`` (B, T, H); ``mask`` boolean (B, 1, 1|T, T), True = may attend."""
+    def forward(self, x: Tensor, mask: Tensor | None = None, rows: Tensor | None = None) -> Tensor:
+        """``x`` (B, T, H); ``mask`` boolean (B, 1, 1|T, T), True = may attend.
+
+        With ``rows`` (boolean (B, T)) every position still serves as a key and
+        value, but only the selected queries go on through the output
+        projection, the residuals and the feed-forward: the result is (N, H),
+        packed in row-major order, and equals the selected rows of the full
+        output. Everything after attention is per position, so this is exact.
+        """
         if self.pre_ln:
-            x = x + self.dropout(self.attn(self.attn_norm(x), mask=mask))
+            res = x if rows is None else x[rows]  # (B, T, H) or (N, H)
+            x = res + self.dropout(self.attn(self.attn_norm(x), mask=mask, rows=rows))
             return x + self.ffn_dropout(self.ffn(self.ffn_norm(x)))
-        x = self.attn_norm(x + self.dropout(self.attn(x, mask=mask)))
+        res = x if rows is None else x[rows]  # (B, T, H) or (N, H)
+        x = self.attn_norm(res + self.dropout(self.attn(x, mask=mask, rows=rows)))
         return self.ffn_norm(x + self.ffn_dropout(self.ffn(x)))
 
 
@@ -178,9 +187,24 @@ class Encoder(nn.Module):
         self.final_norm = _layer_norm(config) if config.norm == "pre" else None
 
     def forward(
-        self, x: Tensor, mask: Tensor | None = None, *, output_hidden_states: bool = False
+        self,
+        x: Tensor,
+        mask: Tensor | None = None,
+        *,
+        output_hidden_states: bool = False,
+        rows: Tensor | None = None,
     ) -> tuple[Tensor, tuple[Tensor, ...] | None]:
         """Run the stack on ``x`` (B, T, H).
+
+        Args:
+            x: the embeddings (B, T, H).
+            mask: boolean (B, 1, 1|T, T), True = may attend.
+            output_hidden_states: also return every layer's output.
+            rows: boolean (B, T); if given, the *last* layer computes only the
+                selected positions (see :meth:`EncoderLayer.forward`) and the
+                result is (N, H) packed in row-major order. For heads that read
+                a few positions (masked-LM targets, [CLS]); it cannot be
+                combined with ``output_hidden_states``.
 
         Returns:
             The last hidden state (B, T, H) and, if asked, the hidden states
@@ -188,12 +212,15 @@ class Encoder(nn.Module):
             ALBERT with ``inner_group_num=2`` gives ``2L + 1`` entries, as in
             transformers. With pre-LN the last entry is after the final norm.
         """
+        if rows is not None and output_hidden_states:
+            raise ValueError("rows= computes only part of the last layer; it cannot return all hidden states")
         states = [x] if output_hidden_states else None
         last = len(self.schedule) - 1
         for depth, idx in enumerate(self.schedule):
             for n, i in enumerate(idx):
-                x = self.layers[i](x, mask)
-                if self.final_norm is not None and depth == last and n == len(idx) - 1:
+                final = depth == last and n == len(idx) - 1
+                x = self.layers[i](x, mask, rows if final else None)
+                if self.final_norm is not None and final:
                     x = self.final_norm(x)
                 if states is not None:
                     states.append(x)

@@ -262,6 +262,47 @@ def test_sparse_prediction_gives_the_same_loss_and_logits() -> None:
         model(ids, sparse_prediction=True)
 
 
+@pytest.mark.parametrize(
+    "config",
+    [
+        pytest.param(tiny(), id="bert-post-ln-nsp"),
+        pytest.param(tiny(norm="pre", bias=False, gated_ffn=True), id="pre-ln-gated"),
+        pytest.param(tiny(AlbertConfig, share="all"), id="albert-shared-sop"),
+        pytest.param(tiny(RobertaConfig), id="roberta-no-pooler"),
+    ],
+)
+def test_sparse_prediction_last_layer_subset_keeps_loss_and_gradients(config: BertConfig) -> None:
+    """sparse_prediction skips the last layer's FFN at unlabelled positions: same loss, same gradients."""
+    torch.manual_seed(0)
+    cls = RobertaForMaskedLM if isinstance(config, RobertaConfig) else BertForPreTraining
+    model = cls(config).eval()
+    ids = torch.randint(3, V, (3, 9))
+    mask = torch.ones_like(ids)
+    mask[2, 6:] = 0
+    labels = torch.full_like(ids, -100)
+    labels[0, 1], labels[1, 4], labels[1, 8], labels[2, 0] = 7, 8, 9, 10
+    kw: dict[str, Any] = {"attention_mask": mask, "labels": labels}
+    if model.sentence is not None:
+        kw["sentence_label"] = torch.tensor([0, 1, 1])
+    results = []
+    for sparse in (False, True):
+        model.zero_grad(set_to_none=True)
+        out = model(ids, sparse_prediction=sparse, **kw)
+        out.loss.backward()
+        results.append((out, {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}))
+    (dense, dense_grads), (sparse, sparse_grads) = results
+    assert sparse.last_hidden_state is None
+    torch.testing.assert_close(sparse.loss, dense.loss, atol=1e-6, rtol=0)
+    torch.testing.assert_close(sparse.logits, dense.logits[labels != -100], atol=1e-5, rtol=0)
+    if dense.pooler_output is not None:
+        torch.testing.assert_close(sparse.pooler_output, dense.pooler_output, atol=1e-6, rtol=0)
+    assert dense_grads.keys() == sparse_grads.keys()
+    for name, grad in dense_grads.items():
+        torch.testing.assert_close(sparse_grads[name], grad, atol=1e-6, rtol=1e-5, msg=name)
+    with pytest.raises(ValueError, match="rows must"):
+        model.backbone(ids, rows=labels != -100 if model.backbone.pooler is not None else labels)
+
+
 def test_decoder_is_tied_to_the_word_embeddings() -> None:
     model = DistilBertForMaskedLM(tiny(DistilBertConfig)).eval()
     names = [n for n, _ in model.named_parameters()]

@@ -44,6 +44,22 @@ def test_block_sparse_equals_dense_under_the_equivalent_mask(T: int) -> None:
     assert torch.equal(out[1, :, T - 13:], torch.zeros(3, 13, 8))
 
 
+@pytest.mark.parametrize("chunk_bytes", [1, 27000])
+def test_chunking_the_middle_blocks_changes_nothing(chunk_bytes: int) -> None:
+    """Middle query blocks are processed in chunks of about CHUNK_BYTES; any chunking gives the same result."""
+    torch.manual_seed(0)
+    attn = BlockSparseAttention(num_heads=3, block_size=4, num_random_blocks=2, seed=5)
+    q, k, v = (torch.randn(2, 3, 101, 8) for _ in range(3))
+    key_mask = torch.ones(2, 101, dtype=torch.bool)
+    key_mask[1, 77:] = False
+    whole = attn(q, k, v, key_mask), attn(q, k, v)
+    attn.CHUNK_BYTES = chunk_bytes  # 1: a block per chunk; 27000: 5 blocks, ragged last chunk
+    chunked = attn(q, k, v, key_mask), attn(q, k, v)
+    for a, b in zip(whole, chunked):
+        torch.testing.assert_close(a, b, atol=1e-6, rtol=0)
+    assert (chunked[0] - _dense_reference(attn, q, k, v, key_mask)).abs().max().item() <= 1e-6
+
+
 def test_block_sparse_equals_dense_for_random_shapes() -> None:
     hypothesis = pytest.importorskip("hypothesis")
     st = hypothesis.strategies
