@@ -38,10 +38,11 @@
 //!   is rebuilt from the live pairs whenever it grows past 4x the pair table (+4096): on
 //!   gutenberg_en_20M at 30k, 7.05M pushes for 30k merges left a 6.8M-entry heap (318 MiB peak RSS,
 //!   1.44 s) before this; with the table and the rebuild the loop takes 0.60 s.
-//! - Measured (2 cores of an AMD EPYC at load ~5, `examples/`-style driver over `count.rs` + `train`):
-//!   BERT normalize + pre-tokenize + count 0.71-0.79 s (44,849 distinct words), likelihood loop
-//!   0.60-0.62 s, frequency (BPE) loop 0.26 s. Counting dominates the frequency run; the likelihood
-//!   loop costs ~2.3x the BPE loop because each merge re-scores ~230 pairs on average.
+//! - Measured with `cargo run --release --example train_wordpiece_file -- gutenberg_en_20M.txt 30000
+//!   likelihood` (2 cores of an AMD EPYC at load ~6-7): BERT normalize + pre-tokenize + count
+//!   0.47-0.54 s (44,849 distinct words; 0.71-0.79 s before the normalizer's ASCII-run and per-char
+//!   NFD fast paths), likelihood loop 0.57-0.64 s, frequency (BPE) loop 0.23 s. The likelihood loop
+//!   costs ~2.5x the BPE loop because each merge re-scores ~230 pairs on average.
 //! - The word arena, the in-place merge of a word and the change list are BPE's (`merge_word`,
 //!   `apply_merge`, parallel over large position lists); unit counts are updated from the word
 //!   lengths before and after (each merged occurrence removes one symbol).
