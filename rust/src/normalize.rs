@@ -423,7 +423,7 @@ impl Normalizer {
             .chars()
             .any(|c| canonical_combining_class(c) != 0 || matches!(c, '\u{f73}' | '\u{f75}' | '\u{f81}'))
         {
-            let mut push = |d: char, out: &mut String| {
+            let push = |d: char, out: &mut String| {
                 if strip && get_general_category(d) == Gc::NonspacingMark {
                     return;
                 }
