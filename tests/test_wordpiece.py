@@ -331,3 +331,14 @@ def test_can_pickle_trainer_model_and_tokenizer():
     assert clone.encode("the cat", pair="a dog").ids == tok.encode("the cat", pair="a dog").ids
     core = tok._native()
     assert pickle.loads(pickle.dumps(core)).encode_batch_ids(["the mat"], True) == core.encode_batch_ids(["the mat"], True)
+
+
+def test_save_pretrained_names_bert_roles(tmp_path):
+    transformers = pytest.importorskip("transformers")
+    tok = train_wordpiece(["the cat sat on the mat\n", "a dog\n"] * 3, WordPieceTrainer(vocab_size=60))
+    tok.save_pretrained(tmp_path)
+    auto = transformers.AutoTokenizer.from_pretrained(str(tmp_path))
+    assert (auto.cls_token, auto.sep_token, auto.pad_token, auto.mask_token, auto.unk_token) == (
+        "[CLS]", "[SEP]", "[PAD]", "[MASK]", "[UNK]")
+    assert auto("the cat", "a dog")["input_ids"] == tok.encode("the cat", pair="a dog").ids
+    assert auto("the cat", "a dog")["token_type_ids"] == tok.encode("the cat", pair="a dog").type_ids

@@ -197,7 +197,9 @@ def save_pretrained_files(
         model_max_length: Recorded for transformers; defaults to the truncation ``max_length`` when set.
         **roles: ``bos_token``, ``eos_token``, ``unk_token``, ``sep_token``, ``pad_token``, ``cls_token``,
             ``mask_token``; each must be a token of ``tok``. ``unk_token`` defaults to the model's and
-            ``pad_token`` to the padding token.
+            ``pad_token`` to the padding token; for a WordPiece model ``cls_token``, ``sep_token``,
+            ``pad_token`` and ``mask_token`` default to BERT's ``[CLS]``, ``[SEP]``, ``[PAD]``, ``[MASK]``
+            when the tokenizer has them.
 
     Returns:
         The paths written.
@@ -220,6 +222,12 @@ def save_pretrained_files(
         chosen["unk_token"] = tok.model.unk_token
     if tok.padding is not None:
         chosen["pad_token"] = tok.padding["pad_token"]
+    if isinstance(tok.model, WordPiece):
+        # BERT's roles, for the BERT tokens this tokenizer has (as transformers' BERT tokenizers name them).
+        for role, token in (("cls_token", "[CLS]"), ("sep_token", "[SEP]"), ("pad_token", "[PAD]"),
+                            ("mask_token", "[MASK]")):
+            if role not in chosen and tok.token_to_id(token) is not None:
+                chosen[role] = token
     chosen.update({k: v for k, v in roles.items() if v is not None})
     for role, token in chosen.items():
         if not isinstance(token, str):
@@ -240,6 +248,9 @@ def save_pretrained_files(
     }
     if model_max_length is not None:
         config["model_max_length"] = model_max_length
+    if isinstance(tok.model, WordPiece):
+        # BERT models take segment ids; transformers returns them only when asked by name.
+        config["model_input_names"] = ["input_ids", "token_type_ids", "attention_mask"]
     if tok.padding is not None:
         config["padding_side"] = tok.padding["direction"]
     if tok.truncation is not None:
