@@ -277,8 +277,19 @@ def normalization_charsmap(name: str) -> bytes:
     nmt = name == "nmt_nfkc"
     mapping: dict[str, str] = {}
     decomposition = unicodedata.decomposition
-    for cp in range(1, 0x110000):
-        if 0xD800 <= cp < 0xE000 or (nmt and cp == 0xFF5E):
+    forced = {cp >> 8 for cp in _NMT_SPACE | _NMT_DROP}
+
+    def candidates() -> Any:
+        # skip whole 256-code-point blocks that NFKD leaves alone (no decomposition inside)
+        for block in range(0x1100):
+            if 0xD8 <= block < 0xE0:
+                continue
+            chars = "".join(map(chr, range(block << 8, (block + 1) << 8)))
+            if block in forced or not unicodedata.is_normalized("NFKD", chars):
+                yield from range(max(1, block << 8), (block + 1) << 8)
+
+    for cp in candidates():
+        if nmt and cp == 0xFF5E:
             continue
         c = chr(cp)
         # only characters with a decomposition (and Hangul syllables, decomposed by rule) can change
