@@ -366,12 +366,13 @@ class Tokenizer:
             self._core = core_class("CoreTokenizer")(hf_json.dumps(self, include_provenance=False))
         return self._core
 
-    def encode(self, text: str, add_special_tokens: bool = True, *, pair: str | None = None) -> "Encoding":
+    def encode(self, text: str, add_special_tokens: bool | str = True, *, pair: str | None = None) -> "Encoding":
         """Encode one text (or a pair of texts).
 
         Args:
             text: The text; added tokens in it are matched first and never split.
-            add_special_tokens: Apply the post-processor's special tokens (e.g. ``[CLS]``).
+            add_special_tokens: Apply the post-processor's special tokens (e.g. ``[CLS]``). A str here is
+                read as ``pair``, so HF's ``encode(a, b)`` works too.
             pair: An optional second sequence (its tokens get the pair template's type ids).
 
         Returns:
@@ -380,9 +381,17 @@ class Tokenizer:
         >>> tok = Tokenizer(BPE({"a": 0, "b": 1, "ab": 2}, [("a", "b")]))
         >>> tok.encode("abab").tokens
         ['ab', 'ab']
+        >>> tok.encode("ab", "b").type_ids  # a pair, as HF's encode(a, b)
+        [0, 1]
         """
         if not isinstance(text, str):
             raise TypeError(f"encode() takes a str, got {type(text).__name__}")
+        if isinstance(add_special_tokens, str):
+            if pair is not None:
+                raise TypeError("encode() got the pair twice (second argument and pair=)")
+            pair, add_special_tokens = add_special_tokens, True
+        if not isinstance(add_special_tokens, bool):
+            raise TypeError(f"add_special_tokens must be a bool, got {type(add_special_tokens).__name__}")
         if pair is None:
             return self._native().encode(text, add_special_tokens)
         if not isinstance(pair, str):

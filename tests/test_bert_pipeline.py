@@ -245,6 +245,7 @@ def test_pairs_have_token_type_ids_like_hf(hf_bert, ours_from_json):
     b = ours_from_json.encode("Hello world", pair="How are you?")
     assert b.tokens == ["[CLS]", "hello", "world", "[SEP]", "how", "are", "you", "?", "[SEP]"]
     assert b.type_ids == [0, 0, 0, 0, 1, 1, 1, 1, 1] == a.type_ids
+    assert _same(ours_from_json.encode("Hello world", "How are you?"), a)  # HF's positional form
 
 
 def test_decode_matches_hf(hf_bert, ours_from_json):
