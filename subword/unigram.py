@@ -210,8 +210,8 @@ class UnigramEncoder:
         return [self._pieces[i] for i in self.encode(text)]
 
     def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
-        """Viterbi ids of many texts (parallel in Rust)."""
-        return self._core.encode_batch_ids([self.normalize(t) for t in texts])
+        """Viterbi ids of many texts (normalized and encoded in parallel in Rust)."""
+        return self._core.encode_batch_spm(list(texts), self._spec)
 
     def nbest(self, text: str, n: int) -> list[tuple[list[int], float]]:
         """The ``n`` best segmentations with their scores, best first."""

@@ -76,6 +76,21 @@ impl PyUnigramModel {
         r.map_err(PyValueError::new_err)
     }
 
+    /// Normalizes each text with SentencePiece's normalizer of `spec_json`, then Viterbi ids
+    /// (parallel, GIL released): `SentencePieceProcessor.encode` for a list.
+    fn encode_batch_spm(&self, py: Python<'_>, texts: Vec<String>, spec_json: &str) -> PyResult<Vec<Vec<u32>>> {
+        use rayon::prelude::*;
+        let spec = SpmSpec::from_json_str(spec_json).map_err(PyValueError::new_err)?;
+        let norm = crate::spm::SpmNormalizer::from_spec(&spec);
+        let r: Result<Vec<Vec<u32>>, String> = py.detach(|| {
+            texts
+                .par_iter()
+                .map(|t| self.inner.encode(&norm.normalize(t)).map(|p| p.into_iter().map(|x| x.0).collect()))
+                .collect()
+        });
+        r.map_err(PyValueError::new_err)
+    }
+
     /// The n best segmentations: [(ids, score)], best first.
     fn nbest(&self, py: Python<'_>, text: &str, n: usize) -> PyResult<Vec<(Vec<u32>, f64)>> {
         let r = py.detach(|| self.inner.nbest(text, n)).map_err(PyValueError::new_err)?;

@@ -38,35 +38,77 @@ impl PieceKind {
     }
 }
 
-/// A character trie over piece strings.
+/// A character trie over piece strings, stored flat: the children of node `n` are
+/// `child_char/child_node[first[n]..first[n + 1]]`, sorted by char; the root's children also sit in a
+/// direct table for chars below [`ROOT_DIRECT`].
 #[derive(Clone, Debug, Default)]
 pub struct Trie {
-    edges: AHashMap<(u32, char), u32>,
+    first: Vec<u32>,
+    child_char: Vec<char>,
+    child_node: Vec<u32>,
     terminal: Vec<i64>,
+    root_direct: Vec<u32>,
 }
+
+const ROOT_DIRECT: usize = 0x3000;
 
 impl Trie {
     /// Builds the trie from `(string, id)` pairs; a repeated string keeps its first id.
     pub fn new<'a>(items: impl Iterator<Item = (&'a str, u32)>) -> Trie {
-        let mut t = Trie { edges: AHashMap::new(), terminal: vec![-1] };
+        // build with a map, then lay the children out sorted by char
+        let mut edges: AHashMap<(u32, char), u32> = AHashMap::new();
+        let mut terminal = vec![-1i64];
         for (s, id) in items {
             if s.is_empty() {
                 continue;
             }
             let mut node = 0u32;
             for ch in s.chars() {
-                let next = t.terminal.len() as u32;
-                let e = *t.edges.entry((node, ch)).or_insert(next);
+                let next = terminal.len() as u32;
+                let e = *edges.entry((node, ch)).or_insert(next);
                 if e == next {
-                    t.terminal.push(-1);
+                    terminal.push(-1);
                 }
                 node = e;
             }
-            if t.terminal[node as usize] < 0 {
-                t.terminal[node as usize] = id as i64;
+            if terminal[node as usize] < 0 {
+                terminal[node as usize] = id as i64;
             }
         }
-        t
+        let mut list: Vec<(u32, char, u32)> = edges.into_iter().map(|((p, c), n)| (p, c, n)).collect();
+        list.sort_unstable();
+        let n = terminal.len();
+        let mut first = vec![0u32; n + 1];
+        for &(p, _, _) in &list {
+            first[p as usize + 1] += 1;
+        }
+        for i in 0..n {
+            first[i + 1] += first[i];
+        }
+        let child_char = list.iter().map(|x| x.1).collect();
+        let child_node: Vec<u32> = list.iter().map(|x| x.2).collect();
+        let mut root_direct = vec![u32::MAX; ROOT_DIRECT];
+        for &(p, c, node) in &list {
+            if p == 0 && (c as usize) < ROOT_DIRECT {
+                root_direct[c as usize] = node;
+            }
+        }
+        Trie { first, child_char, child_node, terminal, root_direct }
+    }
+
+    #[inline]
+    fn child(&self, node: u32, ch: char) -> Option<u32> {
+        if node == 0 && (ch as usize) < ROOT_DIRECT {
+            let n = self.root_direct[ch as usize];
+            return if n == u32::MAX { None } else { Some(n) };
+        }
+        let (a, b) = (self.first[node as usize] as usize, self.first[node as usize + 1] as usize);
+        let cs = &self.child_char[a..b];
+        if cs.len() <= 8 {
+            cs.iter().position(|&c| c == ch).map(|i| self.child_node[a + i])
+        } else {
+            cs.binary_search(&ch).ok().map(|i| self.child_node[a + i])
+        }
     }
 
     /// Calls `f(id, n_chars)` for every piece that is a prefix of `chars`, shortest first.
@@ -74,8 +116,8 @@ impl Trie {
     pub fn common_prefix(&self, chars: &[char], mut f: impl FnMut(u32, usize)) {
         let mut node = 0u32;
         for (i, &ch) in chars.iter().enumerate() {
-            match self.edges.get(&(node, ch)) {
-                Some(&n) => {
+            match self.child(node, ch) {
+                Some(n) => {
                     node = n;
                     let id = self.terminal[node as usize];
                     if id >= 0 {
@@ -86,6 +128,20 @@ impl Trie {
             }
         }
     }
+}
+
+/// Per-thread scratch buffers of the Viterbi encoder.
+#[derive(Default)]
+struct Work {
+    chars: Vec<char>,
+    byte_pos: Vec<usize>,
+    score: Vec<f64>,
+    from: Vec<usize>,
+    piece: Vec<i64>,
+}
+
+thread_local! {
+    static WORK: std::cell::RefCell<Work> = std::cell::RefCell::new(Work::default());
 }
 
 /// A token of an encoded string: the id and its byte range in the input.
@@ -210,20 +266,29 @@ impl UnigramModel {
     /// Viterbi segmentation of `text`: `(id or None for unk, byte start, byte end)` per piece,
     /// consecutive unknowns not yet fused.
     fn viterbi_raw(&self, text: &str) -> Vec<(Option<u32>, usize, usize)> {
+        WORK.with(|w| self.viterbi_with(text, &mut w.borrow_mut()))
+    }
+
+    fn viterbi_with(&self, text: &str, w: &mut Work) -> Vec<(Option<u32>, usize, usize)> {
         let c = self.compat;
-        let chars: Vec<char> = text.chars().collect();
-        let n = chars.len();
-        let mut byte_pos = Vec::with_capacity(n + 1);
+        let Work { chars, byte_pos, score, from, piece } = w;
+        chars.clear();
+        byte_pos.clear();
         let mut b = 0;
-        for ch in &chars {
+        for ch in text.chars() {
+            chars.push(ch);
             byte_pos.push(b);
             b += ch.len_utf8();
         }
         byte_pos.push(b);
+        let n = chars.len();
         // best[end] = (score, start char, id or -1 for unk); start == usize::MAX means unset.
-        let mut score = vec![0.0f64; n + 1];
-        let mut from = vec![usize::MAX; n + 1];
-        let mut piece = vec![-1i64; n + 1];
+        score.clear();
+        score.resize(n + 1, 0.0);
+        from.clear();
+        from.resize(n + 1, usize::MAX);
+        piece.clear();
+        piece.resize(n + 1, -1);
         for start in 0..n {
             if start > 0 && from[start] == usize::MAX {
                 continue;
