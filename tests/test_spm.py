@@ -306,3 +306,18 @@ def test_convert_refuses_what_is_not_exact(tmp_path: Path) -> None:
     broken.write_bytes(uni.read_bytes()[:100])
     result = CliRunner().invoke(cli, ["convert", str(broken), str(tmp_path / "x.json")])
     assert result.exit_code == 1 and "truncated" in result.output
+
+
+def test_spm_bpe_tokenizer_encodes_and_decodes_like_sentencepiece(tmp_path: Path) -> None:
+    from subword.spm import SpmBpeTokenizer
+
+    lines = _lines(1500) + _multilingual()[:500]
+    _spm_train(tmp_path, lines, model_type="bpe", vocab_size=1500, byte_fallback=True, character_coverage=0.99)
+    path = sorted(tmp_path.glob("spm_*.model"))[-1]
+    tok = SpmBpeTokenizer.from_file(path)
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    texts = [t.rstrip("\n") for t in corpus_lines("tinyshakespeare.txt", 3000)[-300:]] + _multilingual()[500:] + TRICKY
+    ids = tok.encode_batch(texts)
+    assert ids == [sp.encode(t) for t in texts]
+    assert [tok.decode(i) for i in ids] == [sp.decode(i) for i in ids]
+    assert tok.decode([1, *ids[0], 2]) == sp.decode([1, *ids[0], 2])
