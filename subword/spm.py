@@ -220,17 +220,25 @@ class SpmBpeTrainer(SpmOptions):
 
 
 def _select(lines: Iterable[str], opts: SpmOptions, seed: int) -> list[str]:
+    """``input_sentence_size``: like sentencepiece, count only lines it would load (non-empty, not
+    longer than ``max_sentence_length`` bytes, without U+2585), then keep the first N or a sample."""
     if opts.input_sentence_size <= 0:
         return list(lines)
+
+    def loadable(line: str) -> bool:
+        body = line[:-1] if line.endswith("\n") else line
+        return bool(body) and "\u2585" not in body and len(body.encode("utf-8")) <= opts.max_sentence_length
+
+    usable = (line for line in lines if loadable(line))
     if not opts.shuffle_input_sentence:
         out = []
-        for line in lines:
+        for line in usable:
             out.append(line)
             if len(out) >= opts.input_sentence_size:
                 break
         return out
     from corpora import sample_lines
-    return list(sample_lines(lines, opts.input_sentence_size, seed=seed))
+    return list(sample_lines(usable, opts.input_sentence_size, seed=seed))
 
 
 def train_spm_bpe(
@@ -256,6 +264,10 @@ def train_spm_bpe(
     from subword import _core
 
     selected = _select(lines, trainer, trainer.seed)
+    if trainer.input_sentence_size and not selected:
+        raise ValueError(f"no usable line to train on after selecting input_sentence_size="
+                         f"{trainer.input_sentence_size} lines: every line is empty, longer than "
+                         f"max_sentence_length={trainer.max_sentence_length} bytes, or contains U+2585")
     bad = next((i for i, line in enumerate(selected) if not isinstance(line, str)), None)
     if bad is not None:
         raise TypeError(f"lines[{bad}] must be str, got {type(selected[bad]).__name__}")

@@ -347,3 +347,16 @@ def test_random_small_corpora_with_many_ties_match_sentencepiece(tmp_path: Path)
         if k % 4 == 0:
             slow = train_spm_bpe(_as_file_lines(lines), SpmBpeTrainer(engine="reference", **opts))  # type: ignore[arg-type]
             assert slow.pieces == ours.pieces, (k, lines, opts)
+
+
+def test_input_sentence_size_selects_lines(tmp_path: Path) -> None:
+    lines = _as_file_lines(_lines(400))
+    first = train_spm_bpe(lines, SpmBpeTrainer(vocab_size=300, input_sentence_size=150, shuffle_input_sentence=False))
+    ref = _spm_train(tmp_path, lines, model_type="bpe", vocab_size=300, input_sentence_size=150,
+                     shuffle_input_sentence=False)
+    assert first.pieces == ref.pieces  # the first N lines: same input, same result
+    sampled = train_spm_bpe(lines, SpmBpeTrainer(vocab_size=300, input_sentence_size=150, seed=3))
+    again = train_spm_bpe(lines, SpmBpeTrainer(vocab_size=300, input_sentence_size=150, seed=3))
+    assert sampled.pieces == again.pieces and sampled.trainer_spec["input_sentence_size"] == 150
+    with pytest.raises(ValueError, match="after selecting input_sentence_size=20"):
+        train_spm_bpe(["\n"] * 50 + ["x" * 5000 + "\n"], SpmBpeTrainer(vocab_size=10, input_sentence_size=20))
