@@ -274,6 +274,10 @@ def normalization_charsmap(name: str) -> bytes:
         raise ValueError(f"no charsmap for normalization {name!r} (nmt_nfkc, nfkc, identity)")
     if name in _CHARSMAPS:
         return _CHARSMAPS[name]
+    cache = _charsmap_cache_path(name, unicodedata.unidata_version)
+    if cache is not None and cache.is_file():
+        _CHARSMAPS[name] = cache.read_bytes()
+        return _CHARSMAPS[name]
     nmt = name == "nmt_nfkc"
     mapping: dict[str, str] = {}
     decomposition = unicodedata.decomposition
@@ -307,7 +311,25 @@ def normalization_charsmap(name: str) -> bytes:
             pair_out = unicodedata.normalize("NFKC", decomposed)
             mapping[decomposed] = _nmt(pair_out) if nmt else pair_out
     _CHARSMAPS[name] = build_charsmap(mapping)
+    if cache is not None:
+        try:  # a cache only: any failure just means building it again next time
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=cache.parent, prefix=cache.name + ".", suffix=".tmp")
+            with os.fdopen(fd, "wb") as f:
+                f.write(_CHARSMAPS[name])
+            os.replace(tmp, cache)
+        except OSError:
+            pass
     return _CHARSMAPS[name]
+
+
+def _charsmap_cache_path(name: str, unicode_version: str) -> Path | None:
+    """Where a generated table is cached (``$SUBWORD_CACHE_DIR`` or ``~/.cache/subword``), or None."""
+    root = os.environ.get("SUBWORD_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "subword")
+    if not root:
+        return None
+    return Path(root) / f"charsmap-{name}-unicode{unicode_version}-v1.bin"
 
 
 # ==== the model ====
