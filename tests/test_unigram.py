@@ -373,3 +373,22 @@ def test_result_depends_on_num_threads_not_on_cpu_threads(tmp_path: Path) -> Non
     assert a == b
     c = run(2, 4)
     assert {p for p, _, _ in c} == {p for p, _, _ in a}  # same pieces here; scores may differ in the last bits
+
+
+@pytest.mark.parametrize("compat", ["spm", "hf"])
+def test_rust_viterbi_equals_reference_on_random_models(compat: str) -> None:
+    rng = random.Random(9)
+    for _ in range(300):
+        alphabet = rng.choice(["ab", "abc", "ab\u2581", "xé\u2581"])
+        pieces = {"".join(rng.choice(alphabet) for _ in range(rng.randint(1, 4))): -rng.choice([1.0, 1.5, 2.0, 2.5, 3.0])
+                  for _ in range(rng.randint(1, 10))}
+        names = list(pieces)
+        model = _core.UnigramModel(list(pieces.items()), None, None, False, compat)
+        for _ in range(5):
+            text = "".join(rng.choice(alphabet + "z") for _ in range(rng.randint(0, 12)))
+            try:
+                ids, _ = model.encode(text)
+            except ValueError:
+                assert "<unk>" in ref.viterbi(text, pieces, compat=compat)
+                continue
+            assert [names[i] for i in ids] == ref.viterbi(text, pieces, compat=compat), (pieces, text)
