@@ -122,15 +122,12 @@ type Unit = (String, u64, u32, u32);
 
 const NONE: u32 = u32::MAX;
 
-fn add_occurrence(map: &mut AHashMap<String, SubStat>, s: &str, freq: u64, follower: u32, zf: u32) {
+fn add_occurrence<'a>(map: &mut AHashMap<&'a str, SubStat>, s: &'a str, freq: u64, follower: u32, zf: u32) {
     let (zfreq, zfollower) = if zf == NONE { (0, NONE) } else { (freq, zf) };
     match map.get_mut(s) {
         Some(st) => merge_stat(st, &SubStat { freq, follower, branching: false, zfreq, zfollower, zbranching: false }),
         None => {
-            map.insert(
-                s.to_string(),
-                SubStat { freq, follower, branching: false, zfreq, zfollower, zbranching: false },
-            );
+            map.insert(s, SubStat { freq, follower, branching: false, zfreq, zfollower, zbranching: false });
         }
     }
 }
@@ -153,16 +150,16 @@ fn merge_stat(st: &mut SubStat, v: &SubStat) {
 }
 
 /// Enumerates substring statistics over `units` in parallel.
-fn substring_stats(
-    units: &[Unit],
+fn substring_stats<'a>(
+    units: &'a [Unit],
     max_len: usize,
     follower_of: &(dyn Fn(char) -> u32 + Sync),
     valid: &Validity,
-) -> AHashMap<String, SubStat> {
-    let chunks: Vec<AHashMap<String, SubStat>> = units
+) -> AHashMap<&'a str, SubStat> {
+    let chunks: Vec<AHashMap<&'a str, SubStat>> = units
         .par_chunks(4096.max(units.len() / 64 + 1))
         .map(|chunk| {
-            let mut map: AHashMap<String, SubStat> = AHashMap::new();
+            let mut map: AHashMap<&'a str, SubStat> = AHashMap::new();
             let mut chars: Vec<char> = Vec::new();
             let mut offs: Vec<usize> = Vec::new();
             for (w, cnt, end_f, after_f) in chunk {
@@ -265,7 +262,7 @@ fn seed_spm(input: &TrainInput, cfg: &UnigramTrainerConfig, valid: &Validity) ->
                 return None;
             }
             let n = s.chars().count() as f64;
-            Some((s, (freq as f32 as f64 * n) as f32 as f64))
+            Some((s.to_string(), (freq as f32 as f64 * n) as f32 as f64))
         })
         .collect();
     subs.sort_unstable_by(|a, b| {
@@ -306,7 +303,7 @@ fn seed_hf(input: &TrainInput, cfg: &UnigramTrainerConfig) -> Vec<(String, f64)>
         .filter(|(_, st)| st.branching && st.freq >= 2)
         .map(|(s, st)| {
             let n = s.chars().count() as u64;
-            (s, st.freq * n)
+            (s.to_string(), st.freq * n)
         })
         .collect();
     subs.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(b.0.cmp(&a.0)));
