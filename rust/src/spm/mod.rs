@@ -223,6 +223,9 @@ pub struct CharsMap {
     strings: Vec<u8>,
     /// `starts[b]`: some key starts with byte `b` (bytes without one are copied as they are).
     starts: [bool; 256],
+    /// `ascii_plain[b]` (ASCII `b`): no key is `b` alone and none is `b` + another ASCII byte, so
+    /// `b` followed by ASCII (or the end) is copied as it is.
+    ascii_plain: [bool; 128],
 }
 
 impl CharsMap {
@@ -236,11 +239,24 @@ impl CharsMap {
         }
         let units: Vec<u32> =
             blob[4..4 + n].chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-        let mut m = CharsMap { units, strings: blob[4 + n..].to_vec(), starts: [true; 256] };
+        let mut m = CharsMap { units, strings: blob[4 + n..].to_vec(), starts: [true; 256], ascii_plain: [false; 128] };
+        let offset = |x: u32| ((x >> 10) << ((x & (1 << 9)) >> 6)) as usize;
         for b in 0..=255u8 {
-            let offset = |x: u32| ((x >> 10) << ((x & (1 << 9)) >> 6)) as usize;
             let id = offset(m.units[0]) ^ b as usize;
-            m.starts[b as usize] = m.units.get(id).is_some_and(|&u| u & (0x8000_0000 | 0xFF) == b as u32);
+            let unit = m.units.get(id).copied();
+            m.starts[b as usize] = unit.is_some_and(|u| u & (0x8000_0000 | 0xFF) == b as u32);
+            if b < 128 {
+                m.ascii_plain[b as usize] = match unit {
+                    Some(u) if m.starts[b as usize] => {
+                        let base = id ^ offset(u);
+                        (u >> 8) & 1 == 0
+                            && (1..128u32).all(|c| {
+                                m.units.get(base ^ c as usize).is_none_or(|&v| v & (0x8000_0000 | 0xFF) != c)
+                            })
+                    }
+                    _ => true,
+                };
+            }
         }
         Ok(m)
     }
@@ -275,12 +291,16 @@ impl CharsMap {
         let mut out: Vec<u8> = Vec::with_capacity(b.len());
         let mut i = 0;
         while i < b.len() {
-            if !self.starts[b[i] as usize] {
+            let plain = |k: usize| {
+                !self.starts[b[k] as usize]
+                    || (b[k] < 0x80 && self.ascii_plain[b[k] as usize] && b.get(k + 1).is_none_or(|&x| x < 0x80))
+            };
+            if plain(i) {
                 // copy the run of bytes no key starts with (whole characters: continuation bytes
                 // of a copied character never start a key either... unless they do, so stop at
                 // the next character boundary that might)
                 let mut j = i + 1;
-                while j < b.len() && (!self.starts[b[j] as usize] || (b[j] & 0xC0) == 0x80) {
+                while j < b.len() && ((b[j] & 0xC0) == 0x80 || plain(j)) {
                     j += 1;
                 }
                 out.extend_from_slice(&b[i..j]);
