@@ -100,6 +100,9 @@ CASES = {
     "no_ws_split": dict(vocab_size=800, split_by_whitespace=False, max_sentencepiece_length=6),
     "symbols_ids": dict(vocab_size=900, user_defined_symbols=["<sep>", "the"], control_symbols=["<cls>"],
                         pad_id=3, bos_id=-1, unk_piece="[UNK]"),
+    "nfkc_required_chars": dict(vocab_size=900, normalization_rule_name="nfkc", required_chars="☃ЖQ",
+                                character_coverage=0.98),
+    "whitespace_only_pieces": dict(vocab_size=900, allow_whitespace_only_pieces=True, remove_extra_whitespaces=False),
     "no_script_no_number": dict(vocab_size=900, split_by_unicode_script=False, split_by_number=False,
                                 remove_extra_whitespaces=False, add_dummy_prefix=False),
 }

@@ -722,6 +722,8 @@ pub fn prepare<S: AsRef<str> + Sync>(lines: &[S], spec: &SpmSpec) -> Result<SpmC
         required.insert(c, n);
         corpus.required_chars.push((c, n));
     }
+    // SentencePiece's Sorted(required_chars_): count desc, code point asc (required or not)
+    corpus.required_chars.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     let mut ascii_ok = [false; 128];
     for (b, ok) in ascii_ok.iter_mut().enumerate() {
         *ok = required.contains_key(&(b as u8 as char));
@@ -745,34 +747,45 @@ pub fn prepare<S: AsRef<str> + Sync>(lines: &[S], spec: &SpmSpec) -> Result<SpmC
     Ok(corpus)
 }
 
-/// SentencePiece's `SplitIntoWords`: `▁` starts a word (or ends it, in suffix mode).
+/// SentencePiece's `SplitIntoWords`. Prefix mode: a word starts at the text start and at each `▁`
+/// (with `allow_ws_only`, only at the first `▁` of a run, so the run prefixes the next word).
+/// Suffix mode: each `▁` ends a word (with `allow_ws_only`, a run of `▁` ends it).
 pub fn split_into_words(text: &str, suffix: bool, allow_ws_only: bool) -> Vec<&str> {
-    let mut out = Vec::new();
+    let mut out: Vec<&str> = Vec::new();
     let mut start = 0;
     let mut in_ws = false;
-    for (i, c) in text.char_indices() {
-        let is_ws = c == WS;
-        if suffix {
-            // a word ends after a run of ▁ (or after each ▁ unless allow_ws_only)
-            if !is_ws && in_ws && i > start {
-                out.push(&text[start..i]);
-                start = i;
+    if suffix {
+        for (i, c) in text.char_indices() {
+            let is_ws = c == WS;
+            if is_ws {
+                in_ws = true;
+            } else if in_ws {
+                if allow_ws_only && i > start {
+                    out.push(&text[start..i]);
+                    start = i;
+                }
+                in_ws = false;
             }
-            if is_ws && !allow_ws_only {
-                let end = i + c.len_utf8();
+            let end = i + c.len_utf8();
+            if is_ws && !allow_ws_only && end < text.len() {
                 out.push(&text[start..end]);
                 start = end;
-                in_ws = false;
-                continue;
             }
-        } else if i > start && is_ws && !(allow_ws_only && in_ws) {
-            out.push(&text[start..i]);
-            start = i;
-        } else if i > start && !is_ws && allow_ws_only && in_ws {
-            out.push(&text[start..i]);
-            start = i;
         }
-        in_ws = is_ws;
+    } else {
+        for (i, c) in text.char_indices() {
+            let is_ws = c == WS;
+            if i == 0 || (is_ws && (!in_ws || !allow_ws_only)) {
+                if i > start {
+                    out.push(&text[start..i]);
+                    start = i;
+                }
+                in_ws = true;
+            }
+            if in_ws && !is_ws {
+                in_ws = false;
+            }
+        }
     }
     if start < text.len() {
         out.push(&text[start..]);
@@ -903,6 +916,10 @@ mod tests {
     fn words_prefix_and_suffix() {
         assert_eq!(split_into_words("▁a▁bc", false, false), vec!["▁a", "▁bc"]);
         assert_eq!(split_into_words("a▁bc▁", true, false), vec!["a▁", "bc▁"]);
+        assert_eq!(split_into_words("▁▁ab▁c", false, true), vec!["▁▁ab", "▁c"]);
+        assert_eq!(split_into_words("▁▁ab▁c", false, false), vec!["▁", "▁ab", "▁c"]);
+        assert_eq!(split_into_words("ab▁▁c▁", true, true), vec!["ab▁▁", "c▁"]);
+        assert_eq!(split_into_words("ab▁▁c▁", true, false), vec!["ab▁", "▁", "c▁"]);
     }
 
     #[test]
