@@ -392,3 +392,31 @@ def test_rust_viterbi_equals_reference_on_random_models(compat: str) -> None:
                 assert "<unk>" in ref.viterbi(text, pieces, compat=compat)
                 continue
             assert [names[i] for i in ids] == ref.viterbi(text, pieces, compat=compat), (pieces, text)
+
+
+@needs_corpora
+def test_offsets_match_sentencepiece(tmp_path: Path) -> None:
+    from subword.formats.spm import read_model
+    from subword.unigram import UnigramEncoder
+
+    sp = _spm_train(tmp_path, _lines(GUTENBERG, 300_000), 1500)  # default nmt_nfkc
+    enc = UnigramEncoder(read_model(tmp_path / "m.model"))
+    held = _lines(GUTENBERG, 150_000, skip_bytes=9_000_000) + ["  Hello   world  ", "a\tb", "", "   ", "x"]
+    checked = 0
+    for line in held:
+        try:
+            ids, offsets = enc.encode_with_offsets(line)
+        except ValueError:  # NFKC changed a character: no alignment
+            continue
+        proto = sp.encode(line, return_type="proto")
+        b2c = {}
+        k = 0
+        for ci, ch in enumerate(line):
+            for _ in ch.encode():
+                b2c[k] = ci
+                k += 1
+        b2c[k] = len(line)
+        assert ids == [p.id for p in proto.pieces]
+        assert offsets == [(b2c[p.begin], b2c[p.end]) for p in proto.pieces], line
+        checked += 1
+    assert checked > 1000
