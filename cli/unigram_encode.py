@@ -42,15 +42,24 @@ def encode_lines(path: Path, lines: Iterable[str], out: TextIO, *, output_format
     if sample and (alpha < 0 or alpha != alpha):
         raise click.BadParameter(f"must be >= 0, got {alpha}", param_hint="'--alpha'")
     for k, line in enumerate(lines):
+        offsets = None
         if nbest is not None:
             segs = enc.nbest(line, nbest)
         elif sample:
             segs = [(enc.sample(line, alpha=alpha, nbest_size=nbest_size, seed=seed + k)[0], None)]
+        elif output_format == "json":
+            try:
+                ids, offsets = enc.encode_with_offsets(line)
+            except ValueError:  # the normalizer folds a character: no alignment, ids only
+                ids = enc.encode(line)
+            segs = [(ids, None)]
         else:
             segs = [(enc.encode(line), None)]
         if output_format == "json":
             rows = [{"ids": ids, "tokens": [pieces[i] for i in ids], **({} if s is None else {"score": s})}
                     for ids, s in segs]
+            if offsets is not None:
+                rows[0]["offsets"] = [list(o) for o in offsets]
             text = json.dumps(rows if nbest is not None else rows[0], ensure_ascii=False)
         elif output_format == "tokens":
             text = "\t".join(" ".join(pieces[i] for i in ids) for ids, _ in segs)

@@ -71,5 +71,8 @@ def test_encode_unigram_model_viterbi_nbest_sample(tmp_path: Path) -> None:
     a = runner.invoke(cli, args, input="the cat sat on the mat\n" * 20).output
     b = runner.invoke(cli, args, input="the cat sat on the mat\n" * 20).output
     assert a == b and len(set(a.splitlines())) > 1  # reproducible, and really sampled
+    r = runner.invoke(cli, ["encode", "-t", str(model), "--format", "json"], input="  the   cat\n")
+    row = json.loads(r.output)
+    assert row["ids"] == sp.encode("  the   cat") and row["offsets"][-1][1] == len("  the   cat")
     r = runner.invoke(cli, ["encode", "-t", str(model), "--sample", "--nbest", "2"], input="x\n")
     assert r.exit_code == 2
