@@ -398,7 +398,7 @@ def train_unigram(sentences: Sequence[tuple[str, int]], words: Sequence[tuple[st
     >>> w = [("\u2581sat", 6), ("\u2581the", 6), ("\u2581cat", 3), ("\u2581dog", 3)]
     >>> req = [("\u2581", 12), ("t", 12), ("a", 9), ("e", 6), ("h", 6), ("s", 6), ("c", 3), ("d", 3), ("g", 3), ("o", 3)]
     >>> [p for p, _ in train_unigram(s, w, req, vocab_size=16)][:3]
-    ['▁', 'at', 't']
+    ['▁', 't', 'e']
     """
     if compat not in ("spm", "hf"):
         raise ValueError(f"unknown compat {compat!r}: expected 'spm' or 'hf'")
