@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Union
 
 from subword._components import Component, Registry
 
-__all__ = ["PostProcessor", "ByteLevel", "TemplateProcessing", "from_dict", "REGISTRY"]
+__all__ = ["PostProcessor", "ByteLevel", "TemplateProcessing", "BertProcessing", "from_dict", "REGISTRY"]
 
 REGISTRY: Registry["PostProcessor"] = Registry("post_processor")
 
@@ -184,3 +184,40 @@ class TemplateProcessing(PostProcessor):
         return f"TemplateProcessing(single={show(self.single)!r}, pair={show(self.pair)!r}, special_tokens={ids})"
 
     __hash__ = None  # type: ignore[assignment]  # holds dicts
+
+
+def _token_and_id(owner: str, name: str, value: Any) -> tuple[str, int]:
+    if (isinstance(value, (tuple, list)) and len(value) == 2 and isinstance(value[0], str)
+            and isinstance(value[1], int) and not isinstance(value[1], bool) and value[1] >= 0):
+        return value[0], value[1]
+    raise ValueError(f"{owner}.{name} must be a (token, id) pair, got {value!r}")
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class BertProcessing(PostProcessor):
+    """HF ``BertProcessing`` (what ``BertWordPieceTokenizer`` writes): ``[CLS] A [SEP]`` and
+    ``[CLS] A [SEP] B [SEP]``, type id 0 up to the first ``[SEP]`` and 1 after it.
+
+    Args:
+        sep: ``(token, id)`` of the separator.
+        cls: ``(token, id)`` of the classifier token.
+
+    >>> p = BertProcessing(("[SEP]", 102), ("[CLS]", 101))
+    >>> p.to_dict(), p.num_special_tokens_to_add(is_pair=True)
+    ({'type': 'BertProcessing', 'sep': ['[SEP]', 102], 'cls': ['[CLS]', 101]}, 3)
+    """
+
+    type_name: ClassVar[str] = "BertProcessing"
+    sep: Any = ("[SEP]", 102)
+    cls: Any = ("[CLS]", 101)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sep", _token_and_id("BertProcessing", "sep", self.sep))
+        object.__setattr__(self, "cls", _token_and_id("BertProcessing", "cls", self.cls))
+
+    def num_special_tokens_to_add(self, is_pair: bool = False) -> int:
+        return 3 if is_pair else 2
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type_name, "sep": list(self.sep), "cls": list(self.cls)}

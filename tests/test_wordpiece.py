@@ -342,3 +342,34 @@ def test_save_pretrained_names_bert_roles(tmp_path):
         "[CLS]", "[SEP]", "[PAD]", "[MASK]", "[UNK]")
     assert auto("the cat", "a dog")["input_ids"] == tok.encode("the cat", pair="a dog").ids
     assert auto("the cat", "a dog")["token_type_ids"] == tok.encode("the cat", pair="a dog").type_ids
+
+
+def test_files_hf_bert_wordpiece_tokenizer_wrote(tmp_path):
+    """HF's BertWordPieceTokenizer writes a BertProcessing post-processor: we load, encode and inspect it."""
+    tokenizers = pytest.importorskip("tokenizers")
+    from click.testing import CliRunner
+
+    from cli.main import cli
+
+    path = CORPORA / "tinyshakespeare.txt"
+    if not path.exists():
+        pytest.skip(f"{path} is not available")
+    lines = path.read_text(encoding="utf-8").splitlines()[:2000]
+    trained = tokenizers.BertWordPieceTokenizer(lowercase=True)
+    trained.train_from_iterator(lines, vocab_size=600, show_progress=False)
+    (vocab_file,) = trained.save_model(str(tmp_path))  # vocab.txt; loading it sets BertProcessing
+    hf = tokenizers.BertWordPieceTokenizer(vocab_file, lowercase=True)
+    out = tmp_path / "hf-bert.json"
+    hf.save(str(out))
+    assert json.loads(out.read_text())["post_processor"]["type"] == "BertProcessing"
+    ours = Tokenizer.from_file(out)
+    for a, b in zip(lines[:200:2], lines[1:200:2], strict=True):
+        x, y = hf.encode(a, b), ours.encode(a, b)
+        assert (x.ids, x.type_ids, x.offsets) == (y.ids, y.type_ids, y.offsets)
+        assert hf.decode(x.ids) == ours.decode(y.ids)
+    ours.save(tmp_path / "again.json")
+    assert tokenizers.Tokenizer.from_file(str(tmp_path / "again.json")).encode(lines[0]).ids == ours.encode(lines[0]).ids
+    r = CliRunner().invoke(cli, ["encode", "-t", str(out), "--format", "tokens"], input=lines[0] + "\n")
+    assert r.exit_code == 0 and r.output.startswith("[CLS] "), r.output
+    r = CliRunner().invoke(cli, ["inspect", "-t", str(out)])
+    assert r.exit_code == 0 and "WordPiece" in r.output and "BertProcessing" in r.output, r.output
