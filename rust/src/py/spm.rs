@@ -195,9 +195,22 @@ impl PySpmBpeEncoder {
         py.detach(|| self.inner.encode(text))
     }
 
-    /// Ids of many texts (parallel, GIL released).
-    fn encode_batch(&self, py: Python<'_>, texts: Vec<String>) -> Vec<Vec<u32>> {
-        py.detach(|| self.inner.encode_batch(&texts))
+    /// Ids of many texts (parallel, GIL released). Python's cyclic GC is paused while the result
+    /// lists are built: a batch creates one list per text, and without the pause the collector
+    /// repeatedly walks every young list (a quarter of the time on 200k lines).
+    fn encode_batch<'py>(&self, py: Python<'py>, texts: Vec<String>) -> PyResult<Bound<'py, PyList>> {
+        let ids = py.detach(|| self.inner.encode_batch(&texts));
+        drop(texts);
+        let gc = py.import("gc")?;
+        let was_enabled = gc.call_method0("isenabled")?.is_truthy()?;
+        if was_enabled {
+            gc.call_method0("disable")?;
+        }
+        let built = ids.iter().map(|v| PyList::new(py, v)).collect::<PyResult<Vec<_>>>().and_then(|l| PyList::new(py, l));
+        if was_enabled {
+            gc.call_method0("enable")?;
+        }
+        built
     }
 
     /// The normalized text (with `▁`), as the model sees it.
