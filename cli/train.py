@@ -100,6 +100,7 @@ Examples:
   subword train bpe corpus.txt --compat spm --vocab-size 8000 -o spm.model   # = sentencepiece's BPE
   subword train unigram corpus.txt --vocab-size 8000 -o uni.model   # = sentencepiece's Unigram
   subword train unigram corpus.txt --character-coverage 1.0 --num-threads 16 -o uni.model
+  subword train unigram corpus.txt --vocab-size 8000 -o uni.json    # HF UnigramTrainer's rules, tokenizer.json
 """
 
 # Options only WordPiece has (its BERT normalizer and merge criterion); refused for the BPE algorithms.
@@ -177,9 +178,13 @@ def train_command(
     wordpiece = algorithm == "wordpiece"
     spm_bpe = algorithm == "bpe" and trainer_values.get("compat") == "spm"
     unigram = algorithm == "unigram"
-    _check_unigram_options(algorithm, trainer_values)
-    _check_spm_options(algorithm, spm_bpe or unigram, trainer_values, output)
-    if unigram:
+    unigram_hf = unigram and output.suffix == ".json"  # HF UnigramTrainer rules, HF tokenizer.json
+    _check_unigram_options(algorithm, trainer_values, output)
+    _check_spm_options(algorithm, spm_bpe or (unigram and not unigram_hf), trainer_values, output)
+    if unigram_hf:
+        trainer = build_trainer(BpeTrainer, {k: v for k, v in trainer_values.items()
+                                             if k in BpeTrainer.__dataclass_fields__ and k != "compat"})
+    elif unigram:
         trainer = _unigram_trainer(trainer_values)
     elif spm_bpe:
         trainer = _spm_trainer(trainer_values)
@@ -227,6 +232,9 @@ def train_command(
     watch = _Watch(lines)
 
     started = time.monotonic()
+    if unigram_hf:
+        _train_unigram_hf(watch, trainer, trainer_values, output, reporter, reader, sources, say)
+        return
     if unigram:
         _train_unigram(watch, trainer, output, reporter, reader, sources, say)
         return
@@ -332,17 +340,28 @@ _UNIGRAM_ONLY = tuple(f for f in UnigramTrainer.__dataclass_fields__
                       if f not in SpmOptions.__dataclass_fields__ and f not in BpeTrainer.__dataclass_fields__)
 
 
-def _check_unigram_options(algorithm: str, values: dict[str, Any]) -> None:
-    """Refuses Unigram-only options for the other algorithms, and --compat for unigram."""
+def _check_unigram_options(algorithm: str, values: dict[str, Any], output: Path) -> None:
+    """Refuses Unigram-only options for the other algorithms; for unigram, the output suffix decides the
+    rules (.model: sentencepiece, .json: HF) and --compat must agree with it."""
     ctx = click.get_current_context()
     given = {k for k in values if ctx.get_parameter_source(k) == click.core.ParameterSource.COMMANDLINE}
     if algorithm != "unigram":
         wrong = [k for k in _UNIGRAM_ONLY if k in given]
         if wrong:
             raise click.UsageError(f"--{wrong[0].replace('_', '-')} applies to train unigram only")
-    elif "compat" in given:
-        raise click.UsageError("train unigram follows sentencepiece 0.2.3 (compat spm); the HF-compatible "
-                               "trainer is subword.unigram / _core.train_unigram(compat='hf') in Python")
+        return
+    if output.suffix not in (".model", ".json"):
+        raise click.UsageError("train unigram writes NAME.model (sentencepiece's trainer) or NAME.json "
+                               "(HF UnigramTrainer's rules, an HF tokenizer.json)")
+    want = "spm" if output.suffix == ".model" else "hf"
+    if "compat" in given and values.get("compat") != want:
+        raise click.UsageError(f"--compat {values.get('compat')} does not match -o {output.name}: .model is "
+                               "sentencepiece's Unigram (compat spm), .json is HF's (compat hf)")
+    if want == "hf":
+        wrong = [k for k in ("min_frequency", "initial_alphabet", "limit_alphabet", "max_token_length",
+                             "continuing_subword_prefix", "end_of_word_suffix", "num_threads") if k in given]
+        if wrong:
+            raise click.UsageError(f"--{wrong[0].replace('_', '-')} is not an option of HF's UnigramTrainer")
 
 
 def _unigram_trainer(values: dict[str, Any]) -> UnigramTrainer:
@@ -371,6 +390,35 @@ def _train_unigram(watch: Any, trainer: UnigramTrainer, output: Path, reporter: 
     except ValueError as exc:
         raise click.ClickException(str(exc)) from exc
     say(f"Wrote {output}: SentencePiece Unigram, vocab size {len(model.pieces)}, trained on {watch.count:,} lines.")
+
+
+def _train_unigram_hf(watch: Any, trainer: BpeTrainer, values: dict[str, Any], output: Path, reporter: Any,
+                      reader: Any, sources: list[str], say: Callable[[str], None]) -> None:
+    """`train unigram -o NAME.json`: HF UnigramTrainer's rules on Metaspace words, an HF tokenizer.json."""
+    import json
+    import os
+    import tempfile
+
+    from subword.unigram import train_unigram_hf
+
+    try:
+        data = train_unigram_hf(
+            watch, vocab_size=trainer.vocab_size, unk_token=trainer.unk_token or "<unk>",
+            special_tokens=trainer.special_tokens or ["<unk>"], shrinking_factor=values["shrinking_factor"],
+            n_sub_iterations=values["num_sub_iterations"], seed_size=values["seed_sentencepiece_size"],
+            engine=trainer.engine,
+        )
+    except (ValueError, RuntimeError) as exc:
+        _check_input(reader, watch, sources)
+        raise click.ClickException(f"training failed: {exc}") from exc
+    finally:
+        reporter.close()
+    fd, tmp = tempfile.mkstemp(dir=output.parent, prefix=output.name + ".", suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(data, f, ensure_ascii=False)
+    os.replace(tmp, output)
+    say(f"Wrote {output}: HF Unigram tokenizer.json, vocab size {len(data['model']['vocab'])}, "
+        f"trained on {watch.count:,} lines.")
 
 
 def _check_vocab_size(trainer: Any, byte_level: bool) -> None:

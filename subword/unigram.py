@@ -379,7 +379,7 @@ def train_unigram_hf(
     for line in lines:
         if not isinstance(line, str):
             raise TypeError(f"lines must be str, got {type(line).__name__}")
-        for w, _ in metaspace_words(line.rstrip("\r\n")):
+        for w, _ in metaspace_words(line):  # line endings kept, as HF's train_from_files reads lines
             words[w] += 1
     if not words:
         raise ValueError("no training text (every line is empty)")

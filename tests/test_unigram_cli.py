@@ -37,8 +37,12 @@ def test_train_unigram_option_errors(tmp_path: Path) -> None:
     corpus = tmp_path / "c.txt"
     corpus.write_text("the cat sat on the mat\n" * 20, encoding="utf-8")
     runner = CliRunner()
-    r = runner.invoke(cli, ["train", "unigram", str(corpus), "-o", str(tmp_path / "x.json")])
+    r = runner.invoke(cli, ["train", "unigram", str(corpus), "-o", str(tmp_path / "x.txt")])
     assert r.exit_code == 2 and ".model" in r.output
+    r = runner.invoke(cli, ["train", "unigram", str(corpus), "--compat", "spm", "-o", str(tmp_path / "x.json")])
+    assert r.exit_code == 2 and "does not match" in r.output
+    r = runner.invoke(cli, ["train", "unigram", str(corpus), "--character-coverage", "0.9", "-o", str(tmp_path / "x.json")])
+    assert r.exit_code == 2
     r = runner.invoke(cli, ["train", "bpe", str(corpus), "--shrinking-factor", "0.5", "-o", str(tmp_path / "x.json")])
     assert r.exit_code == 2 and "unigram only" in r.output
     r = runner.invoke(cli, ["train", "unigram", str(corpus), "--vocab-size", "5000", "-o", str(tmp_path / "x.model")])
@@ -76,3 +80,28 @@ def test_encode_unigram_model_viterbi_nbest_sample(tmp_path: Path) -> None:
     assert row["ids"] == sp.encode("  the   cat") and row["offsets"][-1][1] == len("  the   cat")
     r = runner.invoke(cli, ["encode", "-t", str(model), "--sample", "--nbest", "2"], input="x\n")
     assert r.exit_code == 2
+
+
+@pytest.mark.skipif(not SHAKESPEARE.exists(), reason=f"real corpora not found under {CORPORA}")
+def test_train_unigram_json_is_hf_compatible(tmp_path: Path) -> None:
+    tk = pytest.importorskip("tokenizers")
+    import json
+
+    from subword.unigram import HfUnigramEncoder
+
+    text = SHAKESPEARE.read_text(encoding="utf-8")[:120_000]
+    corpus = tmp_path / "c.txt"
+    corpus.write_text(text[: text.rfind("\n") + 1], encoding="utf-8")
+    out = tmp_path / "u.json"
+    r = CliRunner().invoke(cli, ["train", "unigram", str(corpus), "--vocab-size", "700", "-o", str(out), "-q"])
+    assert r.exit_code == 0, r.output
+    hf = tk.Tokenizer.from_file(str(out))
+    trained = tk.Tokenizer(tk.models.Unigram())
+    trained.pre_tokenizer = tk.pre_tokenizers.Metaspace()
+    trained.train([str(corpus)], tk.trainers.UnigramTrainer(vocab_size=700, unk_token="<unk>",
+                                                           special_tokens=["<unk>"], show_progress=False))
+    assert set(hf.get_vocab()) == set(trained.get_vocab())
+    ours = HfUnigramEncoder(json.loads(out.read_text(encoding="utf-8")))
+    for line in text.splitlines()[:300]:
+        e = hf.encode(line)
+        assert ours.encode(line) == (e.ids, e.offsets)
