@@ -154,7 +154,7 @@ def encode_command(
     """Encode text, one line of FILE (or stdin) to one line of output.
 
     The line ending is not part of the text encoded. A SentencePiece Unigram .model gives the ids
-    sentencepiece gives, and supports --nbest and --sample.
+    sentencepiece gives, and supports --nbest and --sample; so does a SentencePiece BPE .model (ids).
     """
     from cli.unigram_encode import encode_lines, is_unigram_model
 
@@ -167,6 +167,12 @@ def encode_command(
         return
     if sample or nbest is not None:
         raise click.UsageError("--sample and --nbest need a Unigram model (a SentencePiece .model file)")
+    from cli.spm_encode import encode_bpe_lines, is_spm_bpe_model
+
+    if is_spm_bpe_model(tokenizer_path):
+        encode_bpe_lines(tokenizer_path, _input_lines(source, encoding_errors), sys.stdout,
+                         output_format=output_format, stream=stream or _interactive(source))
+        return
     tok = load_tokenizer(tokenizer_path)
     out = sys.stdout
     stream = stream or _interactive(source)

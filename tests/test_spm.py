@@ -363,3 +363,21 @@ def test_input_sentence_size_selects_lines(tmp_path: Path) -> None:
     assert sampled.pieces == again.pieces and sampled.trainer_spec["input_sentence_size"] == 150
     with pytest.raises(ValueError, match="after selecting input_sentence_size=20"):
         train_spm_bpe(["\n"] * 50 + ["x" * 5000 + "\n"], SpmBpeTrainer(vocab_size=10, input_sentence_size=20))
+
+
+def test_cli_encode_spm_bpe_model_gives_sentencepiece_ids(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from cli.main import cli
+
+    _spm_train(tmp_path, _lines(800), model_type="bpe", vocab_size=600)
+    model = sorted(tmp_path.glob("spm_*.model"))[-1]
+    text = tmp_path / "in.txt"
+    texts = ["First Citizen: speak, speak.", "naïve café ☃", ""]
+    text.write_text("\n".join(texts) + "\n", encoding="utf-8")
+    sp = spm.SentencePieceProcessor(model_file=str(model))
+    result = CliRunner().invoke(cli, ["encode", "-t", str(model), str(text)])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines() == [" ".join(map(str, sp.encode(t))) for t in texts]
+    result = CliRunner().invoke(cli, ["encode", "-t", str(model), str(text), "--format", "tokens"])
+    assert result.output.splitlines()[0] == " ".join(sp.encode(texts[0], out_type=str))
