@@ -101,6 +101,10 @@ pub struct SpmSpec {
     pub eos_piece: String,
     pub pad_piece: String,
     pub hard_vocab_limit: bool,
+    /// A precompiled charsmap replacing the character rules of `normalization` (what a `.model`
+    /// file carries; Python passes its generated table for nmt_nfkc/nfkc so training, encoding and
+    /// sentencepiece loading our files all apply the same table).
+    pub charsmap: Option<std::sync::Arc<CharsMap>>,
 }
 
 impl Default for SpmSpec {
@@ -132,8 +136,18 @@ impl Default for SpmSpec {
             eos_piece: "</s>".into(),
             pad_piece: "<pad>".into(),
             hard_vocab_limit: true,
+            charsmap: None,
         }
     }
+}
+
+fn decode_hex(text: &str) -> Result<Vec<u8>, String> {
+    let b = text.as_bytes();
+    if b.len() % 2 != 0 {
+        return Err("precompiled_charsmap_hex has an odd length".into());
+    }
+    let digit = |c: u8| (c as char).to_digit(16).ok_or("precompiled_charsmap_hex is not hexadecimal");
+    b.chunks_exact(2).map(|p| Ok((digit(p[0])? * 16 + digit(p[1])?) as u8)).collect()
 }
 
 impl SpmSpec {
@@ -192,6 +206,11 @@ impl SpmSpec {
                 "eos_piece" => s.eos_piece = st(v, k)?,
                 "pad_piece" => s.pad_piece = st(v, k)?,
                 "hard_vocab_limit" => s.hard_vocab_limit = b(v, k)?,
+                "precompiled_charsmap_hex" => {
+                    let blob = decode_hex(&st(v, k)?)?;
+                    s.charsmap =
+                        if blob.is_empty() { None } else { Some(std::sync::Arc::new(CharsMap::from_blob(&blob)?)) };
+                }
                 other => return Err(format!("unknown SentencePiece option {other:?}")),
             }
         }
@@ -337,7 +356,7 @@ pub struct SpmNormalizer {
 impl SpmNormalizer {
     pub fn from_spec(spec: &SpmSpec) -> Self {
         SpmNormalizer {
-            charsmap: None,
+            charsmap: spec.charsmap.clone(),
             normalization: spec.normalization,
             add_dummy_prefix: spec.add_dummy_prefix,
             remove_extra_whitespaces: spec.remove_extra_whitespaces,
