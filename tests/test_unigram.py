@@ -420,3 +420,18 @@ def test_offsets_match_sentencepiece(tmp_path: Path) -> None:
         assert offsets == [(b2c[p.begin], b2c[p.end]) for p in proto.pieces], line
         checked += 1
     assert checked > 1000
+
+
+@needs_corpora
+def test_user_symbols_and_byte_fallback_match_sentencepiece(tmp_path: Path) -> None:
+    from subword.formats.spm import read_model
+    from subword.unigram import UnigramEncoder, UnigramTrainer, train_unigram
+
+    lines = _lines(SHAKESPEARE, 200_000)
+    opts = {"user_defined_symbols": ["<sep>", "the", "ing"], "byte_fallback": True, "character_coverage": 0.99}
+    sp = _spm_train(tmp_path, lines, 1200, **opts)
+    model = train_unigram(lines, UnigramTrainer(vocab_size=1200, **opts))
+    assert [(p, s) for p, s, _ in model.pieces] == [(sp.id_to_piece(i), sp.get_score(i)) for i in range(1200)]
+    enc = UnigramEncoder(read_model(tmp_path / "m.model"))
+    held = _lines(SHAKESPEARE, 30_000, skip_bytes=700_000) + ["the<sep>thing ingthe ☃ é"]
+    assert enc.encode_batch(held) == sp.encode(held)
