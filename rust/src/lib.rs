@@ -8,6 +8,7 @@
 //! - [`wordpiece`]  WordPiece: likelihood/frequency trainer, greedy longest-match encoder
 //! - [`model`]      the model enum the pipeline dispatches on (BPE, WordPiece)
 //! - [`spm`]        the SentencePiece pipeline: normalizer, LoadSentences, piece validity
+//! - [`unigram`]    Unigram: lattice, Viterbi / n-best / sampling, EM trainer (sentencepiece 0.2.3 or HF rules)
 //! - [`tokenizer`]  the encode pipeline: added tokens -> normalizer -> pre-tokenizer -> model -> post-processor
 //!
 //! The PyO3 bindings live in `py.rs` (and `py/`), compiled only with the cargo feature `python`.
