@@ -377,3 +377,18 @@ def test_cli_encode_spm_bpe_model_gives_sentencepiece_ids(tmp_path: Path) -> Non
     assert result.output.splitlines() == [" ".join(map(str, sp.encode(t))) for t in texts]
     result = CliRunner().invoke(cli, ["encode", "-t", str(model), str(text), "--format", "tokens"])
     assert result.output.splitlines()[0] == " ".join(sp.encode(texts[0], out_type=str))
+
+
+def test_progress_reports_merges_and_an_exception_in_it_stops_training() -> None:
+    seen: list[tuple[str, int, int]] = []
+    train_spm_bpe(_lines(300), SpmBpeTrainer(vocab_size=600), progress=lambda *a: seen.append(a))
+    assert seen[0][0] == "merge" and seen[0][1] == 0 and seen[-1][1] == seen[-1][2] > 0
+
+    class Stop(Exception):
+        pass
+
+    def stop(stage: str, done: int, total: int) -> None:
+        raise Stop(f"{stage} {done}")
+
+    with pytest.raises(Stop, match="merge 0"):
+        train_spm_bpe(_lines(300), SpmBpeTrainer(vocab_size=600), progress=stop)
