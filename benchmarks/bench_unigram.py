@@ -86,13 +86,14 @@ def _load() -> float:
     return os.getloadavg()[0]
 
 
-def bench_training(corpus: Path, vocab: int, runs: int, tmp: Path) -> dict:
+def bench_training(corpus: Path, vocab: int, runs: int, tmp: Path, hf_runs: int = 1) -> dict:
     """Interleaved runs of ours / sentencepiece / HF; medians."""
     rows: dict[str, list[dict]] = {"ours": [], "spm": [], "hf": []}
-    for _ in range(runs):
+    for i in range(runs):
         rows["ours"].append(_run(_OURS, [str(corpus), str(vocab), str(tmp / f"ours{vocab}.model"), "rust"]))
         rows["spm"].append(_run(_SPM, [str(corpus), str(vocab), str(tmp / f"spm{vocab}.model")]))
-        rows["hf"].append(_run(_HF, [str(corpus), str(vocab), str(tmp / f"hf{vocab}.json")]))
+        if i < hf_runs:  # HF is 5-10x slower: fewer runs
+            rows["hf"].append(_run(_HF, [str(corpus), str(vocab), str(tmp / f"hf{vocab}.json")]))
         log.info("vocab %d: %s", vocab, {k: round(v[-1]["seconds"], 1) for k, v in rows.items()})
     med = {k: {m: statistics.median(r[m] for r in v) for m in ("seconds", "cpu", "rss_mb")} for k, v in rows.items()}
     med["identical"] = all(r["digest"] == rows["spm"][0]["digest"] for r in rows["ours"] + rows["spm"])
@@ -151,7 +152,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     ap.add_argument("--vocab", type=int, nargs="+", default=[8000, 32000])
-    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--hf-runs", type=int, default=1, help="runs of HF's trainer (slow), at most --runs")
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--no-reference", action="store_true")
     args = ap.parse_args()
@@ -159,14 +161,15 @@ def main() -> None:
     load_before = _load()
     lines = ["## Unigram (bench_unigram.py)", "",
              f"Corpus `{args.corpus.name}`; sentencepiece defaults (nmt_nfkc, coverage 0.9995, num_threads 16) on "
-             f"both sides; {args.runs} interleaved run(s), medians; wall s / CPU s (user+sys, all threads) / peak RSS.",
+             f"both sides; {args.runs} interleaved run(s) ({args.hf_runs} for HF), medians; wall s / CPU s "
+             "(user+sys, all threads) / peak RSS.",
              "", "| vocab | ours wall | spm wall | HF wall | wall ratio spm/ours | ours CPU | spm CPU | HF CPU | "
              "ours RSS MB | spm RSS MB | HF RSS MB | identical to spm |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         encode = None
         for v in args.vocab:
-            r = bench_training(args.corpus, v, args.runs, tmp)
+            r = bench_training(args.corpus, v, args.runs, tmp, args.hf_runs)
             o, s, h = r["ours"], r["spm"], r["hf"]
             lines.append(f"| {v} | {o['seconds']:.1f} | {s['seconds']:.1f} | {h['seconds']:.1f} | "
                          f"{s['seconds'] / o['seconds']:.2f}x | {o['cpu']:.1f} | {s['cpu']:.1f} | {h['cpu']:.1f} | "

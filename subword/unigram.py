@@ -126,6 +126,17 @@ def train_unigram(
     )
 
 
+def _validity(spec_json: str) -> Callable[[str], bool]:
+    """SentencePiece's piece validity (its Rust implementation holds the Unicode script table), memoized,
+    with a spec that leaves out the normalizer's large charsmap (validity does not read it)."""
+    import functools
+
+    from subword import _core
+
+    spec = json.dumps({k: v for k, v in json.loads(spec_json).items() if k != "precompiled_charsmap_hex"})
+    return functools.lru_cache(maxsize=1 << 20)(lambda piece: _core.spm_is_valid_piece(piece, spec))
+
+
 def _reference_train(lines: list[str], trainer: UnigramTrainer) -> tuple[list[tuple[str, float, int]], dict]:
     """The pure-Python trainer behind the same pipeline (``_core.spm_prepare``) and id layout."""
     from subword import _core
@@ -140,7 +151,7 @@ def _reference_train(lines: list[str], trainer: UnigramTrainer) -> tuple[list[tu
                        shrinking_factor=trainer.shrinking_factor, num_sub_iterations=trainer.num_sub_iterations,
                        max_piece_length=trainer.max_sentencepiece_length,
                        seed_size=trainer.seed_sentencepiece_size, num_threads=trainer.num_threads,
-                       valid=lambda s: _core.spm_is_valid_piece(s, spec))
+                       valid=_validity(spec))
     by_id = {i: (p, t) for i, p, t in meta}
     out: list[tuple[str, float, int]] = []
     it = iter(pieces)
