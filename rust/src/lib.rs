@@ -9,6 +9,7 @@
 //! - [`model`]      the model enum the pipeline dispatches on (BPE, WordPiece)
 //! - [`spm`]        the SentencePiece pipeline: normalizer, LoadSentences, piece validity
 //! - [`unigram`]    Unigram: lattice, Viterbi / n-best / sampling, EM trainer (sentencepiece 0.2.3 or HF rules)
+//! - [`parallel`]   fork safety: whether rayon's global pool may be used in this process
 //! - [`tokenizer`]  the encode pipeline: added tokens -> normalizer -> pre-tokenizer -> model -> post-processor
 //!
 //! The PyO3 bindings live in `py.rs` (and `py/`), compiled only with the cargo feature `python`.
@@ -22,11 +23,13 @@ pub mod count;
 pub mod encoding;
 pub mod model;
 pub mod normalize;
+pub mod parallel;
 pub mod pretok;
 pub mod spm;
 pub mod tokenizer;
 pub mod wordpiece;
 
+pub mod unigram;
+
 #[cfg(feature = "python")]
 mod py;
-pub mod unigram;

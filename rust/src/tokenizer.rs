@@ -55,6 +55,7 @@ use crate::bpe::encode::{BpeModel, BpeOptions, Sym};
 use crate::model::Model;
 use crate::encoding::{Direction, Encoding, Padding, TokenTable, Truncation, EXTRA_BIT};
 use crate::normalize::Normalizer;
+use crate::parallel::parallel_allowed;
 use crate::pretok::{unicode_to_byte, PreTokenizer};
 
 // ==== Post-processors ====
@@ -393,19 +394,6 @@ pub struct Tokenizer {
     /// frame (None: the ids-only path must run the full pipeline).
     single_frame: Option<(Vec<u32>, Vec<u32>)>,
     fast_bytes: bool,
-}
-
-/// The process that loaded us. rayon's global pool does not survive `fork()`: a forked child (a
-/// DataLoader worker, multiprocessing) that used it would hang, so children encode sequentially.
-static PARENT_PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-
-/// Records the current process as the one allowed to use the thread pool (call at import time).
-pub fn note_parent_process() {
-    PARENT_PID.get_or_init(std::process::id);
-}
-
-pub fn parallel_allowed() -> bool {
-    *PARENT_PID.get_or_init(std::process::id) == std::process::id()
 }
 
 /// `items.map(f)` on rayon's pool (in tasks of at least `BATCH_GRAIN` items), or sequentially in a

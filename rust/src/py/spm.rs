@@ -29,18 +29,6 @@ fn lines_of(lines: &Bound<'_, PyList>) -> PyResult<Vec<String>> {
     Ok(out)
 }
 
-fn pool(threads: Option<usize>) -> PyResult<Option<rayon::ThreadPool>> {
-    match threads {
-        None => Ok(None),
-        Some(0) => Err(PyValueError::new_err("threads must be at least 1 (or None for all cores)")),
-        Some(n) => rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build()
-            .map(Some)
-            .map_err(|e| PyValueError::new_err(format!("cannot start {n} threads: {e}"))),
-    }
-}
-
 fn stats<'py>(py: Python<'py>, c: &SpmCorpus) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("sentences", c.sentences.len())?;
@@ -64,12 +52,9 @@ fn spm_prepare<'py>(
 ) -> PyResult<(Vec<(String, u64)>, Vec<(String, u64)>, Vec<(u32, String, i32)>, Bound<'py, PyDict>)> {
     let spec = SpmSpec::from_json_str(spec_json).map_err(PyValueError::new_err)?;
     let lines = lines_of(lines)?;
-    let p = pool(threads)?;
+    let p = super::build_pool(threads)?;
     let corpus = py
-        .detach(|| match &p {
-            Some(p) => p.install(|| prepare(&lines, &spec)),
-            None => prepare(&lines, &spec),
-        })
+        .detach(|| super::in_pool(&p, || prepare(&lines, &spec)))
         .map_err(PyValueError::new_err)?;
     let st = stats(py, &corpus)?;
     let req = corpus.required_chars.iter().map(|(c, n)| (c.to_string(), *n)).collect();
@@ -115,16 +100,13 @@ fn train_spm_bpe<'py>(
 ) -> PyResult<(Vec<(String, f32, i32)>, Bound<'py, PyDict>)> {
     let spec = SpmSpec::from_json_str(spec_json).map_err(PyValueError::new_err)?;
     let lines = lines_of(lines)?;
-    let p = pool(threads)?;
+    let p = super::build_pool(threads)?;
     let mut py_err: Option<PyErr> = None;
     let result: Result<(Vec<(String, f32, i32)>, SpmCorpus, usize), String> = {
         let py_err = &mut py_err;
         let progress = &progress;
         py.detach(move || {
-            let corpus = match &p {
-                Some(p) => p.install(|| prepare(&lines, &spec)),
-                None => prepare(&lines, &spec),
-            }?;
+            let corpus = super::in_pool(&p, || prepare(&lines, &spec))?;
             drop(lines);
             let words = count_words(&corpus, &spec);
             let target = spec.vocab_size.saturating_sub(corpus.meta.len() + corpus.required_chars.len());

@@ -457,7 +457,6 @@ impl PyNormalizer {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    crate::tokenizer::note_parent_process();
     m.add_class::<PyEncoding>()?;
     m.add_class::<PyCoreTokenizer>()?;
     m.add_class::<PyPreTokenizer>()?;

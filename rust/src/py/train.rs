@@ -16,27 +16,10 @@ use crate::count::WordCounter;
 use crate::normalize::Normalizer;
 use crate::pretok::PreTokenizer;
 
+pub(crate) use super::{build_pool, in_pool};
+
 /// What the training functions return to Python: (vocab in id order, merges in rank order).
 type Trained = (Vec<String>, Vec<(String, String)>);
-
-pub(crate) fn build_pool(threads: Option<usize>) -> PyResult<Option<Arc<rayon::ThreadPool>>> {
-    match threads {
-        None => Ok(None),
-        Some(0) => Err(PyValueError::new_err("threads must be at least 1 (or None for all cores)")),
-        Some(n) => rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build()
-            .map(|p| Some(Arc::new(p)))
-            .map_err(|e| PyValueError::new_err(format!("cannot start {n} threads: {e}"))),
-    }
-}
-
-fn in_pool<R: Send>(pool: &Option<Arc<rayon::ThreadPool>>, f: impl FnOnce() -> R + Send) -> R {
-    match pool {
-        Some(p) => p.install(f),
-        None => f(),
-    }
-}
 
 /// Counts pre-tokenized words over batches of lines (parallel, GIL released).
 #[pyclass(name = "WordCounter", module = "subword._core")]
@@ -91,8 +74,8 @@ impl PyWordCounter {
 
     /// The words as the model sees them (byte-level mapped for ByteLevel), sorted, with counts.
     fn words(&self, py: Python<'_>) -> Vec<(String, u64)> {
-        let inner = &self.inner;
-        py.detach(|| inner.words())
+        let (inner, pool) = (&self.inner, &self.pool);
+        py.detach(|| in_pool(pool, || inner.words()))
     }
 
     fn __len__(&self) -> usize {
