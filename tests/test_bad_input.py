@@ -311,9 +311,12 @@ def test_missing_tokenizer_file_is_a_usage_error(cli_app: click.Group, tmp_path:
     ],
     ids=lambda a: " ".join(a) or "none",
 )
-def test_usage_errors_exit_2(cli_app: click.Group, args: list[str]) -> None:
-    result = invoke(cli_app, args)
+def test_usage_errors_exit_2(cli_app: click.Group, args: list[str], tmp_path: Path) -> None:
+    # Paths go to tmp_path: were a check ever to regress, nothing would be written into the cwd.
+    out = tmp_path / "x.json"
+    result = invoke(cli_app, [str(out) if a == "x.json" else a for a in args])
     assert_clean_failure(result, 2, "Error")
+    assert not out.exists()
 
 
 def test_missing_input_file_is_a_usage_error(cli_app: click.Group, tmp_path: Path) -> None:
