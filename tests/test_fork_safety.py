@@ -43,3 +43,18 @@ def test_word_counting_and_training_in_a_forked_child(fork_context: mp.context.B
         words, merges = pool.apply_async(_count_and_train_in_child).get(timeout=60)
     assert words == parent.words()
     assert merges == want_merges
+
+
+def _unigram_in_child(lines: list[str]) -> tuple[list[str], list[list[int]]]:
+    from subword.unigram import UnigramEncoder, UnigramTrainer, train_unigram
+
+    model = train_unigram(lines, UnigramTrainer(vocab_size=200, hard_vocab_limit=False))
+    return [p for p, _, _ in model.pieces], UnigramEncoder(model).encode_batch(lines[:300])
+
+
+def test_unigram_training_and_encoding_in_a_forked_child(fork_context: mp.context.BaseContext) -> None:
+    lines = [line.rstrip("\n") for line in LINES]
+    want = _unigram_in_child(lines)  # runs the EM and the batch encoder on the parent's pool
+    with fork_context.Pool(1) as pool:
+        got = pool.apply_async(_unigram_in_child, (lines,)).get(timeout=60)
+    assert got == want

@@ -71,7 +71,9 @@ impl PyUnigramModel {
     fn encode_batch_ids(&self, py: Python<'_>, texts: Vec<String>) -> PyResult<Vec<Vec<u32>>> {
         use rayon::prelude::*;
         let r: Result<Vec<Vec<u32>>, String> = py.detach(|| {
-            texts.par_iter().map(|t| self.inner.encode(t).map(|p| p.into_iter().map(|x| x.0).collect())).collect()
+            super::in_pool(&None, || {
+                texts.par_iter().map(|t| self.inner.encode(t).map(|p| p.into_iter().map(|x| x.0).collect())).collect()
+            })
         });
         r.map_err(PyValueError::new_err)
     }
@@ -83,10 +85,12 @@ impl PyUnigramModel {
         let spec = SpmSpec::from_json_str(spec_json).map_err(PyValueError::new_err)?;
         let norm = crate::spm::SpmNormalizer::from_spec(&spec);
         let r: Result<Vec<Vec<u32>>, String> = py.detach(|| {
-            texts
-                .par_iter()
-                .map(|t| self.inner.encode(&norm.normalize(t)).map(|p| p.into_iter().map(|x| x.0).collect()))
-                .collect()
+            super::in_pool(&None, || {
+                texts
+                    .par_iter()
+                    .map(|t| self.inner.encode(&norm.normalize(t)).map(|p| p.into_iter().map(|x| x.0).collect()))
+                    .collect()
+            })
         });
         r.map_err(PyValueError::new_err)
     }
@@ -182,9 +186,12 @@ fn train_unigram(
     let result = {
         let py_err = &mut py_err;
         let progress = &progress;
+        // in_pool: the EM runs on rayon; in a forked child it needs a pool of its own.
         py.detach(move || {
-            let mut cb = progress_cb(progress, py_err);
-            train(&input, &cfg, &valid, &mut cb)
+            super::in_pool(&None, move || {
+                let mut cb = progress_cb(progress, py_err);
+                train(&input, &cfg, &valid, &mut cb)
+            })
         })
     };
     result.map_err(|m| py_err.unwrap_or_else(|| PyValueError::new_err(m)))
@@ -237,33 +244,35 @@ fn train_unigram_spm<'py>(
         let py_err = &mut py_err;
         let progress = &progress;
         py.detach(move || {
-            let corpus = prepare(&lines, &spec)?;
-            drop(lines);
-            if corpus.sentences.is_empty() {
-                return Err("no training sentences are left after loading (all lines empty or skipped)".to_string());
-            }
-            let words = count_words(&corpus, &spec);
-            let input = TrainInput {
-                sentences: corpus.sentences.clone(),
-                words,
-                required_chars: corpus.required_chars.clone(),
-            };
-            let cfg = UnigramTrainerConfig {
-                vocab_size: spec.vocab_size,
-                meta_pieces: corpus.meta.len(),
-                compat: Compat::Spm,
-                shrinking_factor,
-                num_sub_iterations,
-                max_piece_length: spec.max_sentencepiece_length,
-                seed_size: seed_sentencepiece_size,
-                num_threads,
-            };
-            let valid = |c: &[char]| is_valid_piece(c, &spec);
-            let mut cb = progress_cb(progress, py_err);
-            let pieces = train(&input, &cfg, &valid, &mut cb)?;
-            let pieces: Vec<(String, f32)> = pieces.into_iter().map(|(p, s)| (p, s as f32)).collect();
-            let out = assemble(&corpus.meta, &pieces, &spec)?;
-            Ok((out.into_iter().map(|(p, s, t)| (p, s, t as i32)).collect::<Vec<_>>(), corpus))
+            super::in_pool(&None, move || {
+                let corpus = prepare(&lines, &spec)?;
+                drop(lines);
+                if corpus.sentences.is_empty() {
+                    return Err("no training sentences are left after loading (all lines empty or skipped)".to_string());
+                }
+                let words = count_words(&corpus, &spec);
+                let input = TrainInput {
+                    sentences: corpus.sentences.clone(),
+                    words,
+                    required_chars: corpus.required_chars.clone(),
+                };
+                let cfg = UnigramTrainerConfig {
+                    vocab_size: spec.vocab_size,
+                    meta_pieces: corpus.meta.len(),
+                    compat: Compat::Spm,
+                    shrinking_factor,
+                    num_sub_iterations,
+                    max_piece_length: spec.max_sentencepiece_length,
+                    seed_size: seed_sentencepiece_size,
+                    num_threads,
+                };
+                let valid = |c: &[char]| is_valid_piece(c, &spec);
+                let mut cb = progress_cb(progress, py_err);
+                let pieces = train(&input, &cfg, &valid, &mut cb)?;
+                let pieces: Vec<(String, f32)> = pieces.into_iter().map(|(p, s)| (p, s as f32)).collect();
+                let out = assemble(&corpus.meta, &pieces, &spec)?;
+                Ok((out.into_iter().map(|(p, s, t)| (p, s, t as i32)).collect::<Vec<_>>(), corpus))
+            })
         })
     };
     match result {
