@@ -190,7 +190,7 @@ Examples:
 @click.version_option(package_name="subword", prog_name="subword")
 @click.option("--debug", is_flag=True, help="Show the full traceback when a command fails.")
 def cli(debug: bool) -> None:
-    """Train, inspect and use subword tokenizers (BPE, byte-level BPE).
+    """Train, inspect, convert and use subword tokenizers (BPE, byte-level BPE, WordPiece, Unigram).
 
     Data goes to stdout; progress, messages and errors go to stderr.
     """
