@@ -318,11 +318,11 @@ def _spm_trainer(values: dict[str, Any]) -> SpmBpeTrainer:
     return build_trainer(SpmBpeTrainer, picked)
 
 
-def _train_spm(watch: Any, trainer: SpmBpeTrainer, output: Path, reporter: Any, reader: Any,
-               sources: list[str], say: Callable[[str], None]) -> None:
-    """`train bpe --compat spm`: sentencepiece's BPE, written as a .model file."""
+def _train_to_model_file(train: Callable[[Any], Any], label: str, watch: Any, output: Path, reporter: Any,
+                         reader: Any, sources: list[str], say: Callable[[str], None]) -> None:
+    """Runs a SentencePiece-style trainer (`train(progress) -> SpmModelFile`) and writes its .model file."""
     try:
-        model = train_spm_bpe(watch, trainer, progress=_without_stage(reporter, "read"))
+        model = train(_without_stage(reporter, "read"))
     except (ValueError, RuntimeError) as exc:
         _check_input(reader, watch, sources)
         raise click.ClickException(f"training failed: {exc}") from exc
@@ -332,7 +332,14 @@ def _train_spm(watch: Any, trainer: SpmBpeTrainer, output: Path, reporter: Any, 
         write_model(output, model)
     except ValueError as exc:
         raise click.ClickException(str(exc)) from exc
-    say(f"Wrote {output}: SentencePiece BPE, vocab size {len(model.pieces)}, trained on {watch.count:,} lines.")
+    say(f"Wrote {output}: {label}, vocab size {len(model.pieces)}, trained on {watch.count:,} lines.")
+
+
+def _train_spm(watch: Any, trainer: SpmBpeTrainer, output: Path, reporter: Any, reader: Any,
+               sources: list[str], say: Callable[[str], None]) -> None:
+    """`train bpe --compat spm`: sentencepiece's BPE, written as a .model file."""
+    _train_to_model_file(lambda progress: train_spm_bpe(watch, trainer, progress=progress), "SentencePiece BPE",
+                         watch, output, reporter, reader, sources, say)
 
 
 # Options only `train unigram` has (subword.unigram.UnigramTrainer beyond SentencePiece's shared ones).
@@ -377,19 +384,9 @@ def _unigram_trainer(values: dict[str, Any]) -> UnigramTrainer:
 def _train_unigram(watch: Any, trainer: UnigramTrainer, output: Path, reporter: Any, reader: Any,
                    sources: list[str], say: Callable[[str], None]) -> None:
     """`train unigram`: sentencepiece's Unigram, written as a .model file."""
-    try:
-        model = train_unigram((line.rstrip("\r\n") for line in watch), trainer,
-                              progress=_without_stage(reporter, "read"))
-    except (ValueError, RuntimeError) as exc:
-        _check_input(reader, watch, sources)
-        raise click.ClickException(f"training failed: {exc}") from exc
-    finally:
-        reporter.close()
-    try:
-        write_model(output, model)
-    except ValueError as exc:
-        raise click.ClickException(str(exc)) from exc
-    say(f"Wrote {output}: SentencePiece Unigram, vocab size {len(model.pieces)}, trained on {watch.count:,} lines.")
+    lines = (line.rstrip("\r\n") for line in watch)
+    _train_to_model_file(lambda progress: train_unigram(lines, trainer, progress=progress), "SentencePiece Unigram",
+                         watch, output, reporter, reader, sources, say)
 
 
 def _train_unigram_hf(watch: Any, trainer: BpeTrainer, values: dict[str, Any], output: Path, reporter: Any,
