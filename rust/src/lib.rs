@@ -10,6 +10,7 @@
 //! - [`spm`]        the SentencePiece pipeline: normalizer, LoadSentences, piece validity
 //! - [`unigram`]    Unigram: lattice, Viterbi / n-best / sampling, EM trainer (sentencepiece 0.2.3 or HF rules)
 //! - [`parallel`]   fork safety: whether rayon's global pool may be used in this process
+//! - [`postprocess`] post-processors (special tokens around sequences); [`decode`] decoders
 //! - [`tokenizer`]  the encode pipeline: added tokens -> normalizer -> pre-tokenizer -> model -> post-processor
 //!
 //! The PyO3 bindings live in `py.rs` (and `py/`), compiled only with the cargo feature `python`.
@@ -20,10 +21,12 @@
 pub mod added;
 pub mod bpe;
 pub mod count;
+pub mod decode;
 pub mod encoding;
 pub mod model;
 pub mod normalize;
 pub mod parallel;
+pub mod postprocess;
 pub mod pretok;
 pub mod spm;
 pub mod tokenizer;
