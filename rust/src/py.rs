@@ -53,3 +53,30 @@ pub(crate) fn in_pool<R: Send>(pool: &Option<Arc<rayon::ThreadPool>>, f: impl Fn
         },
     }
 }
+
+/// Disables Python's cyclic GC until dropped (if it was enabled). Used only while we build many
+/// container objects with the GIL held, so no other Python code runs in between.
+pub(crate) struct GcPause<'py> {
+    gc: Option<Bound<'py, PyModule>>,
+}
+
+impl<'py> GcPause<'py> {
+    pub(crate) fn new(py: Python<'py>) -> PyResult<Self> {
+        let gc = py.import("gc")?;
+        if gc.call_method0("isenabled")?.is_truthy()? {
+            gc.call_method0("disable")?;
+            Ok(GcPause { gc: Some(gc) })
+        } else {
+            Ok(GcPause { gc: None })
+        }
+    }
+}
+
+impl Drop for GcPause<'_> {
+    fn drop(&mut self) {
+        if let Some(gc) = &self.gc {
+            // Nothing sensible to do if re-enabling fails; the GC state is then left as is.
+            let _ = gc.call_method0("enable");
+        }
+    }
+}

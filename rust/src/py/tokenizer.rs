@@ -54,33 +54,6 @@ impl CharOffsets {
     }
 }
 
-/// Disables Python's cyclic GC until dropped (if it was enabled). Used only while we build many
-/// container objects with the GIL held, so no other Python code runs in between.
-struct GcPause<'py> {
-    gc: Option<Bound<'py, PyModule>>,
-}
-
-impl<'py> GcPause<'py> {
-    fn new(py: Python<'py>) -> PyResult<Self> {
-        let gc = py.import("gc")?;
-        if gc.call_method0("isenabled")?.is_truthy()? {
-            gc.call_method0("disable")?;
-            Ok(GcPause { gc: Some(gc) })
-        } else {
-            Ok(GcPause { gc: None })
-        }
-    }
-}
-
-impl Drop for GcPause<'_> {
-    fn drop(&mut self) {
-        if let Some(gc) = &self.gc {
-            // Nothing sensible to do if re-enabling fails; the GC state is then left as is.
-            let _ = gc.call_method0("enable");
-        }
-    }
-}
-
 fn parse_direction(s: &str) -> PyResult<Direction> {
     Direction::parse(s).map_err(PyValueError::new_err)
 }
@@ -350,7 +323,7 @@ impl PyCoreTokenizer {
         let chunks = py
             .detach(|| tok.encode_batch_ids_flat(&strs, add_special_tokens))
             .map_err(PyValueError::new_err)?;
-        let _pause = GcPause::new(py)?;
+        let _pause = super::GcPause::new(py)?;
         let out = PyList::empty(py);
         for (ids, lens) in &chunks {
             let mut start = 0usize;

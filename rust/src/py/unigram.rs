@@ -4,12 +4,24 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyList};
 
 use crate::spm::{assemble, count_words, is_valid_piece, prepare, SpmSpec};
 use crate::unigram::lattice::Rng;
 use crate::unigram::train::{train, TrainInput, UnigramTrainerConfig};
 use crate::unigram::{Compat, PieceKind, UnigramModel};
+
+/// Texts per rayon task at least: one line is a few microseconds of work, so splitting down to
+/// single lines spends a noticeable share on task hand-off.
+const BATCH_MIN_LEN: usize = 64;
+
+/// One Python list per text, built with the cyclic GC paused: a batch creates a list per text,
+/// and without the pause the collector repeatedly walks all the young lists.
+fn ids_to_lists(py: Python<'_>, ids: Vec<Vec<u32>>) -> PyResult<Bound<'_, PyList>> {
+    let _pause = super::GcPause::new(py)?;
+    let lists = ids.iter().map(|v| PyList::new(py, v)).collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, lists)
+}
 
 fn char_offsets(text: &str, pieces: &[(u32, usize, usize)]) -> (Vec<u32>, Vec<(usize, usize)>) {
     // byte -> char index table
@@ -68,19 +80,28 @@ impl PyUnigramModel {
     }
 
     /// Viterbi ids of many texts (parallel, GIL released).
-    fn encode_batch_ids(&self, py: Python<'_>, texts: Vec<String>) -> PyResult<Vec<Vec<u32>>> {
+    fn encode_batch_ids<'py>(&self, py: Python<'py>, texts: Vec<String>) -> PyResult<Bound<'py, PyList>> {
         use rayon::prelude::*;
         let r: Result<Vec<Vec<u32>>, String> = py.detach(|| {
             super::in_pool(&None, || {
-                texts.par_iter().map(|t| self.inner.encode(t).map(|p| p.into_iter().map(|x| x.0).collect())).collect()
+                texts
+                    .par_iter()
+                    .with_min_len(BATCH_MIN_LEN)
+                    .map(|t| self.inner.encode(t).map(|p| p.into_iter().map(|x| x.0).collect()))
+                    .collect()
             })
         });
-        r.map_err(PyValueError::new_err)
+        ids_to_lists(py, r.map_err(PyValueError::new_err)?)
     }
 
     /// Normalizes each text with SentencePiece's normalizer of `spec_json`, then Viterbi ids
     /// (parallel, GIL released): `SentencePieceProcessor.encode` for a list.
-    fn encode_batch_spm(&self, py: Python<'_>, texts: Vec<String>, spec_json: &str) -> PyResult<Vec<Vec<u32>>> {
+    fn encode_batch_spm<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<String>,
+        spec_json: &str,
+    ) -> PyResult<Bound<'py, PyList>> {
         use rayon::prelude::*;
         let spec = SpmSpec::from_json_str(spec_json).map_err(PyValueError::new_err)?;
         let norm = crate::spm::SpmNormalizer::from_spec(&spec);
@@ -88,11 +109,12 @@ impl PyUnigramModel {
             super::in_pool(&None, || {
                 texts
                     .par_iter()
+                    .with_min_len(BATCH_MIN_LEN)
                     .map(|t| self.inner.encode(&norm.normalize(t)).map(|p| p.into_iter().map(|x| x.0).collect()))
                     .collect()
             })
         });
-        r.map_err(PyValueError::new_err)
+        ids_to_lists(py, r.map_err(PyValueError::new_err)?)
     }
 
     /// The n best segmentations: [(ids, score)], best first.

@@ -2,13 +2,16 @@
 //! (Viterbi, n-best, sampling) with unk fusion and byte fallback.
 //!
 //! Performance notes
-//! - Viterbi runs directly over the text (no lattice allocation): one pass over char boundaries,
-//!   following the trie from each start, with `best[end]` updated on a strict `>` so ties go to the
-//!   earliest start (SentencePiece's and HF's rule). Sums are f32 in SentencePiece mode.
-//! - The trie is a flat hash map `(node, char) -> node`; piece ids sit on the terminal nodes.
+//! - Viterbi runs directly over the UTF-8 bytes (no lattice allocation, no char decoding): one pass
+//!   over char boundaries, following the byte-level double array ([`super::darray`]) from each
+//!   start, with `best[end]` updated on a strict `>` so ties go to the earliest start
+//!   (SentencePiece's and HF's rule). Sums are f32 in SentencePiece mode.
+//! - The char [`Trie`] (children laid out flat, sorted by char) serves the lattice-based paths:
+//!   n-best, sampling and training.
 
 use ahash::AHashMap;
 
+use super::darray::DoubleArray;
 use super::lattice::{Lattice, Rng};
 use super::{Compat, UNK_PENALTY};
 
@@ -133,8 +136,6 @@ impl Trie {
 /// Per-thread scratch buffers of the Viterbi encoder.
 #[derive(Default)]
 struct Work {
-    chars: Vec<char>,
-    byte_pos: Vec<usize>,
     score: Vec<f64>,
     from: Vec<usize>,
     piece: Vec<i64>,
@@ -142,6 +143,18 @@ struct Work {
 
 thread_local! {
     static WORK: std::cell::RefCell<Work> = std::cell::RefCell::new(Work::default());
+}
+
+/// The byte length of the UTF-8 char whose first byte is `lead` (the text is a valid `&str`, so
+/// `lead` is never a continuation byte at a char start).
+#[inline(always)]
+fn utf8_width(lead: u8) -> usize {
+    match lead {
+        0x00..=0x7f => 1,
+        0xc0..=0xdf => 2,
+        0xe0..=0xef => 3,
+        _ => 4,
+    }
 }
 
 /// A token of an encoded string: the id and its byte range in the input.
@@ -156,6 +169,8 @@ pub struct UnigramModel {
     pub byte_fallback: bool,
     pub compat: Compat,
     trie: Trie,
+    /// The same matched pieces as `trie`, over bytes, for the Viterbi encoder.
+    darray: DoubleArray,
     /// Score used in the lattice for each trie piece (user-defined pieces get a length bonus in spm mode).
     trie_score: Vec<f64>,
     unk_score: f64,
@@ -186,9 +201,15 @@ impl UnigramModel {
             Compat::Hf => true,
         };
         let pieces: Vec<(String, f64)> = pieces.into_iter().map(|(p, s)| (p, compat.r(s))).collect();
-        let trie = Trie::new(
-            pieces.iter().enumerate().filter(|(i, _)| matched(kinds[*i])).map(|(i, (p, _))| (p.as_str(), i as u32)),
-        );
+        let items: Vec<(&str, u32)> = pieces
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| matched(kinds[*i]))
+            .map(|(i, (p, _))| (p.as_str(), i as u32))
+            .collect();
+        let trie = Trie::new(items.iter().copied());
+        let darray = DoubleArray::new(items.iter().copied());
+        drop(items);
         let mut min_score = f64::INFINITY;
         for (i, (_, s)) in pieces.iter().enumerate() {
             let counts = match compat {
@@ -231,6 +252,7 @@ impl UnigramModel {
             byte_fallback,
             compat,
             trie,
+            darray,
             trie_score,
             unk_score: compat.r(min_score - UNK_PENALTY),
             byte_ids,
@@ -270,34 +292,33 @@ impl UnigramModel {
     }
 
     fn viterbi_with(&self, text: &str, w: &mut Work) -> Vec<(Option<u32>, usize, usize)> {
+        // Runs over byte positions with the byte-level double array: only char boundaries are ever
+        // reached (pieces are whole strings), and starts are visited in the same increasing order
+        // as a char-indexed pass, so the sums, their order and the tie rule are unchanged.
         let c = self.compat;
-        let Work { chars, byte_pos, score, from, piece } = w;
-        chars.clear();
-        byte_pos.clear();
-        let mut b = 0;
-        for ch in text.chars() {
-            chars.push(ch);
-            byte_pos.push(b);
-            b += ch.len_utf8();
-        }
-        byte_pos.push(b);
-        let n = chars.len();
-        // best[end] = (score, start char, id or -1 for unk); start == usize::MAX means unset.
+        let Work { score, from, piece } = w;
+        let bytes = text.as_bytes();
+        let n = bytes.len();
+        // best[end] = (score, start byte, id or -1 for unk); start == usize::MAX means unset.
         score.clear();
         score.resize(n + 1, 0.0);
         from.clear();
         from.resize(n + 1, usize::MAX);
         piece.clear();
         piece.resize(n + 1, -1);
-        for start in 0..n {
+        let mut start = 0;
+        while start < n {
+            let lead = bytes[start];
+            let width = utf8_width(lead);
             if start > 0 && from[start] == usize::MAX {
+                start += width;
                 continue;
             }
             let base = score[start];
+            let single_end = start + width;
             let mut single = false;
-            self.trie.common_prefix(&chars[start..], |id, len| {
-                let end = start + len;
-                if len == 1 {
+            self.darray.common_prefix(bytes, start, |id, end| {
+                if end == single_end {
                     single = true;
                 }
                 let cand = c.r(base + self.trie_score[id as usize]);
@@ -308,7 +329,7 @@ impl UnigramModel {
                 }
             });
             if !single {
-                let end = start + 1;
+                let end = single_end;
                 let cand = c.r(base + self.unk_score);
                 if from[end] == usize::MAX || cand > score[end] {
                     score[end] = cand;
@@ -316,13 +337,14 @@ impl UnigramModel {
                     piece[end] = -1;
                 }
             }
+            start += width;
         }
         let mut out = Vec::new();
         let mut end = n;
         while end > 0 {
             let start = from[end];
             let id = if piece[end] >= 0 { Some(piece[end] as u32) } else { None };
-            out.push((id, byte_pos[start], byte_pos[end]));
+            out.push((id, start, end));
             end = start;
         }
         out.reverse();

@@ -6,6 +6,7 @@
 //!   operation, as SentencePiece stores them in `float`.
 //! - [`Compat::Hf`]: HF `tokenizers` 0.23.3 (`models/unigram`), f64 throughout.
 
+pub mod darray;
 pub mod encode;
 pub mod lattice;
 pub mod train;
