@@ -183,16 +183,8 @@ impl PySpmBpeEncoder {
     fn encode_batch<'py>(&self, py: Python<'py>, texts: Vec<String>) -> PyResult<Bound<'py, PyList>> {
         let ids = py.detach(|| self.inner.encode_batch(&texts));
         drop(texts);
-        let gc = py.import("gc")?;
-        let was_enabled = gc.call_method0("isenabled")?.is_truthy()?;
-        if was_enabled {
-            gc.call_method0("disable")?;
-        }
-        let built = ids.iter().map(|v| PyList::new(py, v)).collect::<PyResult<Vec<_>>>().and_then(|l| PyList::new(py, l));
-        if was_enabled {
-            gc.call_method0("enable")?;
-        }
-        built
+        let _paused = super::GcPause::new(py)?;
+        ids.iter().map(|v| PyList::new(py, v)).collect::<PyResult<Vec<_>>>().and_then(|l| PyList::new(py, l))
     }
 
     /// The normalized text (with `▁`), as the model sees it.
