@@ -33,7 +33,27 @@ _FIELDS = (
 )
 
 
-class BPE:
+class _VocabModel:
+    """What every vocabulary model shares: the vocab (token -> id) and its HF option fields."""
+
+    vocab: dict[str, int]
+    _option_fields: tuple[str, ...] = ()
+
+    @property
+    def vocab_size(self) -> int:
+        """Number of tokens in the vocab (added tokens not included)."""
+        return len(self.vocab)
+
+    def id_to_token_map(self) -> dict[int, str]:
+        """The inverse of ``vocab``."""
+        return {i: t for t, i in self.vocab.items()}
+
+    def options(self) -> dict[str, Any]:
+        """The non-data fields, in HF's key order."""
+        return {name: getattr(self, name) for name in self._option_fields}
+
+
+class BPE(_VocabModel):
     """A byte-pair-encoding model: ``vocab`` (token -> id) and ``merges`` (pairs in rank order).
 
     Args:
@@ -59,6 +79,8 @@ class BPE:
     ...
     subword.errors.ModelError: unk_token 'b' is not in the vocab
     """
+
+    _option_fields = _FIELDS
 
     def __init__(
         self,
@@ -129,19 +151,6 @@ class BPE:
 
     # ==== accessors ====
 
-    @property
-    def vocab_size(self) -> int:
-        """Number of tokens in the vocab (added tokens not included)."""
-        return len(self.vocab)
-
-    def id_to_token_map(self) -> dict[int, str]:
-        """The inverse of ``vocab``."""
-        return {i: t for t, i in self.vocab.items()}
-
-    def options(self) -> dict[str, Any]:
-        """The non-data fields, in HF's key order."""
-        return {name: getattr(self, name) for name in _FIELDS}
-
     # ==== serialisation (HF "model" dict) ====
 
     def to_dict(self) -> dict[str, Any]:
@@ -208,7 +217,7 @@ def _parse_merge(m: object, rank: int) -> tuple[str, str]:
 _WP_FIELDS = ("unk_token", "continuing_subword_prefix", "max_input_chars_per_word")
 
 
-class WordPiece:
+class WordPiece(_VocabModel):
     """A WordPiece model (HF ``WordPiece``): a vocab encoded greedily, longest match first.
 
     Each word is cut from the left into the longest vocab token; every piece after the first is looked up
@@ -229,6 +238,8 @@ class WordPiece:
     >>> m.vocab_size, m.to_dict()["type"]
     (3, 'WordPiece')
     """
+
+    _option_fields = _WP_FIELDS
 
     def __init__(
         self,
@@ -297,19 +308,6 @@ class WordPiece:
         if not vocab:
             raise ModelError(f"{path}: no tokens")
         return cls(vocab, **options)
-
-    @property
-    def vocab_size(self) -> int:
-        """Number of tokens in the vocab."""
-        return len(self.vocab)
-
-    def id_to_token_map(self) -> dict[int, str]:
-        """The inverse of ``vocab``."""
-        return {i: t for t, i in self.vocab.items()}
-
-    def options(self) -> dict[str, Any]:
-        """The non-data fields, in HF's key order."""
-        return {name: getattr(self, name) for name in _WP_FIELDS}
 
     def to_dict(self) -> dict[str, Any]:
         """The HF ``tokenizer.json`` ``"model"`` dict (vocab ordered by id).
