@@ -29,7 +29,9 @@ Usage::
     python benchmarks/bench_models_bigbird.py --scaling --no-model  # the plot only
     python benchmarks/bench_models_bigbird.py --device cuda         # skipped without a GPU
 
-On CUDA the memory figure is ``torch.cuda.max_memory_allocated`` inside the child instead of RSS.
+On CUDA the memory figure is ``torch.cuda.max_memory_allocated`` instead of RSS, and all the
+configurations of a part run one after another in a single child (peak statistics reset and memory freed
+between them): a fresh process per configuration would only add CUDA start-up time.
 """
 
 from __future__ import annotations
@@ -164,6 +166,30 @@ def child_attention(spec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def child_batch(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """Several configurations in this one process (on CUDA, where peak memory is per-allocation and
+    resettable, so a fresh process per configuration only costs start-up time)."""
+    import gc
+
+    import torch
+
+    results = []
+    for kind, item in spec["items"]:
+        gc.collect()
+        if item["device"].startswith("cuda"):
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats()
+        results.append({"model": child_model, "attention": child_attention}[kind](item))
+    return results
+
+
+def run_children(kind: str, specs: list[dict[str, Any]], device: str) -> list[dict[str, Any]]:
+    """Run configurations: each in a fresh child on the CPU (its own peak RSS); on CUDA all in one child."""
+    if not device.startswith("cuda"):
+        return [run_child(kind, spec) for spec in specs]
+    return run_child("batch", {"items": [[kind, spec] for spec in specs]})["results"]
+
+
 def run_child(kind: str, spec: dict[str, Any]) -> dict[str, Any]:
     """Run one child; return its JSON plus ``maxrss_bytes`` (this child's own peak RSS) and wall time."""
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", kind, json.dumps(spec)]
@@ -230,17 +256,19 @@ def bench_model(args: argparse.Namespace) -> dict[str, Any]:
         base = {"device": args.device, "seq_len": T, "layers": args.layers, "mode": args.mode,
                 "repeats": args.repeats, "threads": args.threads}
         row: dict[str, Any] = {"load_before": load()}
-        for impl in ("ours", "hf"):
-            b = run_child("model", {**base, "impl": impl, "baseline": True})
-            row[f"{impl}_baseline"] = peak(b, args.device)
-        runs: dict[str, list[dict[str, Any]]] = {"ours": [], "hf": []}
+        order = [("ours", True), ("hf", True)]
         for r in range(args.runs):
-            for impl in (("ours", "hf") if r % 2 == 0 else ("hf", "ours")):
-                res = run_child("model", {**base, "impl": impl, "baseline": False})
-                runs[impl].append(res)
-                print(f"  T={T} {impl}: {statistics.median(res['times']):.2f} s "
-                      f"({statistics.median(res['cpu_times']):.2f} CPU-s), "
-                      f"peak {peak(res, args.device) / MIB:,.0f} MiB", flush=True)
+            order += [(impl, False) for impl in (("ours", "hf") if r % 2 == 0 else ("hf", "ours"))]
+        done = run_children("model", [{**base, "impl": impl, "baseline": bl} for impl, bl in order], args.device)
+        runs: dict[str, list[dict[str, Any]]] = {"ours": [], "hf": []}
+        for (impl, is_baseline), res in zip(order, done):
+            if is_baseline:
+                row[f"{impl}_baseline"] = peak(res, args.device)
+                continue
+            runs[impl].append(res)
+            print(f"  T={T} {impl}: {statistics.median(res['times']):.4f} s "
+                  f"({statistics.median(res['cpu_times']):.4f} CPU-s), "
+                  f"peak {peak(res, args.device) / MIB:,.0f} MiB", flush=True)
         for impl, rs in runs.items():
             row[f"{impl}_time"] = statistics.median(statistics.median(x["times"]) for x in rs)
             row[f"{impl}_cpu"] = statistics.median(statistics.median(x["cpu_times"]) for x in rs)
@@ -254,17 +282,19 @@ def bench_model(args: argparse.Namespace) -> dict[str, Any]:
 def bench_scaling(args: argparse.Namespace) -> dict[str, Any]:
     """Attention-only time and net peak memory for dense, SDPA and block-sparse."""
     results: dict[str, Any] = {"load_before": load()}
-    for T in args.scaling_lengths:
-        base = {"device": args.device, "seq_len": T, "repeats": args.repeats, "threads": args.threads}
-        baseline = peak(run_child("attention", {**base, "impl": "sdpa", "baseline": True}), args.device)
-        for impl in ("plain", "sdpa", "block_sparse"):
-            res = run_child("attention", {**base, "impl": impl, "baseline": False})
-            raw = peak(res, args.device)
-            results[f"{impl}/{T}"] = {"time": statistics.median(res["times"]),
-                                      "cpu": statistics.median(res["cpu_times"]), "raw": raw,
-                                      "net": raw - baseline, "baseline": baseline}
-            print(f"  attention T={T} {impl}: {results[f'{impl}/{T}']['time'] * 1e3:.1f} ms, "
-                  f"net {(raw - baseline) / MIB:,.0f} MiB", flush=True)
+    order = [(T, impl) for T in args.scaling_lengths for impl in ("baseline", "plain", "sdpa", "block_sparse")]
+    specs = [{"device": args.device, "seq_len": T, "repeats": args.repeats, "threads": args.threads,
+              "impl": "sdpa" if impl == "baseline" else impl, "baseline": impl == "baseline"} for T, impl in order]
+    baseline = 0
+    for (T, impl), res in zip(order, run_children("attention", specs, args.device)):
+        raw = peak(res, args.device)
+        if impl == "baseline":
+            baseline = raw
+            continue
+        results[f"{impl}/{T}"] = {"time": statistics.median(res["times"]), "cpu": statistics.median(res["cpu_times"]),
+                                  "raw": raw, "net": raw - baseline, "baseline": baseline}
+        print(f"  attention T={T} {impl}: {results[f'{impl}/{T}']['time'] * 1e3:.2f} ms, "
+              f"net {(raw - baseline) / MIB:,.0f} MiB", flush=True)
     results["load_after"] = load()
     return results
 
@@ -319,6 +349,9 @@ def main(argv: list[str] | None = None) -> int:
         argv = sys.argv[1:]
     if argv[:1] == ["--child"]:
         kind, spec = argv[1], json.loads(argv[2])
+        if kind == "batch":
+            print(json.dumps({"results": child_batch(spec)}))
+            return 0
         child = {"model": child_model, "attention": child_attention, "check": child_check}[kind]
         print(json.dumps(child(spec)))
         return 0
@@ -364,7 +397,9 @@ def main(argv: list[str] | None = None) -> int:
               "load before -> after |")
         print("|---:|---:|---:|---:|---:|---:|---:|---|")
         for T, r in res.items():
-            print(f"| {T} | {r['ours_time']:.2f} ({r['ours_cpu']:.2f}) | {r['hf_time']:.2f} ({r['hf_cpu']:.2f}) | "
+            digits = 4 if args.device.startswith("cuda") else 2  # GPU calls take milliseconds
+            print(f"| {T} | {r['ours_time']:.{digits}f} ({r['ours_cpu']:.{digits}f}) | "
+                  f"{r['hf_time']:.{digits}f} ({r['hf_cpu']:.{digits}f}) | "
                   f"{r['hf_time'] / r['ours_time']:.2f}x ({r['hf_cpu'] / r['ours_cpu']:.2f}x) | "
                   f"{r['ours_raw'] / MIB:,.0f} / {r['ours_net'] / MIB:,.0f} | "
                   f"{r['hf_raw'] / MIB:,.0f} / {r['hf_net'] / MIB:,.0f} | "

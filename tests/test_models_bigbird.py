@@ -58,6 +58,26 @@ def test_chunking_the_middle_blocks_changes_nothing(chunk_bytes: int) -> None:
     for a, b in zip(whole, chunked):
         torch.testing.assert_close(a, b, atol=1e-6, rtol=0)
     assert (chunked[0] - _dense_reference(attn, q, k, v, key_mask)).abs().max().item() <= 1e-6
+    # Without padding the inner chunks run with no mask at all (only the first and last middle rows
+    # have a duplicate window slot to switch off): still dense attention under the equivalent mask.
+    no_padding = torch.ones(2, 101, dtype=torch.bool)
+    assert (chunked[1] - _dense_reference(attn, q, k, v, no_padding)).abs().max().item() <= 1e-6
+
+
+def test_cached_key_table_gives_way_to_an_injected_plan() -> None:
+    """The key-block table is cached per length; injecting a plan afterwards must still take effect."""
+    torch.manual_seed(0)
+    attn = BlockSparseAttention(num_heads=2, block_size=4, num_random_blocks=1, seed=3)
+    q, k, v = (torch.randn(1, 2, 52, 8) for _ in range(3))
+    seeded = attn(q, k, v)  # fills the cache for 13 blocks
+    plan = BlockSparseAttention(num_heads=2, block_size=4, num_random_blocks=1, seed=4).plan(13)
+    assert not torch.equal(plan, attn.plan(13))
+    attn.rand_attn = plan  # another valid plan: random blocks outside the window, not global
+    injected = attn(q, k, v)
+    assert not torch.allclose(seeded, injected)
+    assert (injected - _dense_reference(attn, q, k, v, torch.ones(1, 52, dtype=torch.bool))).abs().max() <= 1e-6
+    attn.rand_attn = None
+    torch.testing.assert_close(attn(q, k, v), seeded, atol=0, rtol=0)
 
 
 def test_block_sparse_equals_dense_for_random_shapes() -> None:
