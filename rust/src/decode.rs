@@ -1,10 +1,12 @@
 //! Decoders (HF `tokenizer.json` "decoder"): ByteLevel (bytes back, lossy UTF-8), BPEDecoder
-//! (end-of-word suffix), WordPiece (`##` joins and clean-up) and Sequence.
+//! (end-of-word suffix), WordPiece (`##` joins and clean-up), Sequence, and the SentencePiece ones:
+//! Metaspace, ByteFallback, Fuse, Replace, Strip (as HF writes them for T5/ALBERT/Llama-style files).
 
 use serde_json::Value;
 
+use crate::normalize::ReplacePattern;
 use crate::postprocess::get_bool;
-use crate::pretok::unicode_to_byte;
+use crate::pretok::{unicode_to_byte, Metaspace, PrependScheme};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Decoder {
@@ -21,6 +23,18 @@ pub enum Decoder {
         cleanup: bool,
     },
     Sequence(Vec<Decoder>),
+    /// HF `Metaspace`: `▁` back to spaces; in the first token they are dropped unless the prepend
+    /// scheme is `never`.
+    Metaspace(Metaspace),
+    /// HF `ByteFallback`: runs of `<0xXX>` tokens back to their UTF-8 text, or one U+FFFD per byte
+    /// when the run is not valid UTF-8.
+    ByteFallback,
+    /// HF `Fuse`: all tokens joined into one.
+    Fuse,
+    /// HF `Replace` on each token.
+    Replace { pattern: ReplacePattern, content: String },
+    /// HF `Strip`: up to `start` leading and `stop` trailing `content` chars removed from each token.
+    Strip { content: char, start: usize, stop: usize },
 }
 
 impl Decoder {
@@ -46,6 +60,23 @@ impl Decoder {
                     .map(Decoder::from_json)
                     .collect::<Result<_, _>>()?,
             ),
+            "Metaspace" => Decoder::Metaspace(Metaspace::from_json(v, "decoder")?),
+            "ByteFallback" => Decoder::ByteFallback,
+            "Fuse" => Decoder::Fuse,
+            "Replace" => Decoder::Replace {
+                pattern: ReplacePattern::from_json(v.get("pattern").unwrap_or(&Value::Null), "decoder")?,
+                content: v.get("content").and_then(|x| x.as_str()).ok_or("decoder Replace: missing string 'content'")?.to_string(),
+            },
+            "Strip" => {
+                let n = |k: &str| v.get(k).and_then(|x| x.as_u64()).map(|x| x as usize);
+                let content = v.get("content").and_then(|x| x.as_str()).unwrap_or(" ");
+                let mut it = content.chars();
+                let content = match (it.next(), it.next()) {
+                    (Some(c), None) => c,
+                    _ => return Err(format!("decoder Strip: 'content' must be one char, got {content:?}")),
+                };
+                Decoder::Strip { content, start: n("start").unwrap_or(0), stop: n("stop").unwrap_or(0) }
+            }
             other => return Err(format!("unsupported decoder type '{other}'")),
         })
     }
@@ -106,8 +137,71 @@ impl Decoder {
                 }
                 cur
             }
+            Decoder::Metaspace(m) => {
+                let drop_first = m.prepend_scheme != PrependScheme::Never;
+                tokens
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, t)| {
+                        t.chars()
+                            .filter_map(|c| match c == m.replacement {
+                                true if i == 0 && drop_first => None,
+                                true => Some(' '),
+                                false => Some(c),
+                            })
+                            .collect()
+                    })
+                    .collect()
+            }
+            Decoder::ByteFallback => byte_fallback(tokens),
+            Decoder::Fuse => vec![tokens.concat()],
+            Decoder::Replace { pattern, content } => tokens.iter().map(|t| pattern.replace_in(t, content)).collect(),
+            Decoder::Strip { content, start, stop } => tokens.iter().map(|t| strip_token(t, *content, *start, *stop)).collect(),
         }
     }
+}
+
+/// `<0xAB>` -> 0xAB (exactly six chars, two hex digits, as HF tests it).
+fn byte_token(t: &str) -> Option<u8> {
+    let hex = t.strip_prefix("<0x")?.strip_suffix('>')?;
+    if t.len() != 6 {
+        return None;
+    }
+    u8::from_str_radix(hex, 16).ok()
+}
+
+fn byte_fallback(tokens: Vec<String>) -> Vec<String> {
+    let mut out = Vec::with_capacity(tokens.len());
+    let mut bytes: Vec<u8> = Vec::new();
+    let flush = |bytes: &mut Vec<u8>, out: &mut Vec<String>| {
+        if bytes.is_empty() {
+            return;
+        }
+        match String::from_utf8(std::mem::take(bytes)) {
+            Ok(s) => out.push(s),
+            Err(e) => out.extend(std::iter::repeat_n("\u{fffd}".to_string(), e.as_bytes().len())),
+        }
+    };
+    for t in tokens {
+        match byte_token(&t) {
+            Some(b) => bytes.push(b),
+            None => {
+                flush(&mut bytes, &mut out);
+                out.push(t);
+            }
+        }
+    }
+    flush(&mut bytes, &mut out);
+    out
+}
+
+/// HF `decoders::Strip` on one token.
+fn strip_token(t: &str, content: char, start: usize, stop: usize) -> String {
+    let chars: Vec<char> = t.chars().collect();
+    let start_cut = chars.iter().take(start).take_while(|&&c| c == content).count();
+    let rest = chars.len() - start_cut;
+    let stop_cut = chars.iter().rev().take(stop.min(rest)).take_while(|&&c| c == content).count();
+    chars[start_cut..chars.len() - stop_cut].iter().collect()
 }
 
 /// HF `decoders::wordpiece::cleanup`: glue punctuation and English clitics back on.

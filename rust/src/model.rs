@@ -1,9 +1,15 @@
 //! The model of a tokenizer pipeline: one enum over the model kinds, so `tokenizer.rs` stays
-//! generic. Each arm forwards to its own module (`bpe/encode.rs`, `wordpiece.rs`); add a kind by
-//! adding a variant and its arms here.
+//! generic. Each arm forwards to its own module (`bpe/encode.rs`, `wordpiece.rs`,
+//! `model/unigram.rs`); add a kind by adding a variant and its arms here.
+//!
+//! Unigram tokens are not consecutive byte lengths (a byte-fallback run shares one range), so the
+//! pipeline asks it for ranges ([`Model::as_unigram`]); the length-based methods here serve the ids.
+
+pub mod unigram;
 
 use crate::bpe::encode::{BpeModel, Sym};
 use crate::wordpiece::WordPieceModel;
+pub use unigram::{Ranged, UnigramPipe};
 
 /// A tokenizer model. One per tokenizer, matched on per word: boxing the large BPE variant would only
 /// add an indirection to the hot path.
@@ -12,6 +18,7 @@ use crate::wordpiece::WordPieceModel;
 pub enum Model {
     Bpe(BpeModel),
     WordPiece(WordPieceModel),
+    Unigram(UnigramPipe),
 }
 
 impl From<BpeModel> for Model {
@@ -31,6 +38,7 @@ impl Model {
     pub fn from_json(v: &serde_json::Value) -> Result<Self, String> {
         match v.get("type").and_then(|t| t.as_str()) {
             Some("WordPiece") => Ok(Model::WordPiece(WordPieceModel::from_json(v)?)),
+            Some("Unigram") => Ok(Model::Unigram(UnigramPipe::from_json(v)?)),
             _ => Ok(Model::Bpe(crate::tokenizer::parse_bpe(v)?)),
         }
     }
@@ -42,10 +50,18 @@ impl Model {
         }
     }
 
+    pub fn as_unigram(&self) -> Option<&UnigramPipe> {
+        match self {
+            Model::Unigram(m) => Some(m),
+            _ => None,
+        }
+    }
+
     pub fn token_to_id(&self, t: &str) -> Option<u32> {
         match self {
             Model::Bpe(m) => m.token_to_id(t),
             Model::WordPiece(m) => m.token_to_id(t),
+            Model::Unigram(m) => m.token_to_id(t),
         }
     }
 
@@ -53,6 +69,7 @@ impl Model {
         match self {
             Model::Bpe(m) => m.id_to_token(id),
             Model::WordPiece(m) => m.id_to_token(id),
+            Model::Unigram(m) => m.id_to_token(id),
         }
     }
 
@@ -60,6 +77,7 @@ impl Model {
         match self {
             Model::Bpe(m) => m.vocab_size(),
             Model::WordPiece(m) => m.vocab_size(),
+            Model::Unigram(m) => m.vocab_size(),
         }
     }
 
@@ -67,13 +85,14 @@ impl Model {
         match self {
             Model::Bpe(m) => m.id_bound(),
             Model::WordPiece(m) => m.id_bound(),
+            Model::Unigram(m) => m.vocab_size(),
         }
     }
 
     pub fn has_byte_fast_path(&self) -> bool {
         match self {
             Model::Bpe(m) => m.has_byte_fast_path(),
-            Model::WordPiece(_) => false,
+            Model::WordPiece(_) | Model::Unigram(_) => false,
         }
     }
 
@@ -81,23 +100,36 @@ impl Model {
     pub fn dropout_settings(&self) -> (Option<f32>, u64) {
         match self {
             Model::Bpe(m) => (m.options().dropout, m.options().dropout_seed),
-            Model::WordPiece(_) => (None, 0),
+            Model::WordPiece(_) | Model::Unigram(_) => (None, 0),
         }
     }
 
     pub fn set_dropout(&mut self, p: Option<f32>, seed: u64) -> Result<(), String> {
         match self {
             Model::Bpe(m) => m.set_dropout(p, seed).map_err(|e| e.to_string()),
-            Model::WordPiece(_) if p.is_none_or(|x| x == 0.0) => Ok(()),
+            Model::WordPiece(_) | Model::Unigram(_) if p.is_none_or(|x| x == 0.0) => Ok(()),
             Model::WordPiece(_) => Err("dropout is not supported by the WordPiece model".into()),
+            Model::Unigram(_) => Err("dropout is not supported by the Unigram model".into()),
         }
     }
 
-    /// Tokenizes one word, appending symbols (id, length in bytes of `word`) to `out`.
+    /// Tokenizes one word, appending symbols (id, length in bytes of `word`) to `out`. For Unigram
+    /// the lengths of a byte-fallback run are one byte each (the pipeline uses ranges instead).
     pub fn tokenize_into(&self, word: &str, salt: u64, out: &mut Vec<Sym>) -> Result<(), String> {
         match self {
             Model::Bpe(m) => m.tokenize_into(word, salt, out).map_err(|e| e.to_string()),
             Model::WordPiece(m) => m.tokenize_into(word, out).map_err(|e| e.to_string()),
+            Model::Unigram(m) => {
+                let mut r = Vec::new();
+                m.tokenize_ranges(word, &mut r)?;
+                let mut pos = 0;
+                for t in r {
+                    let end = t.end.max(pos + 1).min(word.len()).max(pos);
+                    out.push((t.id, (end - pos) as u32));
+                    pos = end;
+                }
+                Ok(())
+            }
         }
     }
 
@@ -109,6 +141,16 @@ impl Model {
                 let mut b = b.borrow_mut();
                 b.clear();
                 m.tokenize_into(word, &mut b).map_err(|e| e.to_string())?;
+                sink(&b);
+                Ok(())
+            }),
+            Model::Unigram(m) => WP_BUF.with(|b| {
+                let mut b = b.borrow_mut();
+                b.clear();
+                let mut ids = Vec::new();
+                m.ids_into(word, &mut ids)?;
+                // Only the ids are read on this path.
+                b.extend(ids.into_iter().map(|id| (id, 0)));
                 sink(&b);
                 Ok(())
             }),

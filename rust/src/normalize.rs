@@ -1,5 +1,6 @@
-//! Text normalizers with HF `tokenizers` semantics: NFC, NFD, NFKC, NFKD, Lowercase, StripAccents
-//! and Sequence.
+//! Text normalizers with HF `tokenizers` semantics: NFC, NFD, NFKC, NFKD, Lowercase, StripAccents,
+//! BertNormalizer and Sequence here; the SentencePiece-conversion ones (Precompiled, Nmt, Replace,
+//! Strip, Prepend) in `normalize/sentencepiece.rs`.
 //!
 //! Two entry points:
 //! - [`Normalizer::normalize_str`]: the normalized text only (training, ids-only encoding).
@@ -37,6 +38,11 @@ use unicode_normalization::char::{
 use unicode_general_category::{get_general_category, GeneralCategory as Gc};
 use unicode_normalization::UnicodeNormalization;
 
+mod graphemes;
+pub mod sentencepiece;
+
+pub use sentencepiece::{Precompiled, ReplacePattern};
+
 /// A text normalizer (the subset of HF normalizers we implement natively).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Normalizer {
@@ -49,6 +55,16 @@ pub enum Normalizer {
     Sequence(Vec<Normalizer>),
     /// HF `BertNormalizer` (see [`bert_normalize_str`] for the steps and their order).
     Bert { clean_text: bool, handle_chinese_chars: bool, strip_accents: Option<bool>, lowercase: bool },
+    /// HF `Nmt` (control chars dropped, some spaces unified).
+    Nmt,
+    /// HF `Strip`: leading / trailing whitespace removed.
+    Strip { left: bool, right: bool },
+    /// HF `Prepend`: a string before any non-empty text.
+    Prepend(String),
+    /// HF `Replace`: every match of the pattern replaced by `content`.
+    Replace { pattern: ReplacePattern, content: String },
+    /// HF `Precompiled`: SentencePiece's charsmap.
+    Precompiled(Precompiled),
 }
 
 /// One char of a normalized text with the byte range of the original text it comes from.
@@ -96,6 +112,24 @@ impl Normalizer {
                     lowercase: flag("lowercase", true)?,
                 }
             }
+            "Nmt" => Normalizer::Nmt,
+            "Strip" => Normalizer::Strip {
+                left: crate::postprocess::get_bool(v, "strip_left", true),
+                right: crate::postprocess::get_bool(v, "strip_right", true),
+            },
+            "Prepend" => Normalizer::Prepend(
+                v.get("prepend").and_then(|x| x.as_str()).ok_or("normalizer Prepend: missing string 'prepend'")?.to_string(),
+            ),
+            "Replace" => Normalizer::Replace {
+                pattern: ReplacePattern::from_json(v.get("pattern").unwrap_or(&serde_json::Value::Null), "normalizer")?,
+                content: v.get("content").and_then(|x| x.as_str()).ok_or("normalizer Replace: missing string 'content'")?.to_string(),
+            },
+            "Precompiled" => match v.get("precompiled_charsmap") {
+                Some(serde_json::Value::String(b64)) => Normalizer::Precompiled(Precompiled::from_base64(b64)?),
+                // HF accepts an empty charsmap: the normalizer then changes nothing.
+                None | Some(serde_json::Value::Null) => Normalizer::Sequence(Vec::new()),
+                Some(other) => return Err(format!("normalizer Precompiled: 'precompiled_charsmap' must be a base64 string, got {other}")),
+            },
             other => return Err(format!("unsupported normalizer type '{other}'")),
         })
     }
@@ -126,6 +160,13 @@ impl Normalizer {
                 "strip_accents": strip_accents,
                 "lowercase": lowercase,
             }),
+            Normalizer::Nmt => serde_json::json!({"type": "Nmt"}),
+            Normalizer::Strip { left, right } => serde_json::json!({"type": "Strip", "strip_left": left, "strip_right": right}),
+            Normalizer::Prepend(p) => serde_json::json!({"type": "Prepend", "prepend": p}),
+            Normalizer::Replace { pattern, content } => {
+                serde_json::json!({"type": "Replace", "pattern": pattern.to_json(), "content": content})
+            }
+            Normalizer::Precompiled(p) => serde_json::json!({"type": "Precompiled", "precompiled_charsmap": p.base64}),
         }
     }
 
@@ -154,6 +195,14 @@ impl Normalizer {
                 cur
             }
             Normalizer::Bert { .. } => self.bert_str(s),
+            Normalizer::Nmt
+            | Normalizer::Strip { .. }
+            | Normalizer::Prepend(_)
+            | Normalizer::Replace { .. }
+            | Normalizer::Precompiled(_) => {
+                let chars: Vec<AlignedChar> = s.chars().map(|c| (c, (0, 0))).collect();
+                self.apply_aligned(chars).into_iter().map(|x| x.0).collect()
+            }
         }
     }
 
@@ -189,6 +238,11 @@ impl Normalizer {
                 (out, 0)
             }
             Normalizer::StripAccents => strip_marks(&plain),
+            Normalizer::Nmt => return sentencepiece::nmt(chars),
+            Normalizer::Strip { left, right } => return sentencepiece::strip(chars, *left, *right),
+            Normalizer::Prepend(p) => return sentencepiece::prepend(chars, p),
+            Normalizer::Replace { pattern, content } => return sentencepiece::replace(chars, pattern, content),
+            Normalizer::Precompiled(p) => return p.apply(chars),
             Normalizer::Sequence(v) => {
                 let mut cur = chars;
                 for n in v {
@@ -648,7 +702,9 @@ mod tests {
                 .unwrap();
         assert_eq!(n, Normalizer::Sequence(vec![Normalizer::Nfkc, Normalizer::Lowercase]));
         assert_eq!(Normalizer::from_json(&n.to_json()).unwrap(), n);
-        let e = Normalizer::from_json_str(r#"{"type":"Precompiled"}"#).unwrap_err();
-        assert!(e.contains("Precompiled"), "{e}");
+        let e = Normalizer::from_json_str(r#"{"type":"ByteLevel"}"#).unwrap_err();
+        assert!(e.contains("ByteLevel"), "{e}");
+        let e = Normalizer::from_json_str(r#"{"type":"Replace","pattern":{"Regex":"(a|b)+"},"content":""}"#).unwrap_err();
+        assert!(e.contains("(a|b)+"), "{e}");
     }
 }

@@ -22,6 +22,10 @@
 
 use unicode_general_category::{get_general_category, GeneralCategory as Gc};
 
+pub mod metaspace;
+
+pub use metaspace::{Metaspace, PrependScheme};
+
 /// A pre-tokenizer: splits a (normalized) text into the words the model sees.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PreTokenizer {
@@ -33,6 +37,8 @@ pub enum PreTokenizer {
     ByteLevel { add_prefix_space: bool, use_regex: bool, trim_offsets: bool },
     /// HF `BertPreTokenizer`: split on whitespace (dropped), then every punctuation char alone.
     Bert,
+    /// HF `Metaspace` (see `pretok/metaspace.rs`): its pieces are not slices of the text.
+    Metaspace(Metaspace),
 }
 
 /// Character classes of the GPT-2 pattern.
@@ -394,6 +400,7 @@ impl PreTokenizer {
         match ty {
             "Whitespace" => Ok(PreTokenizer::Whitespace),
             "BertPreTokenizer" => Ok(PreTokenizer::Bert),
+            "Metaspace" => Ok(PreTokenizer::Metaspace(Metaspace::from_json(v, "pre_tokenizer")?)),
             "ByteLevel" => Ok(PreTokenizer::ByteLevel {
                 add_prefix_space: flag("add_prefix_space")?,
                 use_regex: flag("use_regex")?,
@@ -421,6 +428,7 @@ impl PreTokenizer {
                 "trim_offsets": trim_offsets,
                 "use_regex": use_regex,
             }),
+            PreTokenizer::Metaspace(m) => m.to_json(),
         }
     }
 
@@ -435,6 +443,12 @@ impl PreTokenizer {
         match self {
             PreTokenizer::Whitespace => split_whitespace(text, |s, e| f(&text[s..e], (s, e))),
             PreTokenizer::Bert => split_bert(text, |s, e| f(&text[s..e], (s, e))),
+            // Mapped pieces (with `▁`), as the model sees them; the text is taken to start the input.
+            PreTokenizer::Metaspace(m) => {
+                for (piece, off) in m.pre_tokenize(text, true) {
+                    f(&piece, off);
+                }
+            }
             PreTokenizer::ByteLevel { add_prefix_space, use_regex, .. } => {
                 if text.is_empty() {
                     // HF gives no piece for the empty string, not even the prefix space.
@@ -471,7 +485,7 @@ impl PreTokenizer {
     /// Maps a raw piece to the string the model sees (identity except ByteLevel).
     pub fn map_piece(&self, raw: &str) -> String {
         match self {
-            PreTokenizer::Whitespace | PreTokenizer::Bert => raw.to_string(),
+            PreTokenizer::Whitespace | PreTokenizer::Bert | PreTokenizer::Metaspace(_) => raw.to_string(),
             PreTokenizer::ByteLevel { .. } => byte_level_map(raw),
         }
     }
@@ -570,7 +584,7 @@ mod tests {
         let p = PreTokenizer::from_json_str(r#"{"type":"ByteLevel","add_prefix_space":false}"#).unwrap();
         assert_eq!(p, PreTokenizer::ByteLevel { add_prefix_space: false, use_regex: true, trim_offsets: true });
         assert_eq!(PreTokenizer::from_json(&p.to_json()).unwrap(), p);
-        assert!(PreTokenizer::from_json_str(r#"{"type":"Metaspace"}"#).unwrap_err().contains("Metaspace"));
+        assert!(PreTokenizer::from_json_str(r#"{"type":"CharDelimiterSplit"}"#).unwrap_err().contains("CharDelimiterSplit"));
         assert!(PreTokenizer::from_json_str("{").is_err());
     }
 
