@@ -7,10 +7,11 @@ pieces and scores. How it differs from its neighbours:
   log-probabilities; a string is segmented by the best path through the lattice of all piece
   matches, and training starts from many seed substrings and prunes them by how much the corpus
   likelihood would drop without each piece.
-* vs SentencePiece 0.2.3 (``compat="spm"``): the same seeding (right-branching repeats of the byte
-  string, found here per word instead of with a suffix array, which is equivalent because a valid
-  piece never spans a ``▁``), EM, pruning and finalisation, with every sum rounded to float32
-  (:func:`_f32`) and the E-step split into ``num_threads`` stripes as SentencePiece does.
+* vs SentencePiece 0.2.3 (``compat="spm"``): the same seeding (LCP intervals of a suffix array of
+  the sentences' bytes, :mod:`subword.reference.unigram_seed`), EM (over the words, or over the
+  sentences when pieces may span a ``▁``, i.e. ``split_by_whitespace=false``), pruning and
+  finalisation, with every sum rounded to float32 (:func:`_f32`) and the E-step split into
+  ``num_threads`` stripes as SentencePiece does.
 * vs HF ``UnigramTrainer`` (``compat="hf"``): seeds from distinct words counted once, a ``<UNK>``
   placeholder at id 0, f64, the ``alternatives.len()`` loss quirk and model-order finalisation.
 
@@ -28,7 +29,9 @@ import struct
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
-__all__ = ["viterbi", "sample", "train_unigram", "digamma"]
+from subword.reference.unigram_seed import suffix_array_seeds
+
+__all__ = ["digamma", "sample", "train_unigram", "viterbi"]
 
 UNK_PENALTY = 10.0
 
@@ -249,40 +252,15 @@ def _seeds(sentences: Sequence[tuple[str, int]], words: Sequence[tuple[str, int]
            required: Sequence[tuple[str, int]], compat: str, max_len: int, seed_size: int,
            valid: Callable[[str], bool]) -> list[tuple[str, float]]:
     if compat == "spm":
-        # SentencePiece's LCP intervals of "sentence\0" * freq, found per word: a word is followed
-        # by "▁" (0xE2) or, at a sentence end, by "\0" and then the next copy's first byte (or the
-        # end of the text, 256). A piece's frequency sums its intervals "s" and "s\0".
-        units: Counter[tuple[str, int, int]] = Counter()
-        live = [(s, f) for s, f in sentences if s and f > 0]
-        for k, (s, f) in enumerate(live):
-            starts = [i for i, ch in enumerate(s) if ch == "\u2581"]
-            if not starts or starts[0] != 0:
-                starts.insert(0, 0)
-            nxt = live[k + 1][0].encode()[0] if k + 1 < len(live) else 256
-            for m, a in enumerate(starts):
-                b = starts[m + 1] if m + 1 < len(starts) else len(s)
-                if b <= a:
-                    continue
-                if b < len(s):
-                    units[(s[a:b], 0xE2, -1)] += f
-                else:
-                    if f > 1:
-                        units[(s[a:b], 0, s.encode()[0])] += f - 1
-                    units[(s[a:b], 0, nxt)] += 1
-        u = sorted((w, c, e, a) for (w, e, a), c in units.items())
-        st = _stats(u, max_len, lambda ch: ch.encode()[0], valid)
-        subs = []
-        for s, e in st.items():
-            freq = (e[0] if e[2] and e[0] >= 2 else 0) + (e[3] if e[5] and e[3] >= 2 else 0)
-            if freq >= 2:
-                subs.append((s, _f32(_f32(float(freq)) * len(s))))
-        subs.sort(key=lambda x: (-x[1], -len(x[0].encode()), x[0].encode()))
+        # SentencePiece's LCP intervals of the sentences' bytes, after all the characters (but the
+        # unknown U+2585 and the boundary U+001F; counts held in float32 as SentencePiece does)
         chars: Counter[str] = Counter()
         for s, f in sentences:
             for ch in s:
                 if ch not in "\u2585\x1f":
                     chars[ch] += f
-        return [(c, float(n)) for c, n in sorted(chars.items(), key=lambda x: (-x[1], x[0]))] + subs[:seed_size]
+        subs = suffix_array_seeds(sentences, max_len=max_len, seed_size=seed_size, valid=valid)
+        return [(c, _f32(float(n))) for c, n in sorted(chars.items(), key=lambda x: (-x[1], x[0]))] + subs
     st = _stats(sorted((w, 1, 0, -1) for w, _ in words), max_len, lambda ch: ord(ch) + 1, lambda s: True)
     chars = Counter()
     for w, c in words:
@@ -418,6 +396,10 @@ def train_unigram(sentences: Sequence[tuple[str, int]], words: Sequence[tuple[st
     if hf:
         pieces.insert(0, ("<UNK>", math.nan))
     desired = vocab_size * 11 // 10 if hf else int(vocab_size * 1.1)
+    # SentencePiece runs EM over the words only with split_by_whitespace, i.e. when no piece may
+    # hold a "▁" between two letters (probed on ASCII letters, to which no other rule applies)
+    if not hf and valid("a\u2581a"):
+        words = sentences
     m = _Model(pieces, r, max_piece_length)
     while True:
         for _ in range(max(1, num_sub_iterations)):

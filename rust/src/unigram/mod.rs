@@ -1,5 +1,6 @@
 //! Unigram language-model tokenization: the model and its lattice (`lattice.rs`), Viterbi / n-best /
-//! sampling encoders (`encode.rs`) and the EM trainer with loss-driven pruning (`train.rs`).
+//! sampling encoders (`encode.rs`), the EM trainer with loss-driven pruning (`train.rs`) and its
+//! suffix-array seeding (`seed.rs`).
 //!
 //! Two compatibility modes name whose arithmetic is followed:
 //! - [`Compat::Spm`]: SentencePiece 0.2.3. Scores and lattice sums are rounded to f32 after every
@@ -9,6 +10,7 @@
 pub mod darray;
 pub mod encode;
 pub mod lattice;
+pub mod seed;
 pub mod train;
 
 pub use encode::{PieceKind, UnigramModel};

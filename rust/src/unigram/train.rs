@@ -205,7 +205,53 @@ fn utf8_lead(ch: char) -> u32 {
     buf[0] as u32
 }
 
+/// What SentencePiece's piece rules (`IsValidSentencePiece`, through `valid`) allow for `▁`, probed
+/// on ASCII letters, to which no other rule applies (needs `max_piece_length >= 3`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WhitespaceRules {
+    /// A `▁` may follow a piece's first character (`split_by_whitespace=false`,
+    /// `treat_whitespace_as_suffix` or `allow_whitespace_only_pieces`): seeds need the suffix array.
+    pub beyond_first_char: bool,
+    /// A piece may hold `▁` between two letters: `split_by_whitespace=false`, so EM runs over the
+    /// sentences (in their order, as loaded) instead of the words.
+    pub spans_words: bool,
+}
+
+impl WhitespaceRules {
+    pub fn probe(valid: &Validity) -> WhitespaceRules {
+        let (a, ws) = ('a', '\u{2581}');
+        let spans_words = valid(&[a, ws, a]);
+        WhitespaceRules { beyond_first_char: spans_words || valid(&[a, ws]) || valid(&[ws, ws]), spans_words }
+    }
+}
+
 fn seed_spm(input: &TrainInput, cfg: &UnigramTrainerConfig, valid: &Validity) -> Vec<(String, f64)> {
+    let subs = if WhitespaceRules::probe(valid).beyond_first_char {
+        super::seed::suffix_array_seeds(&input.sentences, cfg.max_piece_length, cfg.seed_size, valid)
+    } else {
+        seed_spm_per_word(input, cfg, valid)
+    };
+    // the characters of the sentences (not U+2585, not the boundary U+001F), count desc then code
+    // point; SentencePiece holds the counts in float
+    let mut chars: AHashMap<char, u64> = AHashMap::new();
+    for (s, f) in &input.sentences {
+        for ch in s.chars() {
+            if ch != '\u{2585}' && ch != '\u{1f}' {
+                *chars.entry(ch).or_insert(0) += f;
+            }
+        }
+    }
+    let mut chars: Vec<(char, u64)> = chars.into_iter().collect();
+    chars.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut seeds: Vec<(String, f64)> =
+        chars.into_iter().map(|(c, n)| (c.to_string(), n as f32 as f64)).collect();
+    seeds.extend(subs);
+    seeds
+}
+
+/// The substring seeds of [`super::seed::suffix_array_seeds`], found per word: exact when no valid
+/// piece holds a `▁` after its first character, and several times faster.
+fn seed_spm_per_word(input: &TrainInput, cfg: &UnigramTrainerConfig, valid: &Validity) -> Vec<(String, f64)> {
     // SentencePiece 0.2.3 concatenates each sentence `freq` times with a `\0` after each copy and
     // keeps every LCP interval of the byte suffix array whose string (trailing `\0` removed) is a
     // valid piece; a piece's frequency is summed over its intervals. Valid pieces never hold a `▁`
@@ -269,20 +315,7 @@ fn seed_spm(input: &TrainInput, cfg: &UnigramTrainerConfig, valid: &Validity) ->
         desc(a.1, b.1).then(b.0.len().cmp(&a.0.len())).then(a.0.as_bytes().cmp(b.0.as_bytes()))
     });
     subs.truncate(cfg.seed_size);
-    // the characters of the sentences (not U+2585, not the boundary U+001F), count desc then code point
-    let mut chars: AHashMap<char, u64> = AHashMap::new();
-    for (s, f) in &input.sentences {
-        for ch in s.chars() {
-            if ch != '\u{2585}' && ch != '\u{1f}' {
-                *chars.entry(ch).or_insert(0) += f;
-            }
-        }
-    }
-    let mut chars: Vec<(char, u64)> = chars.into_iter().collect();
-    chars.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    let mut seeds: Vec<(String, f64)> = chars.into_iter().map(|(c, n)| (c.to_string(), n as f64)).collect();
-    seeds.extend(subs);
-    seeds
+    subs
 }
 
 fn seed_hf(input: &TrainInput, cfg: &UnigramTrainerConfig) -> Vec<(String, f64)> {
@@ -659,11 +692,17 @@ pub fn train(
         Compat::Spm => (cfg.vocab_size as f64 * 1.1) as usize,
         Compat::Hf => cfg.vocab_size * 11 / 10,
     };
+    // SentencePiece splits the sentences into words for EM only with split_by_whitespace
+    let em_units: &[(String, u64)] = if c == Compat::Spm && WhitespaceRules::probe(valid).spans_words {
+        &input.sentences
+    } else {
+        &input.words
+    };
     let mut model = Model::new(seeds, c);
     let mut round = 0usize;
     loop {
         for _ in 0..cfg.num_sub_iterations.max(1) {
-            let e = e_step(&model, &input.words, cfg.num_threads);
+            let e = e_step(&model, em_units, cfg.num_threads);
             model = Model::new(m_step(&model, &e), c);
         }
         progress("em", round + 1, 0)?;
@@ -671,7 +710,7 @@ pub fn train(
         if c == Compat::Hf && model.pieces.len() <= desired {
             break;
         }
-        let pruned = prune(&model, &input.words, cfg, desired);
+        let pruned = prune(&model, em_units, cfg, desired);
         let stop = pruned.len() >= model.pieces.len();
         model = Model::new(pruned, c);
         if c == Compat::Spm && model.pieces.len() <= desired {

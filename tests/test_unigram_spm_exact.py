@@ -1,0 +1,116 @@
+"""Unigram training against sentencepiece 0.2.3 beyond its default options: text without spaces
+(Chinese, Japanese, ~100 languages), ``split_by_whitespace=false`` (pieces that span words),
+``treat_whitespace_as_suffix``, ``split_by_number``/``split_by_unicode_script`` off, user-defined
+symbols. Each case trains both on the same lines and compares the whole ``.model`` piece list:
+pieces, ids and float32 scores. Measured: identical in every case (asserted as such; the issue's
+floor is >= 99% of the pieces and scores within 1e-4).
+
+Also: the Rust trainer against the readable reference on these options (both seeding paths).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from subword.formats.spm import read_model
+from subword.unigram import UnigramTrainer, train_unigram
+
+spm = pytest.importorskip("sentencepiece")
+
+CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+GUTENBERG = CORPORA / "gutenberg_en_20M.txt"
+
+needs_corpora = pytest.mark.skipif(not GUTENBERG.exists(), reason=f"real corpora not found under {CORPORA}")
+
+
+def _gutenberg(n_bytes: int, skip_bytes: int = 3_000_000) -> list[str]:
+    with open(GUTENBERG, encoding="utf-8") as f:
+        f.seek(skip_bytes)
+        f.readline()
+        text = f.read(n_bytes)
+    return text.split("\n")[:-1]
+
+
+def _multilingual() -> list[str]:
+    """CJK prose (no spaces) and names in ~100 languages, as found on the machine; split at "\\n" as
+    sentencepiece reads them back from the file (some catalog entries hold several lines)."""
+    from test_bert_pipeline import _gathered_text
+
+    return [part for line in _gathered_text(4000) for part in line.split("\n")]
+
+
+def _sentencepiece(tmp_path: Path, lines: list[str], opts: dict) -> list[tuple[str, float, int]]:
+    src = tmp_path / "train.txt"
+    src.write_text("\n".join(lines) + "\n", encoding="utf-8", newline="")
+    spm.SentencePieceTrainer.train(input=str(src), model_prefix=str(tmp_path / "m"), model_type="unigram",
+                                   minloglevel=2, **opts)
+    return read_model(tmp_path / "m.model").pieces
+
+
+def _ours(lines: list[str], opts: dict, engine: str = "rust") -> list[tuple[str, float, int]]:
+    return train_unigram(lines, UnigramTrainer(engine=engine, **opts)).pieces
+
+
+def _assert_identical(ours: list[tuple[str, float, int]], theirs: list[tuple[str, float, int]]) -> None:
+    # the issue's floor first, so a failure shows how far apart the two are
+    mine = {p: s for p, s, _ in ours}
+    common = [p for p, _, _ in theirs if p in mine]
+    assert len(common) >= 0.99 * len(theirs), (
+        f"{len(common)}/{len(theirs)} pieces in common; only sentencepiece: "
+        f"{[p for p, _, _ in theirs if p not in mine][:20]}")
+    assert max(abs(mine[p] - s) for p, s, _ in theirs if p in mine) < 1e-4
+    # measured: the same pieces at the same ids with the same float32 scores and types
+    assert ours == theirs
+
+
+CASES = {
+    # (lines, options): each trains in a few seconds on both sides
+    "no_spaces_cjk_and_100_languages": ("multi", {"vocab_size": 3000}),
+    "no_spaces_split_by_whitespace_false": ("multi", {"vocab_size": 3000, "split_by_whitespace": False,
+                                                      "max_sentencepiece_length": 8}),
+    "split_by_whitespace_false": ("gut", {"vocab_size": 1000, "split_by_whitespace": False,
+                                          "max_sentencepiece_length": 8}),
+    "treat_whitespace_as_suffix": ("gut", {"vocab_size": 1000, "treat_whitespace_as_suffix": True}),
+    "suffix_and_split_by_whitespace_false": ("gut", {"vocab_size": 1000, "treat_whitespace_as_suffix": True,
+                                                     "split_by_whitespace": False,
+                                                     "max_sentencepiece_length": 8}),
+    "split_by_number_and_script_false": ("multi", {"vocab_size": 3000, "split_by_number": False,
+                                                   "split_by_unicode_script": False}),
+    "user_defined_symbols": ("gut", {"vocab_size": 1000, "user_defined_symbols": ["the", "<sep>", "ing"]}),
+    "allow_whitespace_only_pieces": ("gut", {"vocab_size": 1000, "allow_whitespace_only_pieces": True,
+                                             "remove_extra_whitespaces": False}),
+}
+
+
+def _case_lines(kind: str) -> list[str]:
+    return _multilingual() if kind == "multi" else _gutenberg(150_000)
+
+
+@needs_corpora
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_identical_to_sentencepiece(tmp_path: Path, case: str) -> None:
+    kind, opts = CASES[case]
+    lines = _case_lines(kind)
+    _assert_identical(_ours(lines, opts), _sentencepiece(tmp_path, lines, opts))
+
+
+REFERENCE_CASES = {
+    # the readable reference is pure Python: smaller inputs
+    "split_by_whitespace_false": ("gut", {"vocab_size": 500, "split_by_whitespace": False,
+                                          "max_sentencepiece_length": 8}),
+    "treat_whitespace_as_suffix": ("gut", {"vocab_size": 500, "treat_whitespace_as_suffix": True}),
+    "no_spaces_split_by_whitespace_false": ("multi", {"vocab_size": 1800, "split_by_whitespace": False,
+                                                      "max_sentencepiece_length": 6}),
+    "allow_whitespace_only_pieces": ("gut", {"vocab_size": 500, "allow_whitespace_only_pieces": True,
+                                             "remove_extra_whitespaces": False}),
+}
+
+
+@needs_corpora
+@pytest.mark.parametrize("case", sorted(REFERENCE_CASES))
+def test_rust_equals_reference_beyond_defaults(case: str) -> None:
+    kind, opts = REFERENCE_CASES[case]
+    lines = _multilingual()[:1500] if kind == "multi" else _gutenberg(40_000)
+    assert _ours(lines, opts) == _ours(lines, opts, engine="reference")
