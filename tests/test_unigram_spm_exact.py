@@ -81,6 +81,12 @@ CASES = {
     "user_defined_symbols": ("gut", {"vocab_size": 1000, "user_defined_symbols": ["the", "<sep>", "ing"]}),
     "allow_whitespace_only_pieces": ("gut", {"vocab_size": 1000, "allow_whitespace_only_pieces": True,
                                              "remove_extra_whitespaces": False}),
+    "user_defined_symbols_split_by_whitespace_false": ("gut", {
+        "vocab_size": 1000, "user_defined_symbols": ["the", "<sep>"], "split_by_whitespace": False,
+        "max_sentencepiece_length": 8}),
+    "no_spaces_suffix_split_digits_identity": ("multi", {
+        "vocab_size": 3000, "treat_whitespace_as_suffix": True, "split_digits": True,
+        "normalization_rule_name": "identity", "add_dummy_prefix": False}),
 }
 
 

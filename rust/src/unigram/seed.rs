@@ -14,8 +14,9 @@
 //! - Result: pieces with total frequency >= 2, `score = f32(freq) * f32(chars)`, ordered by score
 //!   desc, byte length desc, bytes asc; the first `seed_size`.
 //!
-//! This is exact for every option; `train.rs` uses a faster per-word count when pieces cannot
-//! hold a `▁` after their first character (the default), which finds the same intervals.
+//! This is exact for every option; `train.rs` uses it when pieces may span words
+//! (`split_by_whitespace=false`) and otherwise a per-word count, which finds the same intervals
+//! several times faster.
 
 use ahash::AHashMap;
 
