@@ -12,6 +12,8 @@ pieces and scores. How it differs from its neighbours:
   sentences when pieces may span a ``▁``, i.e. ``split_by_whitespace=false``), pruning and
   finalisation, with every sum rounded to float32 (:func:`_f32`) and the E-step split into
   ``num_threads`` stripes as SentencePiece does.
+  Not reproducible: its ``shuffle_input_sentence`` sample (an absl generator salted per process
+  picks other lines on every run); the first ``input_sentence_size`` lines (no shuffle) match.
 * vs HF ``UnigramTrainer`` (``compat="hf"``): seeds from distinct words counted once, a ``<UNK>``
   placeholder at id 0, f64, the ``alternatives.len()`` loss quirk and model-order finalisation.
 

@@ -22,6 +22,14 @@
 //!   once the size is at most `desired = vocab_size·1.1`; drop pieces unreachable in their own string;
 //!   finalize: required chars, then the best-scored pieces.
 //!
+//! Sampling (`input_sentence_size`, applied to the lines before training by the Python front):
+//! with `shuffle_input_sentence=false` sentencepiece keeps the first N loadable lines, as we do
+//! (identical models, tests/test_unigram_spm_exact.py). With `shuffle_input_sentence=true` (its
+//! default) it runs a reservoir sampler on an `absl::BitGen` seeded with a fixed 12345678 (not
+//! `set_random_generator_seed`), whose seed absl salts per process: two sentencepiece runs on the
+//! same file pick different lines (measured: different `.model` files from two processes, the
+//! same within one). No sampler can match that; ours is a seeded, reproducible reservoir sample.
+//!
 //! `Hf` (HF `tokenizers` 0.23.3 `UnigramTrainer`): seeds from the distinct words once each (char
 //! suffix tree nodes, word counts ignored for substrings), `<UNK>` at id 0 during training, f64,
 //! the `alternatives.len()` loss quirk, HF's keep rules and model-order finalisation.
