@@ -20,6 +20,7 @@ from subword.errors import FormatError as FormatError
 from subword.errors import SubwordError as SubwordError
 from subword.errors import UnsupportedComponentError as UnsupportedComponentError
 from subword.model import BPE as BPE
+from subword.model import Unigram as Unigram
 from subword.model import WordPiece as WordPiece
 from subword.tokenizer import AddedToken as AddedToken
 from subword.tokenizer import Tokenizer as Tokenizer
@@ -40,6 +41,7 @@ __all__ = [
     "train_bpe",
     "WordPiece",
     "WordPieceTrainer",
+    "Unigram",
     "train_wordpiece",
     "normalizers",
     "pre_tokenizers",

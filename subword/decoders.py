@@ -11,12 +11,13 @@ Each class serialises to the HF ``tokenizer.json`` ``"decoder"`` dict and has a 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from subword._components import Component, Registry
 from subword.pre_tokenizers import bytes_to_unicode
 
-__all__ = ["Decoder", "ByteLevel", "BPEDecoder", "WordPiece", "from_dict", "REGISTRY"]
+__all__ = ["Decoder", "ByteLevel", "BPEDecoder", "WordPiece", "Sequence", "Metaspace", "ByteFallback", "Fuse",
+           "Replace", "Strip", "from_dict", "REGISTRY"]
 
 REGISTRY: Registry["Decoder"] = Registry("decoder")
 
@@ -30,7 +31,18 @@ class Decoder(Component):
         >>> BPEDecoder(suffix="_").decode(["a_", "b_"])
         'a b'
         """
-        raise NotImplementedError
+        if type(self).decode_chain is Decoder.decode_chain:
+            raise NotImplementedError
+        return "".join(self.decode_chain(tokens))
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        """HF's ``decode_chain``: tokens in, tokens out (what a :class:`Sequence` passes along); by default
+        the whole decoded text as one token.
+
+        >>> Fuse().decode_chain(["a", "b"])
+        ['ab']
+        """
+        return [self.decode(tokens)]
 
 
 def from_dict(data: object, source: str = "<string>") -> Decoder:
@@ -126,3 +138,171 @@ class WordPiece(Decoder):
                     t = t.replace(a, b)
             out.append(t)
         return "".join(out)
+
+
+# ==== SentencePiece-style decoders (T5/ALBERT: Metaspace; Llama: Replace, ByteFallback, Fuse, Strip) ====
+# These work token-wise in HF (`decode_chain`: tokens in, tokens out), which matters inside a Sequence.
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class Sequence(Decoder):
+    """Apply decoders in order, each to the token list the previous one returned.
+
+    >>> Sequence([Replace({"String": "▁"}, " "), Fuse(), Strip(" ", 1, 0)]).decode(["▁Hi", "▁there"])
+    'Hi there'
+    """
+
+    type_name: ClassVar[str] = "Sequence"
+    decoders: tuple[Decoder, ...] = ()
+
+    def __post_init__(self) -> None:
+        for i, d in enumerate(self.decoders):
+            if not isinstance(d, Decoder):
+                raise TypeError(f"Sequence.decoders[{i}] must be a Decoder, got {type(d).__name__}")
+        object.__setattr__(self, "decoders", tuple(self.decoders))
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        for d in self.decoders:
+            tokens = d.decode_chain(tokens)
+        return tokens
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type_name, "decoders": [d.to_dict() for d in self.decoders]}
+
+    @classmethod
+    def _from_fields(cls, fields: dict[str, Any], registry: Registry[Any], source: str) -> "Sequence":
+        items = fields.get("decoders", [])
+        if not isinstance(items, list):
+            raise TypeError("'decoders' must be a list")
+        return cls(tuple(registry.from_dict(item, source) for item in items))
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class Metaspace(Decoder):
+    """HF ``Metaspace`` decoder: ``▁`` back to spaces; in the first token they are dropped unless
+    ``prepend_scheme`` is ``"never"``.
+
+    >>> Metaspace().decode(["▁Hey", "▁friend", "!"])
+    'Hey friend!'
+    """
+
+    type_name: ClassVar[str] = "Metaspace"
+    replacement: str = "\u2581"
+    prepend_scheme: str = "always"
+    split: bool = True
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        drop_first = self.prepend_scheme != "never"
+        return [t.replace(self.replacement, "" if i == 0 and drop_first else " ") for i, t in enumerate(tokens)]
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class ByteFallback(Decoder):
+    """HF ``ByteFallback``: runs of ``<0xXX>`` tokens become their UTF-8 text, or one U+FFFD per byte when
+    the run is not valid UTF-8.
+
+    >>> ByteFallback().decode(["a", "<0xE2>", "<0x98>", "<0x83>", "b", "<0xFF>"]) == "a☃b\\ufffd"
+    True
+    """
+
+    type_name: ClassVar[str] = "ByteFallback"
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        out: list[str] = []
+        run = bytearray()
+
+        def flush() -> None:
+            if run:
+                try:
+                    out.append(run.decode("utf-8"))
+                except UnicodeDecodeError:
+                    out.extend("\ufffd" * len(run))
+                run.clear()
+
+        for t in tokens:
+            byte = _byte_token(t)
+            if byte is None:
+                flush()
+                out.append(t)
+            else:
+                run.append(byte)
+        flush()
+        return out
+
+
+def _byte_token(t: str) -> int | None:
+    if len(t) == 6 and t.startswith("<0x") and t.endswith(">"):
+        try:
+            return int(t[3:5], 16)
+        except ValueError:
+            return None
+    return None
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class Fuse(Decoder):
+    """HF ``Fuse``: all tokens joined into one. ``Fuse().decode(["a", "b"]) == "ab"``"""
+
+    type_name: ClassVar[str] = "Fuse"
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        return ["".join(tokens)]
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class Replace(Decoder):
+    """HF ``Replace`` decoder: ``pattern`` (``{"String": s}`` or ``{"Regex": r}``) -> ``content`` in each token.
+
+    >>> Replace({"String": "▁"}, " ").decode(["▁a", "▁b"])
+    ' a b'
+    """
+
+    type_name: ClassVar[str] = "Replace"
+    pattern: dict[str, str]
+    content: str
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        from subword.normalizers import _check_pattern
+
+        _check_pattern("Replace", self.pattern)
+
+    def __hash__(self) -> int:
+        return hash((self.type_name, tuple(self.pattern.items()), self.content))
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        from subword.normalizers import replace_pattern
+
+        return [replace_pattern(self.pattern, self.content, t) for t in tokens]
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class Strip(Decoder):
+    """HF ``Strip`` decoder: up to ``start`` leading and ``stop`` trailing ``content`` chars off each token.
+
+    >>> Strip(" ", 1, 0).decode([" a", "  b"])
+    'a b'
+    """
+
+    type_name: ClassVar[str] = "Strip"
+    content: str = " "
+    start: int = 0
+    stop: int = 0
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        out = []
+        for t in tokens:
+            a = 0
+            while a < min(self.start, len(t)) and t[a] == self.content:
+                a += 1
+            b = len(t)
+            while len(t) - b < min(self.stop, len(t) - a) and t[b - 1] == self.content:
+                b -= 1
+            out.append(t[a:b])
+        return out

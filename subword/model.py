@@ -1,8 +1,9 @@
-"""The BPE model description: vocabulary, ranked merges and encoding options.
+"""The model descriptions of a tokenizer pipeline: BPE (vocabulary, ranked merges, options), WordPiece and
+Unigram (pieces with scores).
 
 This is data plus validation; encoding happens in the Rust core (``_core.CoreTokenizer``), with the
-readable reference in :mod:`subword.reference`. The fields and their meaning follow HF's ``BPE`` model and
-its ``tokenizer.json`` ``"model"`` dict, so a model round-trips through HF unchanged.
+readable reference in :mod:`subword.reference`. The fields and their meaning follow HF's models and their
+``tokenizer.json`` ``"model"`` dicts, so a model round-trips through HF unchanged.
 
 >>> m = BPE({"a": 0, "b": 1, "ab": 2}, [("a", "b")])
 >>> m.vocab_size, m.merges
@@ -18,7 +19,7 @@ from typing import Any
 
 from subword.errors import ModelError
 
-__all__ = ["BPE", "WordPiece", "Model"]
+__all__ = ["BPE", "WordPiece", "Unigram", "Model"]
 
 log = logging.getLogger(__name__)
 
@@ -344,5 +345,106 @@ class WordPiece(_VocabModel):
         return f"WordPiece(vocab=<{len(self.vocab)} tokens>, {opts})"
 
 
+# ==== Unigram ====
+
+
+class Unigram(_VocabModel):
+    """A Unigram language model (HF ``Unigram``): pieces with log-probability scores; a text is cut into the
+    pieces whose scores sum highest (Viterbi), as SentencePiece and HF do.
+
+    HF's rules, which the Rust core follows: every piece can match (control pieces too); a char no piece
+    covers is unknown, consecutive unknowns fuse into one ``unk_id`` token (scored ``min score - 10``), or,
+    with ``byte_fallback``, into ``<0xXX>`` byte tokens when all of them exist.
+
+    Args:
+        vocab: ``(piece, score)`` pairs; the id is the position. A piece given twice keeps the later id in
+            ``vocab`` lookups (HF's map), both positions stay.
+        unk_id: Position of the unknown piece, or ``None`` (encoding a char no piece covers then fails).
+        byte_fallback: Spell unknown chars as ``<0xXX>`` byte pieces.
+
+    Raises:
+        ModelError: an empty vocab, a bad pair, or ``unk_id`` out of range.
+
+    >>> m = Unigram([("<unk>", 0.0), ("a", -1.0), ("ab", -1.5)], unk_id=0)
+    >>> m.vocab_size, m.unk_token, m.vocab["ab"]
+    (3, '<unk>', 2)
+    """
+
+    _option_fields = ("unk_id", "byte_fallback")
+
+    def __init__(
+        self,
+        vocab: Iterable[tuple[str, float] | list[Any]],
+        *,
+        unk_id: int | None = None,
+        byte_fallback: bool = False,
+    ) -> None:
+        pieces: list[tuple[str, float]] = []
+        for i, item in enumerate(vocab):
+            if not (isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[0], str)
+                    and isinstance(item[1], (int, float)) and not isinstance(item[1], bool)):
+                raise ModelError(f"Unigram vocab[{i}] must be (piece, score), got {item!r}")
+            pieces.append((item[0], float(item[1])))
+        if not pieces:
+            raise ModelError("a Unigram model needs at least one piece")
+        if unk_id is not None and (isinstance(unk_id, bool) or not isinstance(unk_id, int)
+                                   or not 0 <= unk_id < len(pieces)):
+            raise ModelError(f"Unigram unk_id must be an index of the vocab (0..{len(pieces) - 1}) or None, "
+                             f"got {unk_id!r}")
+        if not isinstance(byte_fallback, bool):
+            raise ModelError(f"Unigram.byte_fallback must be a bool, got {byte_fallback!r}")
+        self.pieces = pieces
+        self.vocab: dict[str, int] = {p: i for i, (p, _) in enumerate(pieces)}
+        self.unk_id = unk_id
+        self.byte_fallback = byte_fallback
+
+    @property
+    def vocab_size(self) -> int:
+        """Number of pieces (a repeated piece counts twice, as in HF)."""
+        return len(self.pieces)
+
+    @property
+    def unk_token(self) -> str | None:
+        """The unknown piece, or ``None``."""
+        return None if self.unk_id is None else self.pieces[self.unk_id][0]
+
+    def id_to_token_map(self) -> dict[int, str]:
+        """Id -> piece (every position, repeated pieces included)."""
+        return {i: p for i, (p, _) in enumerate(self.pieces)}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The HF ``"model"`` dict (HF's key order).
+
+        >>> Unigram([("a", -1.0)]).to_dict()
+        {'type': 'Unigram', 'unk_id': None, 'vocab': [['a', -1.0]], 'byte_fallback': False}
+        """
+        return {"type": "Unigram", "unk_id": self.unk_id, "vocab": [[p, s] for p, s in self.pieces],
+                "byte_fallback": self.byte_fallback}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Unigram":
+        """Build from an HF ``"model"`` dict.
+
+        >>> Unigram.from_dict({"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0], ["a", -2.0]]}).unk_token
+        '<unk>'
+        """
+        data = dict(data)
+        data.pop("type", None)
+        unknown = sorted(set(data) - {"vocab", "unk_id", "byte_fallback"})
+        if unknown:
+            raise ModelError(f"unknown Unigram model field(s) {unknown}")
+        if not isinstance(data.get("vocab"), list):
+            raise ModelError("a Unigram model needs 'vocab', a list of [piece, score]")
+        return cls(data.pop("vocab"), **data)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Unigram):
+            return NotImplemented
+        return (self.pieces, self.options()) == (other.pieces, other.options())
+
+    def __repr__(self) -> str:
+        return f"Unigram(vocab=<{len(self.pieces)} pieces>, unk_id={self.unk_id!r}, byte_fallback={self.byte_fallback!r})"
+
+
 #: Any model a :class:`~subword.tokenizer.Tokenizer` can hold.
-Model = BPE | WordPiece
+Model = BPE | WordPiece | Unigram

@@ -21,6 +21,7 @@ Semantics worth knowing (checked against ``tokenizers`` 0.23.3):
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -37,6 +38,12 @@ __all__ = [
     "StripAccents",
     "Sequence",
     "BertNormalizer",
+    "Nmt",
+    "Strip",
+    "Prepend",
+    "Replace",
+    "Precompiled",
+    "replace_pattern",
     "from_dict",
     "REGISTRY",
 ]
@@ -273,3 +280,203 @@ class BertNormalizer(Normalizer):
         if self.lowercase:
             text = "".join(c.lower() for c in text)
         return text
+
+
+# ==== SentencePiece conversions (T5, ALBERT, XLNet, Llama, SentencePieceUnigramTokenizer) ====
+
+_NMT_REMOVED = frozenset([*range(0x01, 0x09), 0x0B, *range(0x0E, 0x20), 0x7F, 0x8F, 0x9F])
+_NMT_SPACE = frozenset([0x09, 0x0A, 0x0C, 0x0D, 0x1680, *range(0x200B, 0x2010), 0x2028, 0x2029, 0x2581, 0xFEFF,
+                        0xFFFD])
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class Nmt(Normalizer):
+    """HF ``Nmt``: drop C0 controls (not NUL, tab, LF, FF, CR), DEL, U+008F, U+009F; turn tab, LF, FF, CR,
+    U+1680, U+200B..U+200F, U+2028, U+2029, U+2581, U+FEFF and U+FFFD into spaces.
+
+    >>> Nmt().normalize_str("a\\tb\\x07c\\u200bd")
+    'a bc d'
+    """
+
+    type_name: ClassVar[str] = "Nmt"
+
+    def normalize_str(self, text: str) -> str:
+        return "".join(" " if ord(c) in _NMT_SPACE else c for c in text if ord(c) not in _NMT_REMOVED)
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class Strip(Normalizer):
+    """HF ``Strip``: remove leading and/or trailing whitespace (Unicode White_Space).
+
+    >>> Strip(strip_left=False).normalize_str("  a b  ")
+    '  a b'
+    """
+
+    type_name: ClassVar[str] = "Strip"
+    strip_left: bool = True
+    strip_right: bool = True
+
+    def normalize_str(self, text: str) -> str:
+        chars = "".join(WHITE_SPACE)
+        if self.strip_left:
+            text = text.lstrip(chars)
+        if self.strip_right:
+            text = text.rstrip(chars)
+        return text
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class Prepend(Normalizer):
+    """HF ``Prepend``: put ``prepend`` before any non-empty text (Llama's ``"▁"``).
+
+    >>> Prepend("▁").normalize_str("hi"), Prepend("▁").normalize_str("")
+    ('▁hi', '')
+    """
+
+    type_name: ClassVar[str] = "Prepend"
+    prepend: str = "\u2581"
+
+    def normalize_str(self, text: str) -> str:
+        return self.prepend + text if text else text
+
+
+#: The regexes the Rust core's ``Replace`` takes: one char, ``\s`` or an escaped ASCII punctuation char,
+#: optionally followed by ``+``, ``{n}``, ``{n,}`` or ``{n,m}`` (n >= 1).
+_CORE_REGEX = re.compile(r"(?:\\s|\\[!-/:-@\[-`{-~]|[^\\.\[\](){}|^$*+?])(?:\+|\{(\d+)(?:(,)(\d*))?\})?",
+                         re.DOTALL)
+
+
+def _check_pattern(owner: str, pattern: object) -> None:
+    """A Replace pattern is ``{"String": s}`` or ``{"Regex": r}`` (HF's JSON form) that the core can run."""
+    if not (isinstance(pattern, dict) and len(pattern) == 1 and set(pattern) <= {"String", "Regex"}
+            and isinstance(next(iter(pattern.values())), str) and next(iter(pattern.values()))):
+        raise TypeError(f"{owner}.pattern must be {{'String': str}} or {{'Regex': str}}, got {pattern!r}")
+    if "Regex" in pattern:
+        m = _CORE_REGEX.fullmatch(pattern["Regex"])
+        low, comma, high = m.groups() if m else (None, None, None)
+        ok = m is not None and (low is None or (int(low) >= 1 and (not comma or not high or int(high) >= int(low))))
+        if not ok:
+            raise ValueError(f"unsupported {owner} regex {pattern['Regex']!r}: only one char (or \\s) with an "
+                             "optional quantifier (+, {n}, {n,}, {n,m}) is supported")
+
+
+def replace_pattern(pattern: dict[str, str], content: str, text: str) -> str:
+    """Replace every match of an HF pattern dict in ``text`` (the reference for ``Replace``).
+
+    >>> replace_pattern({"Regex": " {2,}"}, "▁", "a   b c")
+    'a▁b c'
+    """
+    if "String" in pattern:
+        return text.replace(pattern["String"], content)
+    import regex
+
+    return regex.sub(pattern["Regex"], content.replace("\\", "\\\\"), text)
+
+
+@REGISTRY.register
+@dataclass(frozen=True, eq=True)
+class Replace(Normalizer):
+    """HF ``Replace``: every match of ``pattern`` (``{"String": s}`` or ``{"Regex": r}``) becomes ``content``.
+
+    The Rust core takes a literal, or a regex that is one char (or ``\\s``) with a quantifier (``" {2,}"``,
+    what the SentencePiece conversions write); other regexes are refused with an error naming them.
+
+    >>> Replace({"Regex": " {2,}"}, " ").normalize_str("a    b")
+    'a b'
+    """
+
+    type_name: ClassVar[str] = "Replace"
+    pattern: dict[str, str]
+    content: str
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _check_pattern("Replace", self.pattern)
+
+    def __hash__(self) -> int:
+        return hash((self.type_name, tuple(self.pattern.items()), self.content))
+
+    def normalize_str(self, text: str) -> str:
+        return replace_pattern(self.pattern, self.content, text)
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class Precompiled(Normalizer):
+    """HF ``Precompiled``: SentencePiece's normalization table (``precompiled_charsmap``, base64 in the file).
+
+    Reference semantics (HF's): the text is cut into extended grapheme clusters; a cluster of fewer than 6
+    UTF-8 bytes is replaced as a whole by the replacement of the SHORTEST table key that is a prefix of it
+    (so ``"ﬁ"`` + U+0301 becomes ``"fi"``), otherwise each of its chars is looked up alone.
+
+    >>> from subword.formats.spm import build_charsmap
+    >>> import base64
+    >>> Precompiled(base64.b64encode(build_charsmap({"ﬁ": "fi"})).decode()).normalize_str("ﬁx")
+    'fix'
+    """
+
+    type_name: ClassVar[str] = "Precompiled"
+    precompiled_charsmap: str = ""
+
+    def normalize_str(self, text: str) -> str:
+        import regex
+
+        table = _charsmap(self.precompiled_charsmap)
+        out = []
+        for cluster in regex.findall(r"\X", text):
+            if len(cluster.encode("utf-8")) < 6:
+                rep = table.shortest(cluster)
+                if rep is not None:
+                    out.append(rep)
+                    continue
+            for c in cluster:
+                rep = table.shortest(c)
+                out.append(c if rep is None else rep)
+        return "".join(out)
+
+
+class _CharsMap:
+    """Reader of SentencePiece's precompiled charsmap: u32 LE trie size, a darts-clone double array over
+    UTF-8 keys (unit: label in the low byte, bit 31 on value units, has-leaf bit 8, XOR offset in bits 10..,
+    scaled by 256 when bit 9 is set), then NUL-terminated replacements the leaf values point into."""
+
+    def __init__(self, blob: bytes) -> None:
+        import struct
+
+        size = int.from_bytes(blob[:4], "little")
+        self.units = struct.unpack(f"<{size // 4}I", blob[4:4 + size])
+        self.strings = blob[4 + size:]
+
+    @staticmethod
+    def _offset(unit: int) -> int:
+        return (unit >> 10) << ((unit & (1 << 9)) >> 6)
+
+    def shortest(self, key: str) -> str | None:
+        """The replacement of the shortest key that is a prefix of ``key``."""
+        units = self.units
+        node = self._offset(units[0])
+        for b in key.encode("utf-8"):
+            node ^= b
+            if node >= len(units) or units[node] & 0x800000FF != b:
+                return None
+            unit = units[node]
+            node ^= self._offset(unit)
+            if (unit >> 8) & 1:
+                start = units[node] & 0x7FFFFFFF
+                end = self.strings.find(b"\0", start)
+                return self.strings[start:end if end >= 0 else len(self.strings)].decode("utf-8", "replace")
+        return None
+
+
+_CHARSMAP_CACHE: dict[str, _CharsMap] = {}
+
+
+def _charsmap(b64: str) -> _CharsMap:
+    if b64 not in _CHARSMAP_CACHE:
+        import base64
+
+        _CHARSMAP_CACHE[b64] = _CharsMap(base64.b64decode(b64))
+    return _CHARSMAP_CACHE[b64]

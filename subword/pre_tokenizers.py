@@ -28,6 +28,7 @@ __all__ = [
     "Whitespace",
     "ByteLevel",
     "BertPreTokenizer",
+    "Metaspace",
     "is_bert_punctuation",
     "bytes_to_unicode",
     "from_dict",
@@ -230,3 +231,56 @@ class BertPreTokenizer(PreTokenizer):
         if start is not None:
             out.append((text[start:], (start, len(text))))
         return out
+
+
+_PREPEND_SCHEMES = ("always", "first", "never")
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class Metaspace(PreTokenizer):
+    """HF ``Metaspace`` (SentencePiece-style words): spaces become ``replacement``, one is prepended, and the
+    text is cut before every ``replacement`` (each piece keeps the one that opens it).
+
+    Args:
+        replacement: The char that stands for a space (``"▁"``).
+        prepend_scheme: ``"always"``: prepend unless the text starts with one; ``"first"``: only for the text
+            at the start of the input (not after an added token); ``"never"``.
+        split: Cut the text into words; when False the whole text is one piece.
+
+    The prepended ``▁`` has no char of its own: it takes the span of the text's first char (HF's rule).
+
+    >>> Metaspace().pre_tokenize_str("Hey  you")
+    [('▁Hey', (0, 3)), ('▁', (3, 4)), ('▁you', (4, 8))]
+    >>> Metaspace(prepend_scheme="never", split=False).pre_tokenize_str("a b")
+    [('a▁b', (0, 3))]
+    """
+
+    type_name: ClassVar[str] = "Metaspace"
+    replacement: str = "\u2581"
+    prepend_scheme: str = "always"
+    split: bool = True
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if len(self.replacement) != 1:
+            raise ValueError(f"Metaspace.replacement must be one char, got {self.replacement!r}")
+        if self.prepend_scheme not in _PREPEND_SCHEMES:
+            raise ValueError(f"Metaspace.prepend_scheme must be one of {_PREPEND_SCHEMES}, got {self.prepend_scheme!r}")
+
+    def pre_tokenize_str(self, text: str, at_start: bool = True) -> list[Piece]:
+        """Pieces with char spans; ``at_start``: the text begins the input (for ``prepend_scheme="first"``)."""
+        if not text:
+            return []
+        work = text.replace(" ", self.replacement)
+        spans = [(i, i + 1) for i in range(len(text))]
+        prepend = self.prepend_scheme == "always" or (self.prepend_scheme == "first" and at_start)
+        if prepend and not work.startswith(self.replacement):
+            work = self.replacement + work
+            spans.insert(0, spans[0])
+        if self.split:
+            cuts = [i for i, c in enumerate(work) if c == self.replacement and i > 0]
+            bounds = list(zip([0, *cuts], [*cuts, len(work)]))
+        else:
+            bounds = [(0, len(work))]
+        return [(work[a:b], (spans[a][0], spans[b - 1][1])) for a, b in bounds]

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from subword.decoders import Decoder
 from subword.errors import ModelError
-from subword.model import BPE, WordPiece
+from subword.model import BPE, Unigram, WordPiece
 from subword.normalizers import Normalizer
 from subword.pre_tokenizers import PreTokenizer
 from subword.processors import PostProcessor
@@ -88,10 +88,11 @@ class AddedToken:
 
 
 class Tokenizer:
-    """A BPE tokenizer pipeline that reads and writes HF ``tokenizer.json``.
+    """A tokenizer pipeline (BPE, WordPiece or Unigram model) that reads and writes HF ``tokenizer.json``.
 
     Args:
-        model: The :class:`~subword.model.BPE` model.
+        model: The :class:`~subword.model.BPE`, :class:`~subword.model.WordPiece` or
+            :class:`~subword.model.Unigram` model.
         normalizer: Applied to the text first (``None``: identity).
         pre_tokenizer: Splits the text into pieces (``None``: the whole text is one piece).
         post_processor: Adds special tokens / trims offsets after the model.
@@ -115,7 +116,7 @@ class Tokenizer:
 
     def __init__(
         self,
-        model: BPE | WordPiece,
+        model: BPE | WordPiece | Unigram,
         *,
         normalizer: Normalizer | None = None,
         pre_tokenizer: PreTokenizer | None = None,
@@ -144,7 +145,7 @@ class Tokenizer:
 
     def __setattr__(self, name: str, value: Any) -> None:
         kinds = {
-            "model": ((BPE, WordPiece), False),
+            "model": ((BPE, WordPiece, Unigram), False),
             "normalizer": (Normalizer, True),
             "pre_tokenizer": (PreTokenizer, True),
             "post_processor": (PostProcessor, True),

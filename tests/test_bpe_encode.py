@@ -347,9 +347,9 @@ def test_encoding_truncate_and_pad_methods() -> None:
 @pytest.mark.parametrize(
     "section, component",
     [
-        ("decoder", {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": True}),
-        ("normalizer", {"type": "Precompiled", "precompiled_charsmap": ""}),
-        ("pre_tokenizer", {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": True}),
+        ("decoder", {"type": "CTC", "pad_token": "<pad>", "word_delimiter_token": "|", "cleanup": True}),
+        ("normalizer", {"type": "ByteLevel"}),
+        ("pre_tokenizer", {"type": "Digits", "individual_digits": False}),
         ("post_processor", {"type": "Weird"}),
     ],
 )

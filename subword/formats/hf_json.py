@@ -1,7 +1,9 @@
 """Read and write HF ``tokenizer.json`` (the whole file), and the transformers side files.
 
 What we write loads in ``tokenizers.Tokenizer.from_file`` and ``transformers.PreTrainedTokenizerFast``;
-what HF writes for a BPE model with the supported components loads here. Anything else is refused with an
+what HF writes for a BPE, WordPiece or Unigram model with the supported components loads here (Unigram:
+the files of HF's SentencePiece conversions, T5 / ALBERT / XLNet / Llama style, and of
+``SentencePieceUnigramTokenizer``). Anything else is refused with an
 error naming the section, the type and the file, never silently ignored.
 
 Provenance (how the tokenizer was trained) is stored at ``model["provenance"]``: HF's loader rejects an
@@ -27,7 +29,7 @@ from typing import Any
 
 from subword import decoders, normalizers, pre_tokenizers, processors
 from subword.errors import FormatError, ModelError, UnsupportedComponentError
-from subword.model import BPE, WordPiece
+from subword.model import BPE, Unigram, WordPiece
 from subword.tokenizer import AddedToken, Tokenizer
 
 __all__ = [
@@ -53,7 +55,7 @@ _SECTIONS = {
 _TOP_LEVEL = ("version", "truncation", "padding", "added_tokens", *_SECTIONS, "model")
 
 #: Supported ``"type"`` names per section.
-SUPPORTED: dict[str, list[str]] = {**{k: r.supported for k, r in _SECTIONS.items()}, "model": ["BPE", "WordPiece"]}
+SUPPORTED: dict[str, list[str]] = {**{k: r.supported for k, r in _SECTIONS.items()}, "model": ["BPE", "Unigram", "WordPiece"]}
 
 
 # ==== writing ====
@@ -311,7 +313,7 @@ def loads(text: str, source: str = "<string>") -> Tokenizer:
     >>> loads('{"model": {"type": "WordLevel"}}')
     Traceback (most recent call last):
     ...
-    subword.errors.UnsupportedComponentError: unsupported model type 'WordLevel' in <string> (supported: BPE, WordPiece)
+    subword.errors.UnsupportedComponentError: unsupported model type 'WordLevel' in <string> (supported: BPE, Unigram, WordPiece)
     """
     if not text.strip():
         raise FormatError(f"{source} is empty: not a tokenizer.json")
@@ -363,19 +365,24 @@ def from_dict(data: object, source: str = "<string>") -> Tokenizer:
     return tok
 
 
-def _read_model(data: object, source: str) -> tuple[BPE | WordPiece, dict[str, Any] | None]:
+def _read_model(data: object, source: str) -> tuple[BPE | WordPiece | Unigram, dict[str, Any] | None]:
     if not isinstance(data, dict):
         raise FormatError(f"{source}: 'model' must be a JSON object")
     type_name = data.get("type")
     if type_name is None and "merges" not in data:
         # Old files omit "type"; only a BPE model has merges.
         raise UnsupportedComponentError("model", "<untyped, no merges>", SUPPORTED["model"], source)
-    if type_name not in (None, "BPE", "WordPiece"):
+    if type_name not in (None, "BPE", "WordPiece", "Unigram"):
         raise UnsupportedComponentError("model", str(type_name), SUPPORTED["model"], source)
     fields = dict(data)
     provenance = fields.pop("provenance", None)
     if provenance is not None and not isinstance(provenance, dict):
         raise FormatError(f"{source}: model.provenance must be an object")
+    if type_name == "Unigram":
+        try:
+            return Unigram.from_dict(fields), provenance
+        except (ModelError, TypeError) as exc:
+            raise FormatError(f"{source}: invalid Unigram model: {exc}") from exc
     if type_name == "WordPiece":
         try:
             return WordPiece.from_dict(fields), provenance

@@ -1,0 +1,284 @@
+"""Unigram tokenizer.json files through `subword.Tokenizer`, cross-checked against HF `tokenizers`.
+
+The files are made at test time, offline, by the reference tools themselves:
+- ``tokenizers.SentencePieceUnigramTokenizer`` trained on corpus text (Nmt + NFKC + Replace normalizer,
+  no unk id);
+- sentencepiece-trained ``.model`` files converted by transformers' ``T5Converter`` (Precompiled + Strip +
+  Replace, an ``</s>`` template), ``AlbertConverter`` (Replace, NFKD, StripAccents, Precompiled, a
+  [CLS]/[SEP] template with type ids) and ``LlamaConverter`` on a byte-fallback model (legacy: Prepend +
+  Replace normalizer; non-legacy: Metaspace ``first`` without split; decoders Replace/ByteFallback/Fuse/Strip);
+- our own ``subword train unigram -o X.json``.
+
+For each, ids, tokens and character offsets of ``encode`` / ``encode_batch`` must equal HF's on real
+gutenberg and shakespeare lines plus tricky ones, and so must ``decode``; the Python reference components
+(``normalize_str``, ``pre_tokenize_str``, ``decode``) are held to HF too.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from _unicode_samples import CORPORA, TRICKY, corpus_lines
+from subword import Tokenizer, Unigram
+from subword.errors import FormatError, UnsupportedComponentError
+
+tokenizers = pytest.importorskip("tokenizers")
+spm = pytest.importorskip("sentencepiece")
+
+EXTRA = [
+    "Hello  world ☃☃ x", "ﬁ\u0301 a", "  lead", "trail  ", "a   b", "   ", "ﬁ ① ＡＢＣ ㎏ ｶﾞ",
+    "e\u0301\u0323 x", "\t tab\nnew", "<s> x </s>y", "</s></s> two", "a☃b", "snow ☃ 🎉🎉 ok",
+    "Ωμέγα ελληνικά", "``quoted'' text", "x\u0000y\u0007z", "▁already▁spaced",
+]
+
+
+@lru_cache(maxsize=1)
+def training_text() -> str:
+    path = CORPORA / "gutenberg_en_20M.txt"
+    if not path.exists():
+        pytest.skip(f"corpus {path} not found")
+    with path.open(encoding="utf-8") as fh:
+        return fh.read(400_000)
+
+
+@lru_cache(maxsize=1)
+def eval_lines() -> list[str]:
+    """Real lines not used for training, plus the tricky ones."""
+    held_out = [line.rstrip("\n") for line in corpus_lines("gutenberg_en_20M.txt", 2500, max_bytes=6_000_000)[-1800:]]
+    shakespeare = [line.rstrip("\n") for line in corpus_lines("tinyshakespeare.txt", 400)]
+    return held_out + shakespeare + TRICKY + EXTRA
+
+
+@lru_cache(maxsize=None)
+def _spm_model(tmp: str, byte_fallback: bool) -> str:
+    corpus = Path(tmp) / "corpus.txt"
+    if not corpus.exists():
+        corpus.write_text(training_text(), encoding="utf-8")
+    prefix = str(Path(tmp) / f"sp{int(byte_fallback)}")
+    spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=prefix, vocab_size=1000, model_type="unigram",
+                                   byte_fallback=byte_fallback, minloglevel=2, num_threads=1)
+    return prefix + ".model"
+
+
+class _SlowStandIn:
+    """What transformers' converters read from a slow tokenizer, answered by sentencepiece itself."""
+
+    def __init__(self, model_file: str, legacy: bool = True) -> None:
+        self.vocab_file = model_file
+        self.legacy = legacy
+        self.add_prefix_space = True
+        self.do_lower_case = False
+        self.remove_space = True
+        self.keep_accents = False
+        self._extra_ids = 2  # T5's sentinel pieces <extra_id_0>, <extra_id_1> at the end of the vocab
+        self._sp = spm.SentencePieceProcessor(model_file=model_file)
+
+    def convert_tokens_to_ids(self, token: str) -> int:
+        return self._sp.piece_to_id(token)
+
+    def convert_ids_to_tokens(self, i: int) -> str:
+        return self._sp.id_to_piece(i)
+
+
+@pytest.fixture(scope="module")
+def tmp(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(tmp_path_factory.mktemp("unigram_pipeline"))
+
+
+def _convert(tmp: str, kind: str) -> str:
+    converters = pytest.importorskip("transformers.convert_slow_tokenizer")
+    if kind == "t5":
+        tok = converters.T5Converter(_SlowStandIn(_spm_model(tmp, False))).converted()
+    elif kind == "albert":
+        tok = converters.AlbertConverter(_SlowStandIn(_spm_model(tmp, False))).converted()
+    else:
+        legacy = kind == "llama_legacy"
+        tok = converters.LlamaConverter(_SlowStandIn(_spm_model(tmp, True), legacy=legacy)).converted()
+    return tok.to_str()
+
+
+def _sentencepiece_unigram() -> str:
+    tok = tokenizers.SentencePieceUnigramTokenizer()
+    tok.train_from_iterator(training_text().splitlines(), vocab_size=1000, show_progress=False)
+    return tok._tokenizer.to_str()
+
+
+def _ours_cli(tmp: str) -> str:
+    from click.testing import CliRunner
+
+    from cli.main import cli
+
+    corpus = Path(tmp) / "corpus_cli.txt"
+    corpus.write_text(training_text(), encoding="utf-8")
+    out = Path(tmp) / "ours.json"
+    r = CliRunner().invoke(cli, ["train", "unigram", str(corpus), "--vocab-size", "1000", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    return out.read_text(encoding="utf-8")
+
+
+KINDS = ["t5", "albert", "llama_legacy", "llama", "sp_unigram", "ours_cli"]
+
+
+@lru_cache(maxsize=None)
+def _json_of(tmp: str, kind: str) -> str:
+    if kind == "sp_unigram":
+        return _sentencepiece_unigram()
+    if kind == "ours_cli":
+        return _ours_cli(tmp)
+    return _convert(tmp, kind)
+
+
+@pytest.fixture(params=KINDS)
+def pair(request: pytest.FixtureRequest, tmp: str):
+    """(HF tokenizer, ours, the file) for one kind of Unigram tokenizer.json."""
+    text = _json_of(tmp, request.param)
+    path = Path(tmp) / f"{request.param}.json"
+    path.write_text(text, encoding="utf-8")
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    return hf, Tokenizer.from_file(path), path
+
+
+def _encodable(hf, lines: list[str]) -> list[str]:
+    """Lines HF can encode (a file without unk id fails on chars outside its vocab; checked separately)."""
+    out = []
+    for line in lines:
+        try:
+            hf.encode(line)
+        except Exception:  # noqa: BLE001 - HF raises a bare Exception
+            continue
+        out.append(line)
+    return out
+
+
+def test_encode_and_batch_equal_hf(pair) -> None:
+    hf, ours, _ = pair
+    lines = _encodable(hf, eval_lines())
+    assert len(lines) > 2000
+    ours_batch = ours.encode_batch(lines)
+    hf_batch = hf.encode_batch(lines)
+    for line, h, o in zip(lines, hf_batch, ours_batch):
+        assert (o.ids, o.tokens, o.offsets) == (h.ids, h.tokens, h.offsets), line
+    for line in lines[::7]:
+        o, h = ours.encode(line), hf.encode(line)
+        assert (o.ids, o.tokens, o.offsets, o.type_ids) == (h.ids, h.tokens, h.offsets, h.type_ids), line
+    assert ours.encode_batch_ids(lines) == [h.ids for h in hf_batch]
+
+
+def test_decode_equals_hf(pair) -> None:
+    hf, ours, _ = pair
+    lines = _encodable(hf, eval_lines())[::5]
+    for line in lines:
+        ids = hf.encode(line).ids
+        for skip in (True, False):
+            assert ours.decode(ids, skip_special_tokens=skip) == hf.decode(ids, skip_special_tokens=skip), line
+    ids = [h.ids for h in hf.encode_batch(lines)]
+    assert ours.decode_batch(ids) == hf.decode_batch(ids)
+
+
+def test_unknown_chars_fail_or_fuse_like_hf(pair) -> None:
+    hf, ours, _ = pair
+    for text in ("☃", "a☃☃b 🎉", "中文 x"):
+        try:
+            expected = hf.encode(text)
+        except Exception:  # noqa: BLE001
+            with pytest.raises(ValueError, match="unk"):
+                ours.encode(text)
+            continue
+        got = ours.encode(text)
+        assert (got.ids, got.tokens, got.offsets) == (expected.ids, expected.tokens, expected.offsets)
+
+
+def test_reference_components_equal_hf(pair) -> None:
+    hf, ours, _ = pair
+    lines = _encodable(hf, eval_lines())[::4]
+    for line in lines:
+        if ours.normalizer is not None:
+            assert ours.normalizer.normalize_str(line) == hf.normalizer.normalize_str(line), line
+        if ours.pre_tokenizer is not None:
+            assert ours.pre_tokenizer.pre_tokenize_str(line) == hf.pre_tokenizer.pre_tokenize_str(line), line
+        if ours.decoder is not None:
+            tokens = hf.encode(line, add_special_tokens=False).tokens
+            assert ours.decoder.decode(tokens) == hf.decoder.decode(tokens), line
+
+
+def test_save_load_round_trip(pair, tmp_path: Path) -> None:
+    hf, ours, path = pair
+    assert isinstance(ours.model, Unigram)
+    out = tmp_path / "again.json"
+    ours.save(out)
+    again = Tokenizer.from_file(out)
+    assert again == ours
+    assert json.loads(out.read_text(encoding="utf-8"))["model"] == json.loads(path.read_text(encoding="utf-8"))["model"]
+    hf_again = tokenizers.Tokenizer.from_file(str(out))
+    lines = _encodable(hf, eval_lines())[::20]
+    assert [e.ids for e in hf_again.encode_batch(lines)] == [e.ids for e in hf.encode_batch(lines)]
+    assert [e.ids for e in again.encode_batch(lines)] == [e.ids for e in hf.encode_batch(lines)]
+    assert ours.get_vocab() == hf.get_vocab()
+
+
+def test_pairs_truncation_padding_equal_hf(pair) -> None:
+    hf, ours, _ = pair
+    lines = _encodable(hf, eval_lines())
+    firsts, seconds = lines[:300:3], lines[1:301:3]
+    for a, b in zip(firsts, seconds):
+        o, h = ours.encode(a, pair=b), hf.encode(a, b)
+        assert (o.ids, o.tokens, o.offsets, o.type_ids) == (h.ids, h.tokens, h.offsets, h.type_ids)
+    ours.enable_truncation(12, stride=2)
+    hf.enable_truncation(12, stride=2)
+    ours.enable_padding(pad_id=0, pad_token=hf.id_to_token(0), length=16)
+    hf.enable_padding(pad_id=0, pad_token=hf.id_to_token(0), length=16)
+    got = ours.encode_batch(firsts, pairs=seconds)
+    expected = hf.encode_batch(list(zip(firsts, seconds)))
+    for o, h in zip(got, expected):
+        assert (o.ids, o.tokens, o.offsets, o.attention_mask) == (h.ids, h.tokens, h.offsets, h.attention_mask)
+        assert [x.ids for x in o.overflowing] == [x.ids for x in h.overflowing]
+
+
+def test_metaspace_first_scheme_after_added_tokens(tmp: str) -> None:
+    """``prepend_scheme: first`` prepends only to the text at original offset 0 (not after an added token,
+    nor when a normalizer stripped the start)."""
+    data = json.loads(_json_of(tmp, "t5"))
+    data["pre_tokenizer"]["prepend_scheme"] = "first"
+    data["normalizer"]["normalizers"].insert(1, {"type": "Strip", "strip_left": True, "strip_right": True})
+    data["added_tokens"].append({"id": len(data["model"]["vocab"]), "content": "XX", "single_word": False,
+                                 "lstrip": False, "rstrip": False, "normalized": False, "special": True})
+    text = json.dumps(data)
+    hf, ours = tokenizers.Tokenizer.from_str(text), Tokenizer.from_str(text)
+    for line in ["  lead x", "XXab cd", "ab XXcd", " XX cd", "plain text", ""]:
+        o, h = ours.encode(line), hf.encode(line)
+        assert (o.ids, o.tokens, o.offsets) == (h.ids, h.tokens, h.offsets), line
+        assert ours.encode_batch_ids([line]) == [h.ids]
+
+
+def test_unsupported_components_are_named(tmp: str, tmp_path: Path) -> None:
+    data = json.loads(_json_of(tmp, "t5"))
+    cases = [
+        ("normalizer", {"type": "ByteLevel"}, UnsupportedComponentError, "unsupported normalizer type 'ByteLevel'"),
+        ("pre_tokenizer", {"type": "Digits", "individual_digits": True}, UnsupportedComponentError,
+         "unsupported pre_tokenizer type 'Digits'"),
+        ("decoder", {"type": "CTC", "pad_token": "<pad>", "word_delimiter_token": "|", "cleanup": True},
+         UnsupportedComponentError, "unsupported decoder type 'CTC'"),
+        ("normalizer", {"type": "Replace", "pattern": {"Regex": "(a|b)+"}, "content": "x"}, FormatError,
+         r"unsupported Replace regex '\(a\|b\)\+'"),
+    ]
+    for section, component, error, message in cases:
+        broken = dict(data, **{section: component})
+        path = tmp_path / f"{section}.json"
+        path.write_text(json.dumps(broken), encoding="utf-8")
+        tokenizers.Tokenizer.from_file(str(path))  # valid for HF, unsupported here
+        with pytest.raises(error, match=message):
+            Tokenizer.from_file(path)
+    # The Rust core names them as well (it is what `_core.CoreTokenizer` users meet).
+    from subword import _core
+
+    for section, component in [("normalizer", {"type": "Replace", "pattern": {"Regex": "a|b"}, "content": ""}),
+                               ("decoder", {"type": "CTC"}), ("pre_tokenizer", {"type": "Digits"})]:
+        with pytest.raises(ValueError, match=section):
+            _core.CoreTokenizer(json.dumps(dict(data, **{section: component})))
+    bad_model = dict(data, model={"type": "Unigram", "unk_id": 5000, "vocab": [["a", -1.0]]})
+    with pytest.raises(FormatError, match="unk_id"):
+        Tokenizer.from_str(json.dumps(bad_model))
