@@ -21,6 +21,7 @@ added in order, as in sentencepiece), never on the number of CPU threads actuall
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import math
@@ -201,6 +202,7 @@ class UnigramEncoder:
         if "treat_whitespace_as_suffix" in model.trainer_spec:
             spec["treat_whitespace_as_suffix"] = bool(model.trainer_spec["treat_whitespace_as_suffix"])
         self._spec = json.dumps(spec)
+        self._aligner: _core.SpmTextNormalizer | None = None  # built on the first offsets call
 
     def normalize(self, text: str) -> str:
         """The text as the model sees it (normalized, spaces as ``▁``).
@@ -221,11 +223,8 @@ class UnigramEncoder:
     def encode_with_offsets(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
         """Viterbi ids with character offsets into ``text``, as sentencepiece's ``return_type="proto"``
         reports them: the dummy-prefix ``▁`` is empty at the first kept character, a ``▁`` made from a
-        run of whitespace covers the whole run, dropped leading/trailing whitespace belongs to no token.
-
-        Raises:
-            ValueError: the model's normalizer changes characters of ``text`` other than whitespace
-                (e.g. NFKC folding), for which no alignment is available here.
+        run of whitespace covers the whole run, dropped leading/trailing whitespace belongs to no token,
+        and the pieces of a character the normalizer expanded ("ﬁ" -> "fi") each cover that character.
 
         >>> enc = UnigramEncoder(train_unigram(["ab ab"] * 4, UnigramTrainer(vocab_size=7,
         ...     normalization_rule_name="identity", hard_vocab_limit=False)))
@@ -234,49 +233,17 @@ class UnigramEncoder:
         >>> enc.encode_with_offsets("  ab   ab")[1]
         [(2, 2), (2, 3), (3, 4), (4, 7), (7, 8), (8, 9)]
         """
-        norm, spans = self._align(text)
-        if norm != self.normalize(text):
-            raise ValueError("offsets are only available when the normalizer changes nothing but whitespace "
-                             "in this text")
-        ids, offs = self._core.encode(norm)
-        return ids, [(spans[a][0], spans[b - 1][1]) if b > a else (spans[a][0], spans[a][0]) for a, b in offs]
+        if self._aligner is None:
+            from subword import _core
 
-    _NMT_SPACE = frozenset("\t\n\x0c\r\u1680\u200b\u200c\u200e\u200f\u2028\u2029\u2581\ufeff\ufffd ")
-
-    def _align(self, text: str) -> tuple[str, list[tuple[int, int]]]:
-        """The whitespace handling of sentencepiece's normalizer with an original span per output char."""
-        spec = json.loads(self._spec)
-        nmt = spec.get("normalization_rule_name", "nmt_nfkc") != "identity"
-        is_ws = (lambda ch: ch in self._NMT_SPACE) if nmt else (lambda ch: ch == " ")
-        remove = spec.get("remove_extra_whitespaces", True)
-        out: list[str] = []
-        spans: list[tuple[int, int]] = []
-        i, n = 0, len(text)
-        while i < n:
-            if is_ws(text[i]):
-                j = i
-                while j < n and is_ws(text[j]):
-                    j += 1
-                if remove:
-                    if out and j < n:  # interior run -> one "▁"; leading and trailing runs dropped
-                        out.append(WS)
-                        spans.append((i, j))
-                else:
-                    out += [WS] * (j - i)
-                    spans += [(k, k + 1) for k in range(i, j)]
-                i = j
-                continue
-            out.append(text[i])
-            spans.append((i, i + 1))
-            i += 1
-        if out and spec.get("add_dummy_prefix", True):
-            if spec.get("treat_whitespace_as_suffix", False):
-                out.append(WS)
-                spans.append((spans[-1][1], spans[-1][1]))
-            else:
-                out.insert(0, WS)
-                spans.insert(0, (spans[0][0], spans[0][0]))
-        return "".join(out), spans
+            charsmap = self.model.normalizer_spec.get("precompiled_charsmap") or None
+            self._aligner = _core.SpmTextNormalizer(self._spec, charsmap)
+        norm, to_orig = self._aligner.normalize_aligned(text)
+        ids, offsets = self._core.encode(norm)
+        # normalized char index -> its first byte; original byte -> char index (and the end)
+        norm_byte = list(itertools.accumulate((len(c.encode()) for c in norm), initial=0))
+        orig_char = [i for i, c in enumerate(text) for _ in range(len(c.encode()))] + [len(text)]
+        return ids, [(orig_char[to_orig[norm_byte[a]]], orig_char[to_orig[norm_byte[b]]]) for a, b in offsets]
 
     def encode_pieces(self, text: str) -> list[str]:
         """Viterbi pieces."""

@@ -193,7 +193,41 @@ impl PySpmBpeEncoder {
     }
 }
 
+/// SentencePiece's normalizer of one model, built once: `SpmTextNormalizer(spec_json,
+/// charsmap=None)`; `charsmap` is the model's precompiled_charsmap (it replaces the character rules
+/// of `normalization_rule_name`, as in sentencepiece).
+#[pyclass(name = "SpmTextNormalizer", module = "subword._core", frozen)]
+pub struct PySpmTextNormalizer {
+    inner: SpmNormalizer,
+}
+
+#[pymethods]
+impl PySpmTextNormalizer {
+    #[new]
+    #[pyo3(signature = (spec_json, charsmap = None))]
+    fn new(spec_json: &str, charsmap: Option<&[u8]>) -> PyResult<Self> {
+        let spec = SpmSpec::from_json_str(spec_json).map_err(PyValueError::new_err)?;
+        let mut inner = SpmNormalizer::from_spec(&spec);
+        if let Some(blob) = charsmap.filter(|b| !b.is_empty()) {
+            inner.charsmap = Some(Arc::new(CharsMap::from_blob(blob).map_err(PyValueError::new_err)?));
+        }
+        Ok(PySpmTextNormalizer { inner })
+    }
+
+    /// The normalized text (spaces as `▁`).
+    fn normalize(&self, text: &str) -> String {
+        self.inner.normalize(text)
+    }
+
+    /// `(normalized, to_orig)`: `to_orig[i]` is the byte of `text` that normalized byte `i` came
+    /// from, plus one entry for the end (sentencepiece's `norm_to_orig`).
+    fn normalize_aligned(&self, text: &str) -> (String, Vec<usize>) {
+        self.inner.normalize_aligned(text)
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PySpmTextNormalizer>()?;
     m.add_class::<PySpmBpeEncoder>()?;
     m.add_function(wrap_pyfunction!(spm_prepare, m)?)?;
     m.add_function(wrap_pyfunction!(spm_words, m)?)?;

@@ -11,6 +11,7 @@
 //! 3. character coverage picks the required characters; every other character becomes `▅`;
 //! 4. [`split_into_words`] gives the words the BPE trainer (and Unigram's EM) count.
 
+pub mod align;
 pub mod encode;
 pub mod scripts_table;
 
