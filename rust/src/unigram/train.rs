@@ -9,8 +9,9 @@
 //!   byte length desc, bytes asc); all chars (count desc, code point asc, counts in f32) first;
 //!   scores are log-probabilities summed in f64. With `split_by_whitespace=false` (pieces span
 //!   words) this runs on a real suffix array (`seed.rs`); otherwise no valid piece crosses a word
-//!   boundary and we count substrings per distinct (word, follower), which gives the same
-//!   intervals and frequencies at a fraction of the cost (see [`WhitespaceRules`]).
+//!   boundary and, when words repeat enough to make it cheaper (not in text without spaces), we
+//!   count substrings per distinct (word, follower), which gives the same intervals and
+//!   frequencies at a fraction of the cost (see [`WhitespaceRules`], `per_word_is_cheaper`).
 //!   Not followed: sentencepiece builds one suffix array per 500 MiB of text; the per-word count
 //!   treats larger corpora as one text.
 //! - EM over the words (over the sentences, in load order, with `split_by_whitespace=false`),
@@ -260,10 +261,12 @@ impl WhitespaceRules {
 
 fn seed_spm(input: &TrainInput, cfg: &UnigramTrainerConfig, valid: &Validity) -> Vec<(String, f64)> {
     let rules = WhitespaceRules::probe(valid);
-    let subs = if rules.spans_words {
-        super::seed::suffix_array_seeds(&input.sentences, cfg.max_piece_length, cfg.seed_size, valid)
-    } else {
-        seed_spm_per_word(input, cfg, valid, &rules)
+    let units = if rules.spans_words { None } else { Some(word_units(input, &rules)) };
+    let subs = match units {
+        Some(units) if per_word_is_cheaper(&units, input, cfg.max_piece_length) => {
+            per_word_seeds(&units, cfg, valid)
+        }
+        _ => super::seed::suffix_array_seeds(&input.sentences, cfg.max_piece_length, cfg.seed_size, valid),
     };
     // the characters of the sentences (not U+2585, not the boundary U+001F), count desc then code
     // point; SentencePiece holds the counts in float
@@ -283,15 +286,26 @@ fn seed_spm(input: &TrainInput, cfg: &UnigramTrainerConfig, valid: &Validity) ->
     seeds
 }
 
-/// The substring seeds of [`super::seed::suffix_array_seeds`], found per word: exact when no valid
-/// piece spans two words (`split_by_whitespace`), and several times faster (measured on
-/// gutenberg_en_20M: 1.2 s against 6.9 s, the same seeds).
-fn seed_spm_per_word(
-    input: &TrainInput,
-    cfg: &UnigramTrainerConfig,
-    valid: &Validity,
-    rules: &WhitespaceRules,
-) -> Vec<(String, f64)> {
+/// Whether counting substrings per distinct word beats the suffix array. The per-word count costs
+/// about `chars * min(chars, max_len)^2` per distinct word (substrings, each checked and hashed),
+/// the suffix array about 25x that per byte of the repeated text: measured (2 cores) on
+/// gutenberg_en_20M 1.2 s against 7.0 s (words repeat: per word), and on 1 MB of the same text with
+/// its spaces removed 3.1 s against 0.3 s (every "word" a whole new sentence: suffix array).
+fn per_word_is_cheaper(units: &[Unit], input: &TrainInput, max_len: usize) -> bool {
+    let per_word: f64 = units
+        .iter()
+        .map(|(w, _, _, _)| {
+            let n = w.chars().count() as f64;
+            let m = n.min(max_len as f64);
+            n * m * m
+        })
+        .sum();
+    let text_bytes: f64 = input.sentences.iter().map(|(s, f)| (s.len() + 1) as f64 * *f as f64).sum();
+    per_word < 25.0 * text_bytes
+}
+
+/// The distinct (unit, byte after it, byte after the sentence's `\0`) with their counts, sorted.
+fn word_units(input: &TrainInput, rules: &WhitespaceRules) -> Vec<Unit> {
     // SentencePiece 0.2.3 concatenates each sentence `freq` times with a `\0` after each copy and
     // keeps every LCP interval of the byte suffix array whose string (trailing `\0` removed) is a
     // valid piece; a piece's frequency is summed over its intervals. An interval is a string that
@@ -332,7 +346,13 @@ fn seed_spm_per_word(
     }
     let mut units: Vec<Unit> = units.into_iter().map(|((w, e, a), c)| (w, c, e, a)).collect();
     units.sort_unstable();
-    let stats = substring_stats(&units, cfg.max_piece_length, &utf8_lead, valid);
+    units
+}
+
+/// The substring seeds of [`super::seed::suffix_array_seeds`], found per word (`word_units`):
+/// exact when no valid piece spans two words (`split_by_whitespace`).
+fn per_word_seeds(units: &[Unit], cfg: &UnigramTrainerConfig, valid: &Validity) -> Vec<(String, f64)> {
+    let stats = substring_stats(units, cfg.max_piece_length, &utf8_lead, valid);
     let mut subs: Vec<(String, f64)> = stats
         .into_iter()
         .filter_map(|(s, st)| {
@@ -844,7 +864,7 @@ mod tests {
             let input = TrainInput { sentences: sentences.clone(), ..Default::default() };
             let rules = WhitespaceRules::probe(&valid);
             assert!(!rules.spans_words);
-            let per_word = seed_spm_per_word(&input, &cfg, &valid, &rules);
+            let per_word = per_word_seeds(&word_units(&input, &rules), &cfg, &valid);
             let by_sa = super::super::seed::suffix_array_seeds(&sentences, max_len, 1000, &valid);
             assert_eq!(per_word, by_sa, "{sentences:?} suffix={suffix} ws_only={ws_only} max_len={max_len}");
         }
