@@ -3,23 +3,77 @@
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-
+use pyo3::pybacked::PyBackedStr;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList};
 
-use crate::spm::{assemble, count_words, is_valid_piece, prepare, SpmSpec};
+use crate::spm::{assemble, count_words, is_valid_piece, prepare, SpmNormalizer, SpmSpec};
 use crate::unigram::lattice::Rng;
 use crate::unigram::train::{train, TrainInput, UnigramTrainerConfig};
 use crate::unigram::{Compat, PieceKind, UnigramModel};
 
-/// Texts per rayon task at least: one line is a few microseconds of work, so splitting down to
-/// single lines spends a noticeable share on task hand-off.
-const BATCH_MIN_LEN: usize = 64;
+/// Texts per rayon task at least: one line is a microsecond or two of work, so splitting down
+/// to single lines spends a noticeable share on task hand-off.
+const BATCH_MIN_LEN: usize = 256;
 
-/// One Python list per text, built with the cyclic GC paused: a batch creates a list per text,
-/// and without the pause the collector repeatedly walks all the young lists.
-fn ids_to_lists(py: Python<'_>, ids: Vec<Vec<u32>>) -> PyResult<Bound<'_, PyList>> {
+/// The ids of one rayon task's texts, back to back, and how many belong to each text.
+struct FlatIds {
+    ids: Vec<u32>,
+    lens: Vec<u32>,
+}
+
+/// Encodes `texts` in parallel (GIL released by the caller): each task normalizes (when `norm`
+/// is given) into one reused buffer and appends ids to one flat vector, so a text costs no
+/// allocation of its own.
+fn encode_flat(
+    model: &UnigramModel,
+    texts: &[PyBackedStr],
+    norm: Option<&SpmNormalizer>,
+    word_cache: bool,
+) -> Result<Vec<FlatIds>, String> {
+    use rayon::prelude::*;
+    // a few tasks per thread so that uneven lines even out
+    let chunk = (texts.len() / (4 * rayon::current_num_threads())).clamp(BATCH_MIN_LEN, 8192);
+    texts
+        .par_chunks(chunk)
+        .map(|part| {
+            let mut out = FlatIds { ids: Vec::with_capacity(part.len() * 16), lens: Vec::with_capacity(part.len()) };
+            let mut buf = String::new();
+            for t in part {
+                let text: &str = match norm {
+                    Some(n) => {
+                        n.normalize_into(t, &mut buf);
+                        &buf
+                    }
+                    None => t,
+                };
+                let before = out.ids.len();
+                if word_cache {
+                    model.encode_ids_into(text, &mut out.ids)?;
+                } else {
+                    out.ids.extend(model.encode(text)?.into_iter().map(|p| p.0));
+                }
+                out.lens.push((out.ids.len() - before) as u32);
+            }
+            Ok(out)
+        })
+        .collect()
+}
+
+/// One Python list per text, built with the cyclic GC paused (a batch creates a list per text,
+/// and without the pause the collector repeatedly walks all the young lists). The items are
+/// the model's shared int objects: no int is allocated per token.
+fn flat_to_lists<'py>(py: Python<'py>, ints: &[Py<PyAny>], flat: &[FlatIds]) -> PyResult<Bound<'py, PyList>> {
     let _pause = super::GcPause::new(py)?;
-    let lists = ids.iter().map(|v| PyList::new(py, v)).collect::<PyResult<Vec<_>>>()?;
+    let mut lists = Vec::with_capacity(flat.iter().map(|f| f.lens.len()).sum());
+    for f in flat {
+        let mut at = 0usize;
+        for &n in &f.lens {
+            let ids = &f.ids[at..at + n as usize];
+            lists.push(PyList::new(py, ids.iter().map(|&i| ints[i as usize].bind(py)))?);
+            at += n as usize;
+        }
+    }
     PyList::new(py, lists)
 }
 
@@ -46,6 +100,8 @@ fn char_offsets(text: &str, pieces: &[(u32, usize, usize)]) -> (Vec<u32>, Vec<(u
 #[pyclass(name = "UnigramModel", module = "subword._core", frozen)]
 pub struct PyUnigramModel {
     inner: UnigramModel,
+    /// `int` objects for the ids `0..len`, made on the first batch and shared by all results.
+    ints: PyOnceLock<Vec<Py<PyAny>>>,
 }
 
 #[pymethods]
@@ -70,7 +126,7 @@ impl PyUnigramModel {
             ),
         };
         let inner = UnigramModel::new(pieces, kinds, unk_id, byte_fallback, compat).map_err(PyValueError::new_err)?;
-        Ok(PyUnigramModel { inner })
+        Ok(PyUnigramModel { inner, ints: PyOnceLock::new() })
     }
 
     /// Viterbi: (ids, character offsets).
@@ -79,42 +135,33 @@ impl PyUnigramModel {
         Ok(char_offsets(text, &p))
     }
 
-    /// Viterbi ids of many texts (parallel, GIL released).
-    fn encode_batch_ids<'py>(&self, py: Python<'py>, texts: Vec<String>) -> PyResult<Bound<'py, PyList>> {
-        use rayon::prelude::*;
-        let r: Result<Vec<Vec<u32>>, String> = py.detach(|| {
-            super::in_pool(&None, || {
-                texts
-                    .par_iter()
-                    .with_min_len(BATCH_MIN_LEN)
-                    .map(|t| self.inner.encode(t).map(|p| p.into_iter().map(|x| x.0).collect()))
-                    .collect()
-            })
-        });
-        ids_to_lists(py, r.map_err(PyValueError::new_err)?)
+    /// Viterbi ids of many texts (parallel, GIL released). `word_cache=False` runs the
+    /// whole-string Viterbi on every text (the same ids; for tests and measurements).
+    #[pyo3(signature = (texts, word_cache = true))]
+    fn encode_batch_ids<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<PyBackedStr>,
+        word_cache: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let flat = py.detach(|| super::in_pool(&None, || encode_flat(&self.inner, &texts, None, word_cache)));
+        self.lists(py, &flat.map_err(PyValueError::new_err)?)
     }
 
     /// Normalizes each text with SentencePiece's normalizer of `spec_json`, then Viterbi ids
     /// (parallel, GIL released): `SentencePieceProcessor.encode` for a list.
+    #[pyo3(signature = (texts, spec_json, word_cache = true))]
     fn encode_batch_spm<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<String>,
+        texts: Vec<PyBackedStr>,
         spec_json: &str,
+        word_cache: bool,
     ) -> PyResult<Bound<'py, PyList>> {
-        use rayon::prelude::*;
         let spec = SpmSpec::from_json_str(spec_json).map_err(PyValueError::new_err)?;
-        let norm = crate::spm::SpmNormalizer::from_spec(&spec);
-        let r: Result<Vec<Vec<u32>>, String> = py.detach(|| {
-            super::in_pool(&None, || {
-                texts
-                    .par_iter()
-                    .with_min_len(BATCH_MIN_LEN)
-                    .map(|t| self.inner.encode(&norm.normalize(t)).map(|p| p.into_iter().map(|x| x.0).collect()))
-                    .collect()
-            })
-        });
-        ids_to_lists(py, r.map_err(PyValueError::new_err)?)
+        let norm = SpmNormalizer::from_spec(&spec);
+        let flat = py.detach(|| super::in_pool(&None, || encode_flat(&self.inner, &texts, Some(&norm), word_cache)));
+        self.lists(py, &flat.map_err(PyValueError::new_err)?)
     }
 
     /// The n best segmentations: [(ids, score)], best first.
@@ -144,6 +191,15 @@ impl PyUnigramModel {
 
     fn __len__(&self) -> usize {
         self.inner.pieces.len()
+    }
+}
+
+impl PyUnigramModel {
+    fn lists<'py>(&self, py: Python<'py>, flat: &[FlatIds]) -> PyResult<Bound<'py, PyList>> {
+        let ints = self.ints.get_or_try_init(py, || {
+            (0..self.inner.pieces.len()).map(|i| Ok(i.into_pyobject(py)?.into_any().unbind())).collect::<PyResult<Vec<_>>>()
+        })?;
+        flat_to_lists(py, ints, flat)
     }
 }
 

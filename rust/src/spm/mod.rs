@@ -434,6 +434,98 @@ impl SpmNormalizer {
     }
 }
 
+impl SpmNormalizer {
+    /// Whether the character rules leave `text` as it is (without building the mapped string).
+    fn chars_unchanged(&self, text: &str) -> bool {
+        if self.charsmap.is_some() {
+            return false;
+        }
+        if text.bytes().all(|b| (0x20..0x7F).contains(&b)) {
+            return true; // as in `map_chars`: printable ASCII is fixed by NFKC and the NMT rules
+        }
+        let quick_yes =
+            || unicode_normalization::is_nfkc_quick(text.chars()) == unicode_normalization::IsNormalized::Yes;
+        match self.normalization {
+            Normalization::Identity => true,
+            Normalization::Nfkc => quick_yes(),
+            Normalization::NmtNfkc => quick_yes() && text.chars().all(|c| nmt_map(c) == Some(c)),
+        }
+    }
+
+    /// [`Self::normalize`] written into `out` (emptied first). Text the character rules leave as
+    /// it is (printable ASCII, or NFKC text with no NMT rule to apply, when there is no model
+    /// charsmap) takes a path over byte runs with no intermediate string: batch encoders call
+    /// this for every line.
+    pub fn normalize_into(&self, text: &str, out: &mut String) {
+        out.clear();
+        if !self.chars_unchanged(text) {
+            out.push_str(&self.normalize(text));
+            return;
+        }
+        let remove = self.remove_extra_whitespaces;
+        let body = if remove { text.trim_start_matches(' ') } else { text };
+        if body.is_empty() {
+            return;
+        }
+        if self.add_dummy_prefix && !self.treat_whitespace_as_suffix {
+            out.push(WS);
+        }
+        // `pending`: spaces since the last text (each one a `▁`, a whole run one `▁` when
+        // removing extras)
+        let b = body.as_bytes();
+        let mut pending = 0usize;
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] == b' ' {
+                pending += 1;
+                i += 1;
+                continue;
+            }
+            let j = find_byte(b, i, b' ').unwrap_or(b.len());
+            if pending > 0 {
+                (0..if remove { 1 } else { pending }).for_each(|_| out.push(WS));
+                pending = 0;
+            }
+            out.push_str(&body[i..j]);
+            i = j;
+        }
+        if !remove {
+            (0..pending).for_each(|_| out.push(WS));
+        }
+        if remove {
+            while out.ends_with(WS) {
+                out.pop();
+            }
+        }
+        if self.add_dummy_prefix && self.treat_whitespace_as_suffix && !out.is_empty() {
+            out.push(WS);
+        }
+    }
+}
+
+/// The index of the first `needle` in `hay[from..]`, eight bytes at a time (the classic
+/// zero-byte test on `chunk ^ needle * 0x01..01`). Lines are short and words shorter, so a
+/// general `memchr` call spends more on set-up than on the search here.
+#[inline]
+pub fn find_byte(hay: &[u8], from: usize, needle: u8) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let pattern = LO.wrapping_mul(needle as u64);
+    let mut i = from;
+    while i + 8 <= hay.len() {
+        let mut chunk = [0u8; 8];
+        chunk.copy_from_slice(&hay[i..i + 8]);
+        let x = u64::from_le_bytes(chunk) ^ pattern;
+        // the lowest flagged byte is the first match (false flags only sit above a true one)
+        let found = x.wrapping_sub(LO) & !x & HI;
+        if found != 0 {
+            return Some(i + (found.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    hay.get(i..)?.iter().position(|&x| x == needle).map(|k| i + k)
+}
+
 /// The normalizer of `spec` applied to `text` (for bindings and tests).
 pub fn normalize_for_py(text: &str, spec: &SpmSpec) -> String {
     SpmNormalizer::from_spec(spec).normalize(text)
@@ -916,6 +1008,36 @@ mod tests {
         s.remove_extra_whitespaces = false;
         s.treat_whitespace_as_suffix = false;
         assert_eq!(SpmNormalizer::from_spec(&s).normalize(" a  b "), "▁a▁▁b▁");
+    }
+
+    #[test]
+    fn find_byte_finds_the_first() {
+        let hay = b"abc def  ghijklmnopq r\x01\x00 s";
+        for from in 0..=hay.len() {
+            for needle in [b' ', b'a', b'q', 0u8, 1u8, b'z'] {
+                let want = hay[from..].iter().position(|&x| x == needle).map(|k| from + k);
+                assert_eq!(find_byte(hay, from, needle), want, "{from} {needle}");
+            }
+        }
+    }
+
+    #[test]
+    fn normalize_into_equals_normalize() {
+        let texts = ["", " ", "  a", "a  ", " Hello   world ", "x", "a b  c   d", "é a", "tab\there", "a\u{2581}b",
+            "  mixed  é  ", "~!@# $%^", "“quoted” — it’s", "ﬁ ① Ⅻ", "a\u{00A0}b", "\u{3000}x\u{200B}y", "A\u{0301} e\u{0301}"];
+        for flags in 0..32u8 {
+            let mut s = spec();
+            s.normalization = [Normalization::NmtNfkc, Normalization::Nfkc, Normalization::Identity, Normalization::NmtNfkc][(flags >> 3) as usize];
+            s.add_dummy_prefix = flags & 1 != 0;
+            s.remove_extra_whitespaces = flags & 2 != 0;
+            s.treat_whitespace_as_suffix = flags & 4 != 0;
+            let n = SpmNormalizer::from_spec(&s);
+            let mut out = String::from("stale");
+            for t in texts {
+                n.normalize_into(t, &mut out);
+                assert_eq!(out, n.normalize(t), "{t:?} flags {flags}");
+            }
+        }
     }
 
     #[test]

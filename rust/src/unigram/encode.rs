@@ -11,6 +11,8 @@
 
 use ahash::AHashMap;
 
+mod word_cache;
+
 use super::darray::DoubleArray;
 use super::lattice::{Lattice, Rng};
 use super::{Compat, UNK_PENALTY};
@@ -139,6 +141,11 @@ struct Work {
     score: Vec<f64>,
     from: Vec<usize>,
     piece: Vec<i64>,
+    /// Best losing candidate value per boundary (only filled for the word-cache guard).
+    second: Vec<f64>,
+    /// Raw pieces of the sentence being encoded by [`UnigramModel::encode_ids_into`]: (id or -1
+    /// for unk, byte start, byte end).
+    sentence: Vec<(i32, u32, u32)>,
 }
 
 thread_local! {
@@ -175,6 +182,14 @@ pub struct UnigramModel {
     trie_score: Vec<f64>,
     unk_score: f64,
     byte_ids: [Option<u32>; 256],
+    /// Where the lattice splits into independent words (decided from the matched pieces).
+    ws_split: word_cache::WsSplit,
+    /// Whether [`UnigramModel::encode_ids_into`] may use the per-thread word cache.
+    word_cache: bool,
+    /// Identifies this model's entries in the per-thread word caches (unique per `new`).
+    instance: u64,
+    /// Byte length of each piece (the word cache keeps ids only).
+    piece_len: Vec<u32>,
 }
 
 impl UnigramModel {
@@ -209,6 +224,7 @@ impl UnigramModel {
             .collect();
         let trie = Trie::new(items.iter().copied());
         let darray = DoubleArray::new(items.iter().copied());
+        let mut ws_split = word_cache::WsSplit::of_pieces(items.iter().map(|x| x.0));
         drop(items);
         let mut min_score = f64::INFINITY;
         for (i, (_, s)) in pieces.iter().enumerate() {
@@ -234,7 +250,13 @@ impl UnigramModel {
                     *s
                 }
             })
-            .collect();
+            .collect::<Vec<f64>>();
+        let unk_score = compat.r(min_score - UNK_PENALTY);
+        // The word-cache guard bounds rounding errors relative to finite values only.
+        if !unk_score.is_finite() || trie_score.iter().any(|s| !s.is_finite()) {
+            ws_split = word_cache::WsSplit::None;
+        }
+        let piece_len = pieces.iter().map(|(p, _)| p.len() as u32).collect();
         let mut byte_ids = [None; 256];
         for (i, (p, _)) in pieces.iter().enumerate() {
             if kinds[i] == PieceKind::Byte || compat == Compat::Hf {
@@ -254,8 +276,12 @@ impl UnigramModel {
             trie,
             darray,
             trie_score,
-            unk_score: compat.r(min_score - UNK_PENALTY),
+            unk_score,
             byte_ids,
+            ws_split,
+            word_cache: true,
+            instance: word_cache::next_instance(),
+            piece_len,
         })
     }
 
@@ -292,24 +318,55 @@ impl UnigramModel {
     }
 
     fn viterbi_with(&self, text: &str, w: &mut Work) -> Vec<(Option<u32>, usize, usize)> {
-        // Runs over byte positions with the byte-level double array: only char boundaries are ever
-        // reached (pieces are whole strings), and starts are visited in the same increasing order
-        // as a char-indexed pass, so the sums, their order and the tie rule are unchanged.
-        let c = self.compat;
-        let Work { score, from, piece } = w;
         let bytes = text.as_bytes();
+        self.forward::<false>(bytes, 0.0, w);
+        let mut out = Vec::new();
+        let mut end = bytes.len();
+        while end > 0 {
+            let start = w.from[end];
+            let id = if w.piece[end] >= 0 { Some(w.piece[end] as u32) } else { None };
+            out.push((id, start, end));
+            end = start;
+        }
+        out.reverse();
+        out
+    }
+
+    /// The Viterbi forward pass over `bytes` (a whole string, or one word of it that the lattice
+    /// cannot cross, see [`word_cache`]), starting from the value `base` at byte 0. Leaves in `w`,
+    /// for every reachable char boundary `end`, the best value `score[end]`, the start of its last
+    /// piece `from[end]` (usize::MAX: unreached) and that piece `piece[end]` (-1: unk).
+    ///
+    /// Runs over byte positions with the byte-level double array: only char boundaries are ever
+    /// reached (pieces are whole strings), and starts are visited in the same increasing order as
+    /// a char-indexed pass, so the sums, their order and the tie rule (strict `>`: the earliest
+    /// start wins) are those of a lattice over chars. Sums are rounded with `compat.r`.
+    ///
+    /// With `TRACK`, also keeps `second[end]`, the best losing candidate at `end` (a tie counts as
+    /// a loser), and returns (chars in `bytes`, largest |candidate value|) for the cache guard.
+    #[inline(always)]
+    fn forward<const TRACK: bool>(&self, bytes: &[u8], base: f64, w: &mut Work) -> (usize, f64) {
+        let c = self.compat;
+        let Work { score, from, piece, second, .. } = w;
         let n = bytes.len();
-        // best[end] = (score, start byte, id or -1 for unk); start == usize::MAX means unset.
         score.clear();
         score.resize(n + 1, 0.0);
+        score[0] = base;
         from.clear();
         from.resize(n + 1, usize::MAX);
         piece.clear();
         piece.resize(n + 1, -1);
+        if TRACK {
+            second.clear();
+            second.resize(n + 1, f64::NEG_INFINITY);
+        }
+        let mut chars = 0usize;
+        let mut largest = 0.0f64;
         let mut start = 0;
         while start < n {
             let lead = bytes[start];
             let width = utf8_width(lead);
+            chars += 1;
             if start > 0 && from[start] == usize::MAX {
                 start += width;
                 continue;
@@ -317,38 +374,37 @@ impl UnigramModel {
             let base = score[start];
             let single_end = start + width;
             let mut single = false;
+            let mut offer = |end: usize, id: i64, cand: f64| {
+                if TRACK {
+                    largest = largest.max(cand.abs());
+                }
+                if from[end] == usize::MAX {
+                    score[end] = cand;
+                    from[end] = start;
+                    piece[end] = id;
+                } else if cand > score[end] {
+                    if TRACK {
+                        second[end] = second[end].max(score[end]);
+                    }
+                    score[end] = cand;
+                    from[end] = start;
+                    piece[end] = id;
+                } else if TRACK {
+                    second[end] = second[end].max(cand);
+                }
+            };
             self.darray.common_prefix(bytes, start, |id, end| {
                 if end == single_end {
                     single = true;
                 }
-                let cand = c.r(base + self.trie_score[id as usize]);
-                if from[end] == usize::MAX || cand > score[end] {
-                    score[end] = cand;
-                    from[end] = start;
-                    piece[end] = id as i64;
-                }
+                offer(end, id as i64, c.r(base + self.trie_score[id as usize]));
             });
             if !single {
-                let end = single_end;
-                let cand = c.r(base + self.unk_score);
-                if from[end] == usize::MAX || cand > score[end] {
-                    score[end] = cand;
-                    from[end] = start;
-                    piece[end] = -1;
-                }
+                offer(single_end, -1, c.r(base + self.unk_score));
             }
             start += width;
         }
-        let mut out = Vec::new();
-        let mut end = n;
-        while end > 0 {
-            let start = from[end];
-            let id = if piece[end] >= 0 { Some(piece[end] as u32) } else { None };
-            out.push((id, start, end));
-            end = start;
-        }
-        out.reverse();
-        out
+        (chars, largest)
     }
 
     /// Turns raw pieces into tokens: consecutive unknowns fused, then byte fallback or the unk id.
@@ -396,6 +452,29 @@ impl UnigramModel {
     pub fn encode(&self, text: &str) -> Result<Vec<Piece>, String> {
         let raw = self.viterbi_raw(text);
         self.finish(text, raw)
+    }
+
+    /// Appends the ids of the best segmentation of `text` to `out`: the same ids as
+    /// [`Self::encode`], found through this thread's word cache when the model allows it (see
+    /// [`word_cache`] for why the result is exactly the same).
+    pub fn encode_ids_into(&self, text: &str, out: &mut Vec<u32>) -> Result<(), String> {
+        if !self.word_cache || self.ws_split == word_cache::WsSplit::None {
+            out.extend(self.encode(text)?.into_iter().map(|p| p.0));
+            return Ok(());
+        }
+        WORK.with(|w| self.encode_ids_cached(text, &mut w.borrow_mut(), out))
+    }
+
+    /// Turns the per-thread word cache of [`Self::encode_ids_into`] on (the default) or off (every
+    /// text then goes through the whole-string Viterbi of [`Self::encode`]).
+    pub fn set_word_cache(&mut self, on: bool) {
+        self.word_cache = on;
+    }
+
+    /// Whether [`Self::encode_ids_into`] can use the word cache: it is on and no matched piece has
+    /// a `▁` that would let the lattice cross a word boundary.
+    pub fn word_cache_active(&self) -> bool {
+        self.word_cache && self.ws_split != word_cache::WsSplit::None
     }
 
     fn lattice_of(&self, text: &str) -> (Lattice, Vec<usize>) {

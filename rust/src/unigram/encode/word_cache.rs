@@ -1,0 +1,471 @@
+//! A per-thread word cache for the Viterbi encoder that gives exactly the ids of the
+//! whole-string Viterbi ([`UnigramModel::encode`]), float32 rounding included.
+//!
+//! # Why a word can be encoded on its own
+//!
+//! When no matched piece has a `▁` anywhere but at its first char ([`WsSplit::BeforeWs`]), no
+//! lattice node spans a position `p` that holds a `▁`: every path of the string passes through
+//! `p`. (Unk nodes are one char; byte fallback only respells unk pieces afterwards.) So the
+//! string splits into words `[p, q)` at those positions, and for `e` in `(p, q]` every candidate
+//! of `V[e]` starts in `[p, e)`: the values, and so the decisions `from[e]`, inside a word depend
+//! only on the word and on `B = V[p]`. The backtrack from the end reaches `q`, follows `from`
+//! inside the word down to `p`, and goes on before `p`: the string's path is the concatenation of
+//! per-word paths, each the path of a Viterbi over the word started from `B`. The mirror case
+//! ([`WsSplit::AfterWs`], `▁` only at the end of pieces: treat_whitespace_as_suffix) splits right
+//! after each `▁`. Unknown runs are fused over the whole string afterwards, so fusion across a
+//! word junction is unchanged.
+//!
+//! `B` itself is known exactly without the whole-string pass: `V[e] = fl(V[from[e]] + score)`,
+//! so `V[p]` is the rounded running sum of the scores along the path found so far.
+//!
+//! # When the word's path from 0 is its path from `B`
+//!
+//! The cache stores the word's path from `B = 0` (its "local" pass). From `B ≠ 0` the sums round
+//! differently and a near-tie can flip. Let `fl` round with relative error at most `eps` of the
+//! rounded result (`eps = 2^-23` for f32, `2^-52` for f64: twice the unit roundoff, which also
+//! covers SentencePiece-mode sums computed in f64 then rounded to f32), `K` the chars of the
+//! word, `Λ` the largest |candidate value| of the local pass. A candidate value at `e` is the end
+//! of a chain of at most `K` roundings (each node covers at least one char).
+//!
+//! Let `E_i` be the exact (real) best sum from `p` to the start of candidate `i`, plus its score.
+//! Max is 1-Lipschitz, so by induction over the chain:
+//! - local: `|l_i - E_i| <= K eps Λ = γΛ`, hence `|E_i| <= Λ(1 + γ)`;
+//! - from `B`: `|c_i - (B + E_i)| <= γ S` for every computed value, with
+//!   `S = (|B| + Λ(1 + γ)) / (1 - γ)` bounding all of them (`|c| <= |B| + |E| + (d - 1) eps S +
+//!   eps |c|` with depth `d <= K` gives `|c| <= S`).
+//!
+//! At a boundary `e` on the local path the local winner `w` beat every other candidate `o` by
+//! `m = l_w - l_o > 0` (a tie, `m = 0`, is never trusted: the strict `>` keeps the earliest start
+//! and a tie need not survive). From `B`, `c_w - c_o >= m - 2γΛ - 2γS`, which is `> 0`, i.e. the
+//! same decision, when
+//!
+//! `|B| < (m - 2γΛ)(1 - γ) / (2γ) - Λ(1 + γ)`.
+//!
+//! Only the decisions on the word's own path matter (off-path values enter through the bounds
+//! above whatever their decisions were), so the word's budget uses the smallest margin on its
+//! path, shrunk a little for the f64 evaluation of the formula. At `B = 0` exactly (the first
+//! word) the pass from `B` is the local pass itself and the entry is always used. When
+//! `|B| >= budget` the word is run from `B` (that is the whole-string computation for that word).
+
+use std::cell::RefCell;
+use std::collections::hash_map::Entry as MapEntry;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::{Compat, UnigramModel, Work};
+
+/// How the lattice of a model splits at `▁`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum WsSplit {
+    /// Some piece has a `▁` that lets nodes cross it: no splitting (the cache is off).
+    None,
+    /// `▁` only starts pieces: words begin at each `▁`.
+    BeforeWs,
+    /// `▁` only ends pieces: words end after each `▁`.
+    AfterWs,
+}
+
+const WS: char = '\u{2581}';
+
+impl WsSplit {
+    /// Decides from the matched pieces (the only strings lattice nodes can have).
+    pub(super) fn of_pieces<'a>(pieces: impl Iterator<Item = &'a str>) -> WsSplit {
+        let (mut before, mut after) = (true, true);
+        for p in pieces {
+            let n = p.chars().count();
+            for (i, ch) in p.chars().enumerate() {
+                if ch == WS {
+                    before &= i == 0;
+                    after &= i + 1 == n;
+                }
+            }
+        }
+        match (before, after) {
+            (true, _) => WsSplit::BeforeWs,
+            (false, true) => WsSplit::AfterWs,
+            (false, false) => WsSplit::None,
+        }
+    }
+}
+
+static INSTANCES: AtomicU64 = AtomicU64::new(1);
+
+/// A fresh model identity for the per-thread caches.
+pub(super) fn next_instance() -> u64 {
+    INSTANCES.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Entries per model and thread; the cache is emptied when a sentence starts with it full.
+const CAPACITY: usize = 1 << 17;
+/// Models whose caches a thread keeps (the oldest is dropped).
+const MAX_MODELS_PER_THREAD: usize = 4;
+/// Pieces kept per cached word: words of up to 15 bytes (the key is packed in 16 bytes) rarely
+/// need more, and the rest is always run from `B`.
+const MAX_PIECES: usize = 5;
+
+/// The local path of a word and how far from 0 the string's value may be for it to hold. Kept
+/// small (32 bytes; 48 with the key) because the lookups are bound by memory latency.
+#[derive(Clone, Copy)]
+struct Cached {
+    /// Use the path only when `|B| < budget` (or `B == 0`); negative: only at `B == 0`.
+    budget: f64,
+    /// Piece ids (-1 for unk) of `ids[..len]`, in order.
+    ids: [i32; MAX_PIECES],
+    len: u32,
+}
+
+/// Hashes the packed key of a short word. Keys share their first bytes (`▁`) and mostly zero
+/// tails, so both halves go through a full 64-bit finalizer (MurmurHash3's `fmix64`).
+#[derive(Default)]
+struct KeyHasher(u64);
+
+#[inline(always)]
+fn fmix64(mut h: u64) -> u64 {
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
+}
+
+impl Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    fn write_u128(&mut self, x: u128) {
+        self.0 = fmix64((x as u64) ^ fmix64((x >> 64) as u64).rotate_left(17));
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Words of up to 15 bytes, keyed by their bytes packed in a u128 with the length on top.
+#[derive(Default)]
+struct WordCache {
+    map: HashMap<u128, Cached, BuildHasherDefault<KeyHasher>>,
+}
+
+#[inline]
+fn short_key(word: &[u8]) -> Option<u128> {
+    if word.len() > 15 {
+        return None;
+    }
+    let mut buf = [0u8; 16];
+    buf[..word.len()].copy_from_slice(word);
+    buf[15] = word.len() as u8;
+    Some(u128::from_le_bytes(buf))
+}
+
+thread_local! {
+    static CACHES: RefCell<Vec<(u64, WordCache)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Twice the unit roundoff of the model's sums (see the module comment).
+fn eps(c: Compat) -> f64 {
+    match c {
+        Compat::Spm => f64::powi(2.0, -23),
+        Compat::Hf => f64::powi(2.0, -52),
+    }
+}
+
+/// The largest `|B|` for which a word's local path is its path from `B` (module comment):
+/// `chars` = K, `largest` = Λ, `margin` = the smallest winning margin on the path.
+pub(super) fn budget(chars: usize, largest: f64, margin: f64, eps: f64) -> f64 {
+    let gamma = chars as f64 * eps;
+    if chars == 0 || !(gamma < 0.25) || !largest.is_finite() || margin.is_nan() {
+        return -1.0;
+    }
+    if margin == f64::INFINITY {
+        return f64::INFINITY; // one candidate at every boundary of the path: nothing can flip
+    }
+    // 1e-9: room for the rounding of this f64 formula and of `m` itself.
+    let m = margin * (1.0 - 1e-9);
+    let b = (m - 2.0 * gamma * largest) * (1.0 - gamma) / (2.0 * gamma) - largest * (1.0 + gamma);
+    if b > 0.0 {
+        b * (1.0 - 1e-9)
+    } else {
+        -1.0
+    }
+}
+
+/// Whether the cached path is the string's path when the string's value at the word is `b`.
+#[inline(always)]
+fn e_usable(e: &Cached, b: f64) -> bool {
+    e.len as usize <= MAX_PIECES && (b == 0.0 || b.abs() < e.budget)
+}
+
+/// Calls `f(start, end)` for each word of `text` (split as `split` says; never empty).
+#[inline]
+fn for_each_word(text: &str, split: WsSplit, mut f: impl FnMut(usize, usize)) {
+    let bytes = text.as_bytes();
+    let mut p = 0;
+    let mut i = 0;
+    // 0xE2 (the lead byte of `▁`) never occurs inside a UTF-8 char
+    while let Some(k) = crate::spm::find_byte(bytes, i, 0xE2) {
+        if !bytes[k + 1..].starts_with(&[0x96, 0x81]) {
+            i = k + 1;
+            continue;
+        }
+        if split == WsSplit::AfterWs {
+            f(p, k + 3);
+            p = k + 3;
+        } else if k > p {
+            f(p, k);
+            p = k;
+        }
+        i = k + 3;
+    }
+    if p < bytes.len() {
+        f(p, bytes.len());
+    }
+}
+
+impl UnigramModel {
+    /// [`UnigramModel::encode_ids_into`] with the cache: words from the cache where their budget
+    /// allows, otherwise run from the exact `B`; unknowns fused over the whole string.
+    pub(super) fn encode_ids_cached(&self, text: &str, w: &mut Work, out: &mut Vec<u32>) -> Result<(), String> {
+        let bytes = text.as_bytes();
+        let c = self.compat;
+        let mut sentence = std::mem::take(&mut w.sentence);
+        sentence.clear();
+        CACHES.with(|cell| {
+            let mut caches = cell.borrow_mut();
+            let slot = match caches.iter().rposition(|(id, _)| *id == self.instance) {
+                Some(s) => s,
+                None => {
+                    if caches.len() >= MAX_MODELS_PER_THREAD {
+                        caches.remove(0);
+                    }
+                    caches.push((self.instance, WordCache::default()));
+                    caches.len() - 1
+                }
+            };
+            let cache = &mut caches[slot].1;
+            if cache.map.len() >= CAPACITY {
+                cache.map.clear();
+            }
+            // The string's Viterbi value at the current word boundary, exactly as the whole-string
+            // pass has it.
+            let mut b = 0.0f64;
+            for_each_word(text, self.ws_split, |p, q| {
+                let word = &bytes[p..q];
+                if let Some(key) = short_key(word) {
+                    let entry = match cache.map.entry(key) {
+                        MapEntry::Occupied(o) => *o.get(),
+                        MapEntry::Vacant(v) => *v.insert(self.local_path(word, w)),
+                    };
+                    if e_usable(&entry, b) {
+                        let e = entry;
+                        {
+                            let mut at = p;
+                            for &id in &e.ids[..e.len as usize] {
+                                let (s, len) = if id >= 0 {
+                                    (self.trie_score[id as usize], self.piece_len[id as usize] as usize)
+                                } else {
+                                    (self.unk_score, super::utf8_width(bytes[at]))
+                                };
+                                b = c.r(b + s);
+                                sentence.push((id, at as u32, (at + len) as u32));
+                                at += len;
+                            }
+                            return;
+                        }
+                    }
+                }
+                // the whole-string computation for this word
+                self.forward::<false>(word, b, w);
+                b = w.score[word.len()];
+                let start_len = sentence.len();
+                let mut end = word.len();
+                while end > 0 {
+                    let start = w.from[end];
+                    sentence.push((w.piece[end] as i32, (p + start) as u32, (p + end) as u32));
+                    end = start;
+                }
+                sentence[start_len..].reverse();
+            });
+        });
+        let unk = self.unk_id.map(|u| u as i32);
+        let r = if sentence.iter().all(|x| x.0 >= 0 && Some(x.0) != unk) {
+            out.extend(sentence.iter().map(|x| x.0 as u32));
+            Ok(())
+        } else {
+            let raw = sentence
+                .iter()
+                .map(|&(id, s, e)| (if id >= 0 { Some(id as u32) } else { None }, s as usize, e as usize))
+                .collect();
+            self.finish(text, raw).map(|pieces| out.extend(pieces.into_iter().map(|x| x.0)))
+        };
+        w.sentence = sentence;
+        r
+    }
+
+    /// The word's Viterbi path from 0 and its budget (an entry never used when the path has more
+    /// than [`MAX_PIECES`] pieces).
+    fn local_path(&self, word: &[u8], w: &mut Work) -> Cached {
+        let (chars, largest) = self.forward::<true>(word, 0.0, w);
+        let mut margin = f64::INFINITY;
+        let mut ids = [0i32; MAX_PIECES];
+        let mut n = 0;
+        let mut end = word.len();
+        while end > 0 {
+            if n == MAX_PIECES {
+                return Cached { budget: f64::NEG_INFINITY, ids, len: u32::MAX };
+            }
+            margin = margin.min(w.score[end] - w.second[end]);
+            ids[n] = w.piece[end] as i32;
+            n += 1;
+            end = w.from[end];
+        }
+        ids[..n].reverse();
+        Cached { budget: budget(chars, largest, margin, eps(self.compat)), ids, len: n as u32 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::PieceKind;
+    use super::*;
+
+    #[test]
+    fn split_kinds() {
+        assert_eq!(WsSplit::of_pieces(["▁a", "b", "▁"].into_iter()), WsSplit::BeforeWs);
+        assert_eq!(WsSplit::of_pieces(["a▁", "b", "▁"].into_iter()), WsSplit::AfterWs);
+        assert_eq!(WsSplit::of_pieces(["a▁b", "b"].into_iter()), WsSplit::None);
+        assert_eq!(WsSplit::of_pieces(["▁a", "b▁"].into_iter()), WsSplit::None);
+    }
+
+    #[test]
+    fn words_split_at_ws() {
+        let words = |s: &str, k| {
+            let mut v = Vec::new();
+            for_each_word(s, k, |p, q| v.push(s[p..q].to_string()));
+            v
+        };
+        assert_eq!(words("▁ab▁▁c", WsSplit::BeforeWs), ["▁ab", "▁", "▁c"]);
+        assert_eq!(words("x▁é", WsSplit::BeforeWs), ["x", "▁é"]);
+        assert_eq!(words("ab▁▁c▁", WsSplit::AfterWs), ["ab▁", "▁", "c▁"]);
+        assert_eq!(words("", WsSplit::BeforeWs), Vec::<String>::new());
+    }
+
+    /// "▁xy" has a near-tie: `x`+`y` beats `xy` by one float32 step of the local sum, which
+    /// rounds away once the string's value is large. A cache that ignores the guard would
+    /// return the local path; the guarded cache must return the whole-string path.
+    fn near_tie_model() -> UnigramModel {
+        // "▁xy" alone: ▁ -1, x -3 -> -4, then y -2 -> -6 against xy = -1 + (one float32 step
+        // below -5) = -6.0000005: x + y wins. From B = -1000 both round to -1006 and the tie goes
+        // to the earlier start, xy.
+        let xy = f32::from_bits((-5.0f32).to_bits() + 1);
+        let pieces = vec![
+            ("<unk>".to_string(), 0.0),
+            ("▁".to_string(), -1.0),
+            ("x".to_string(), -3.0),
+            ("y".to_string(), -2.0),
+            ("xy".to_string(), xy as f64),
+            ("▁q".to_string(), -7.5),
+        ];
+        let mut kinds = vec![PieceKind::Normal; pieces.len()];
+        kinds[0] = PieceKind::Unknown;
+        UnigramModel::new(pieces, Some(kinds), Some(0), false, Compat::Spm).unwrap()
+    }
+
+    fn cached_ids(m: &UnigramModel, text: &str) -> Vec<u32> {
+        let mut out = Vec::new();
+        m.encode_ids_into(text, &mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn guarded_cache_equals_whole_string_viterbi() {
+        let m = near_tie_model();
+        assert!(m.word_cache_active());
+        let whole = |t: &str| m.encode(t).unwrap().into_iter().map(|p| p.0).collect::<Vec<u32>>();
+        // alone, x + y wins
+        assert_eq!(whole("▁xy"), vec![1, 2, 3]);
+        let mut flipped = 0;
+        for n in [0usize, 1, 10, 100, 1000, 5000, 20000] {
+            let text = format!("{}▁xy▁xy", "▁q".repeat(n));
+            let got = cached_ids(&m, &text);
+            let want = whole(&text);
+            assert_eq!(got, want, "{n} fillers");
+            // the naive cache (local path of every word) would give this:
+            let mut naive = vec![5u32; n];
+            naive.extend([1, 2, 3, 1, 2, 3]);
+            if naive != want {
+                flipped += 1;
+            }
+        }
+        assert!(flipped > 0, "the test model has no context-dependent word: it tests nothing");
+    }
+
+    #[test]
+    fn cache_equals_whole_string_on_random_text() {
+        // Random pieces whose scores are the float32 sum of their chars' scores nudged by a few
+        // ulps: near ties everywhere, which flip at large |B| (checked against the naive cache).
+        let mut rng = crate::unigram::lattice::Rng::new(5);
+        let alpha = ['a', 'b', 'c', 'd', '▁'];
+        let mut score_of = std::collections::HashMap::new();
+        for ch in alpha {
+            score_of.insert(ch.to_string(), -(1.0 + 6.0 * rng.next_f64()) as f32);
+        }
+        for _ in 0..200 {
+            let len = 2 + (rng.next_u64() % 4) as usize;
+            let mut s = String::new();
+            for i in 0..len {
+                let ch = alpha[(rng.next_u64() % alpha.len() as u64) as usize];
+                if ch != '▁' || i == 0 {
+                    s.push(ch);
+                }
+            }
+            let sum = s.chars().fold(0.0f32, |acc, ch| acc + score_of[&ch.to_string()]);
+            let nudge = (rng.next_u64() % 5) as i32 - 2;
+            score_of.entry(s).or_insert(f32::from_bits((sum.to_bits() as i32 + nudge) as u32));
+        }
+        let mut pieces = vec![("<unk>".to_string(), 0.0)];
+        let mut keys: Vec<&String> = score_of.keys().collect();
+        keys.sort();
+        pieces.extend(keys.into_iter().map(|k| (k.clone(), score_of[k] as f64)));
+        let mut kinds = vec![PieceKind::Normal; pieces.len()];
+        kinds[0] = PieceKind::Unknown;
+        let m = UnigramModel::new(pieces, Some(kinds), Some(0), false, Compat::Spm).unwrap();
+        assert!(m.word_cache_active());
+        let mut naive_differs = 0;
+        for _ in 0..400 {
+            let len = (rng.next_u64() % 3000) as usize;
+            let text: String =
+                (0..len).map(|_| ['a', 'b', 'c', 'd', '▁', 'z'][(rng.next_u64() % 6) as usize]).collect();
+            let want: Vec<u32> = m.encode(&text).unwrap().into_iter().map(|p| p.0).collect();
+            assert_eq!(cached_ids(&m, &text), want, "{text:?}");
+            let mut naive = Vec::new();
+            for_each_word(&text, WsSplit::BeforeWs, |p, q| {
+                naive.extend(m.encode(&text[p..q]).unwrap().into_iter().map(|x| x.0));
+            });
+            if naive != want {
+                naive_differs += 1;
+            }
+        }
+        assert!(naive_differs > 0, "no near tie flipped: the test exercises nothing");
+    }
+
+    #[test]
+    fn interior_ws_disables_the_cache() {
+        let pieces = vec![("<unk>".to_string(), 0.0), ("a▁b".to_string(), -1.0), ("a".to_string(), -2.0)];
+        let m = UnigramModel::new(pieces, None, Some(0), false, Compat::Spm).unwrap();
+        assert!(!m.word_cache_active());
+        assert_eq!(cached_ids(&m, "a▁b"), vec![1]);
+    }
+
+    #[test]
+    fn budget_rejects_ties_and_grows_with_the_margin() {
+        let e = eps(Compat::Spm);
+        assert!(budget(5, 20.0, 0.0, e) < 0.0);
+        let small = budget(5, 20.0, 1e-3, e);
+        let large = budget(5, 20.0, 1.0, e);
+        assert!(0.0 < small && small < large);
+        assert_eq!(budget(5, 20.0, f64::INFINITY, e), f64::INFINITY);
+    }
+}
