@@ -77,7 +77,7 @@ fn gcb(c: char) -> Gcb {
         0x1100..=0x115F | 0xA960..=0xA97C => return Gcb::L,
         0x1160..=0x11A7 | 0xD7B0..=0xD7C6 => return Gcb::V,
         0x11A8..=0x11FF | 0xD7CB..=0xD7FB => return Gcb::T,
-        0xAC00..=0xD7A3 => return if (cp - 0xAC00) % 28 == 0 { Gcb::Lv } else { Gcb::Lvt },
+        0xAC00..=0xD7A3 => return if (cp - 0xAC00).is_multiple_of(28) { Gcb::Lv } else { Gcb::Lvt },
         _ => {}
     }
     if is_ext_pict(cp) {
@@ -103,8 +103,8 @@ pub fn for_each_grapheme(chars: &[char], mut f: impl FnMut(usize, usize)) {
     let mut in_pict = prev == Gcb::ExtPict;
     // GB12/13: number of regional indicators in the current run.
     let mut ri_run = usize::from(prev == Gcb::RegionalIndicator);
-    for i in 1..chars.len() {
-        let cur = gcb(chars[i]);
+    for (i, &c) in chars.iter().enumerate().skip(1) {
+        let cur = gcb(c);
         let join = match (prev, cur) {
             (Gcb::Cr, Gcb::Lf) => true,
             (Gcb::Control | Gcb::Cr | Gcb::Lf, _) | (_, Gcb::Control | Gcb::Cr | Gcb::Lf) => false,
