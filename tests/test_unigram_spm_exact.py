@@ -10,6 +10,7 @@ Also: the Rust trainer against the readable reference on these options (both see
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -124,3 +125,24 @@ def test_rust_equals_reference_beyond_defaults(case: str) -> None:
     kind, opts = REFERENCE_CASES[case]
     lines = _multilingual()[:1500] if kind == "multi" else _gutenberg(40_000)
     assert _ours(lines, opts) == _ours(lines, opts, engine="reference")
+
+
+def test_identical_to_sentencepiece_and_reference_on_random_small_corpora(tmp_path: Path) -> None:
+    """Edge cases the real text may miss: repeated lines, one-letter alphabets, runs of spaces, no
+    spaces, digits, CJK, tiny max_sentencepiece_length, every whitespace rule."""
+    rng = random.Random(23)
+    for trial in range(60):
+        alphabet = rng.choice(["ab", "abc", "ab1", "日本語", "aé日1"])
+        sep = rng.choice([" ", " ", "  ", ""])
+        lines = [sep.join("".join(rng.choice(alphabet) for _ in range(rng.randint(1, 6)))
+                          for _ in range(rng.randint(1, 6))) for _ in range(rng.randint(5, 60))]
+        opts = {"split_by_whitespace": rng.random() < 0.5, "treat_whitespace_as_suffix": rng.random() < 0.3,
+                "allow_whitespace_only_pieces": rng.random() < 0.3, "split_by_number": rng.random() < 0.5,
+                "max_sentencepiece_length": rng.randint(3, 8), "remove_extra_whitespaces": rng.random() < 0.5,
+                "add_dummy_prefix": rng.random() < 0.7, "normalization_rule_name": "identity",
+                "vocab_size": rng.randint(20, 60), "hard_vocab_limit": False, "num_threads": rng.randint(1, 3)}
+        run = tmp_path / str(trial)
+        run.mkdir()
+        ours = _ours(lines, opts)
+        assert ours == _sentencepiece(run, lines, opts), (opts, lines)
+        assert ours == _ours(lines, opts, engine="reference"), (opts, lines)
