@@ -146,6 +146,8 @@ struct Work {
     /// Raw pieces of the sentence being encoded by [`UnigramModel::encode_ids_into`]: (id or -1
     /// for unk, byte start, byte end).
     sentence: Vec<(i32, u32, u32)>,
+    /// The words of that sentence: (byte start, byte end, cache key, its hash).
+    words: Vec<(u32, u32, u128, u64)>,
 }
 
 thread_local! {

@@ -48,9 +48,6 @@
 //! `|B| >= budget` the word is run from `B` (that is the whole-string computation for that word).
 
 use std::cell::RefCell;
-use std::collections::hash_map::Entry as MapEntry;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::{Compat, UnigramModel, Work};
@@ -96,8 +93,6 @@ pub(super) fn next_instance() -> u64 {
     INSTANCES.fetch_add(1, Ordering::Relaxed)
 }
 
-/// Entries per model and thread; the cache is emptied when a sentence starts with it full.
-const CAPACITY: usize = 1 << 17;
 /// Models whose caches a thread keeps (the oldest is dropped).
 const MAX_MODELS_PER_THREAD: usize = 4;
 /// Pieces kept per cached word: words of up to 15 bytes (the key is packed in 16 bytes) rarely
@@ -115,11 +110,6 @@ struct Cached {
     len: u32,
 }
 
-/// Hashes the packed key of a short word. Keys share their first bytes (`▁`) and mostly zero
-/// tails, so both halves go through a full 64-bit finalizer (MurmurHash3's `fmix64`).
-#[derive(Default)]
-struct KeyHasher(u64);
-
 #[inline(always)]
 fn fmix64(mut h: u64) -> u64 {
     h ^= h >> 33;
@@ -129,24 +119,96 @@ fn fmix64(mut h: u64) -> u64 {
     h ^ (h >> 33)
 }
 
-impl Hasher for KeyHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    fn write_u128(&mut self, x: u128) {
-        self.0 = fmix64((x as u64) ^ fmix64((x >> 64) as u64).rotate_left(17));
-    }
-    fn finish(&self) -> u64 {
-        self.0
+/// Hash of a packed key. Keys share their first bytes (`▁`) and mostly zero tails, so both
+/// halves go through a full 64-bit finalizer (MurmurHash3's `fmix64`).
+#[inline(always)]
+fn hash_key(key: u128) -> u64 {
+    fmix64((key as u64) ^ fmix64((key >> 64) as u64).rotate_left(17))
+}
+
+const EMPTY: u128 = 0;
+
+/// Words of up to 15 bytes, keyed by their bytes packed in a u128 with the length on top (never
+/// 0, the empty slot), in an open-addressing table with linear probing. Hand-made rather than a
+/// `HashMap` so that the slots of a whole line's words can be prefetched before they are read:
+/// the lookups of rare words are bound by memory latency.
+struct WordCache {
+    slots: Vec<(u128, Cached)>,
+    len: usize,
+}
+
+const FIRST_SLOTS: usize = 1 << 12;
+/// At most half full: the table doubles up to this size, then is emptied when half full.
+const MAX_SLOTS: usize = 1 << 18;
+
+impl Default for WordCache {
+    fn default() -> Self {
+        WordCache { slots: vec![(EMPTY, NOT_CACHED); FIRST_SLOTS], len: 0 }
     }
 }
 
-/// Words of up to 15 bytes, keyed by their bytes packed in a u128 with the length on top.
-#[derive(Default)]
-struct WordCache {
-    map: HashMap<u128, Cached, BuildHasherDefault<KeyHasher>>,
+const NOT_CACHED: Cached = Cached { budget: f64::NEG_INFINITY, ids: [0; MAX_PIECES], len: u32::MAX };
+
+impl WordCache {
+    #[inline(always)]
+    fn mask(&self) -> usize {
+        self.slots.len() - 1
+    }
+
+    /// Asks the CPU to start loading the slot of `hash`.
+    #[inline(always)]
+    fn prefetch(&self, hash: u64) {
+        let slot = &self.slots[hash as usize & self.mask()];
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch is only a hint; it reads nothing and cannot fault. The pointer is
+        // that of a live slot anyway.
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch::<_MM_HINT_T0>((slot as *const (u128, Cached)).cast::<i8>());
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = slot;
+    }
+
+    #[inline(always)]
+    fn get(&self, key: u128, hash: u64) -> Option<&Cached> {
+        let mask = self.mask();
+        let mut i = hash as usize & mask;
+        loop {
+            let (k, v) = &self.slots[i];
+            if *k == key {
+                return Some(v);
+            }
+            if *k == EMPTY {
+                return None;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Adds a key that is not in the table (growing or emptying it first when half full).
+    fn insert(&mut self, key: u128, hash: u64, value: Cached) {
+        if 2 * (self.len + 1) > self.slots.len() {
+            if self.slots.len() < MAX_SLOTS {
+                let doubled = vec![(EMPTY, NOT_CACHED); 2 * self.slots.len()];
+                let old = std::mem::replace(&mut self.slots, doubled);
+                self.len = 0;
+                for (k, v) in old.into_iter().filter(|(k, _)| *k != EMPTY) {
+                    self.insert(k, hash_key(k), v);
+                }
+            } else {
+                self.slots.iter_mut().for_each(|s| s.0 = EMPTY);
+                self.len = 0;
+            }
+        }
+        let mask = self.mask();
+        let mut i = hash as usize & mask;
+        while self.slots[i].0 != EMPTY {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = (key, value);
+        self.len += 1;
+    }
 }
 
 #[inline]
@@ -245,35 +307,48 @@ impl UnigramModel {
                 }
             };
             let cache = &mut caches[slot].1;
-            if cache.map.len() >= CAPACITY {
-                cache.map.clear();
+            // the line's words with their keys (0: too long to cache) and hashes; all their
+            // slots are prefetched before the first is read
+            let words = &mut w.words;
+            words.clear();
+            for_each_word(text, self.ws_split, |p, q| {
+                let key = short_key(&bytes[p..q]).unwrap_or(EMPTY);
+                words.push((p as u32, q as u32, key, hash_key(key)));
+            });
+            for &(_, _, key, hash) in words.iter() {
+                if key != EMPTY {
+                    cache.prefetch(hash);
+                }
             }
             // The string's Viterbi value at the current word boundary, exactly as the whole-string
             // pass has it.
             let mut b = 0.0f64;
-            for_each_word(text, self.ws_split, |p, q| {
+            for k in 0..w.words.len() {
+                let (p, q, key, hash) = w.words[k];
+                let (p, q) = (p as usize, q as usize);
                 let word = &bytes[p..q];
-                if let Some(key) = short_key(word) {
-                    let entry = match cache.map.entry(key) {
-                        MapEntry::Occupied(o) => *o.get(),
-                        MapEntry::Vacant(v) => *v.insert(self.local_path(word, w)),
-                    };
-                    if e_usable(&entry, b) {
-                        let e = entry;
-                        {
-                            let mut at = p;
-                            for &id in &e.ids[..e.len as usize] {
-                                let (s, len) = if id >= 0 {
-                                    (self.trie_score[id as usize], self.piece_len[id as usize] as usize)
-                                } else {
-                                    (self.unk_score, super::utf8_width(bytes[at]))
-                                };
-                                b = c.r(b + s);
-                                sentence.push((id, at as u32, (at + len) as u32));
-                                at += len;
-                            }
-                            return;
+                if key != EMPTY {
+                    let e = match cache.get(key, hash) {
+                        Some(e) => *e,
+                        None => {
+                            let e = self.local_path(word, w);
+                            cache.insert(key, hash, e);
+                            e
                         }
+                    };
+                    if e_usable(&e, b) {
+                        let mut at = p;
+                        for &id in &e.ids[..e.len as usize] {
+                            let (s, len) = if id >= 0 {
+                                (self.trie_score[id as usize], self.piece_len[id as usize] as usize)
+                            } else {
+                                (self.unk_score, super::utf8_width(bytes[at]))
+                            };
+                            b = c.r(b + s);
+                            sentence.push((id, at as u32, (at + len) as u32));
+                            at += len;
+                        }
+                        continue;
                     }
                 }
                 // the whole-string computation for this word
@@ -287,7 +362,7 @@ impl UnigramModel {
                     end = start;
                 }
                 sentence[start_len..].reverse();
-            });
+            }
         });
         let unk = self.unk_id.map(|u| u as i32);
         let r = if sentence.iter().all(|x| x.0 >= 0 && Some(x.0) != unk) {
@@ -314,7 +389,7 @@ impl UnigramModel {
         let mut end = word.len();
         while end > 0 {
             if n == MAX_PIECES {
-                return Cached { budget: f64::NEG_INFINITY, ids, len: u32::MAX };
+                return NOT_CACHED;
             }
             margin = margin.min(w.score[end] - w.second[end]);
             ids[n] = w.piece[end] as i32;
@@ -449,6 +524,30 @@ mod tests {
             }
         }
         assert!(naive_differs > 0, "no near tie flipped: the test exercises nothing");
+    }
+
+    #[test]
+    fn table_grows_then_empties_and_never_confuses_keys() {
+        let mut t = WordCache::default();
+        let key = |i: u64| short_key(format!("▁w{i}").as_bytes()).unwrap();
+        let value = |i: u64| Cached { budget: i as f64, ids: [i as i32; MAX_PIECES], len: 1 };
+        let n = MAX_SLOTS as u64; // twice what fits: the table empties once on the way
+        for i in 0..n {
+            let k = key(i);
+            assert!(t.get(k, hash_key(k)).is_none());
+            t.insert(k, hash_key(k), value(i));
+            assert_eq!(t.get(k, hash_key(k)).map(|e| e.budget), Some(i as f64));
+        }
+        assert!(t.slots.len() == MAX_SLOTS && t.len <= MAX_SLOTS / 2);
+        let mut found = 0;
+        for i in 0..n {
+            let k = key(i);
+            if let Some(e) = t.get(k, hash_key(k)) {
+                assert_eq!(e.ids[0], i as i32);
+                found += 1;
+            }
+        }
+        assert_eq!(found, t.len);
     }
 
     #[test]
