@@ -29,6 +29,8 @@ __all__ = [
     "ByteLevel",
     "BertPreTokenizer",
     "Metaspace",
+    "WhitespaceSplit",
+    "Sequence",
     "is_bert_punctuation",
     "bytes_to_unicode",
     "from_dict",
@@ -284,3 +286,81 @@ class Metaspace(PreTokenizer):
         else:
             bounds = [(0, len(work))]
         return [(work[a:b], (spans[a][0], spans[b - 1][1])) for a, b in bounds]
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class WhitespaceSplit(PreTokenizer):
+    """HF ``WhitespaceSplit``: the runs of non-whitespace chars (Unicode White_Space separates, and is dropped).
+
+    >>> WhitespaceSplit().pre_tokenize_str("a  b\\tc!")
+    [('a', (0, 1)), ('b', (3, 4)), ('c!', (5, 7))]
+    """
+
+    type_name: ClassVar[str] = "WhitespaceSplit"
+
+    def pre_tokenize_str(self, text: str) -> list[Piece]:
+        from subword.normalizers import WHITE_SPACE
+
+        out: list[Piece] = []
+        start: int | None = None
+        for i, c in enumerate(text):
+            if c in WHITE_SPACE:
+                if start is not None:
+                    out.append((text[start:i], (start, i)))
+                    start = None
+            elif start is None:
+                start = i
+        if start is not None:
+            out.append((text[start:], (start, len(text))))
+        return out
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class Sequence(PreTokenizer):
+    """HF ``Sequence``: each pre-tokenizer splits the pieces of the previous one.
+
+    The Rust core runs sequences whose members before the last cut the text into slices (Whitespace,
+    WhitespaceSplit, BertPreTokenizer) and whose last member is not ByteLevel, e.g. older T5 / ALBERT files'
+    ``[WhitespaceSplit, Metaspace]``.
+
+    >>> Sequence([WhitespaceSplit(), Metaspace()]).pre_tokenize_str("Hey  you")
+    [('▁Hey', (0, 3)), ('▁you', (5, 8))]
+    """
+
+    type_name: ClassVar[str] = "Sequence"
+    pretokenizers: tuple[PreTokenizer, ...] = ()
+
+    def __post_init__(self) -> None:
+        for i, p in enumerate(self.pretokenizers):
+            if not isinstance(p, PreTokenizer):
+                raise TypeError(f"Sequence.pretokenizers[{i}] must be a PreTokenizer, got {type(p).__name__}")
+        object.__setattr__(self, "pretokenizers", tuple(self.pretokenizers))
+        *head, last = self.pretokenizers or (None,)
+        if not all(isinstance(p, (Whitespace, WhitespaceSplit, BertPreTokenizer)) for p in head) or isinstance(
+                last, (ByteLevel, Sequence)):
+            names = [type(p).__name__ for p in self.pretokenizers]
+            raise ValueError(f"unsupported pre_tokenizer Sequence {names}: only Whitespace, WhitespaceSplit or "
+                             "BertPreTokenizer followed by one more pre-tokenizer (not ByteLevel) is supported")
+
+    def pre_tokenize_str(self, text: str) -> list[Piece]:
+        pieces: list[Piece] = [(text, (0, len(text)))]
+        for pre in self.pretokenizers:
+            out: list[Piece] = []
+            for piece, (s, _) in pieces:
+                # Metaspace's "first" scheme: only the piece at offset 0 starts the input.
+                parts = pre.pre_tokenize_str(piece, s == 0) if isinstance(pre, Metaspace) else pre.pre_tokenize_str(piece)
+                out.extend((p, (s + a, s + b)) for p, (a, b) in parts)
+            pieces = out
+        return pieces
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type_name, "pretokenizers": [p.to_dict() for p in self.pretokenizers]}
+
+    @classmethod
+    def _from_fields(cls, fields: dict[str, Any], registry: Registry[Any], source: str) -> "Sequence":
+        items = fields.get("pretokenizers", [])
+        if not isinstance(items, list):
+            raise TypeError("'pretokenizers' must be a list")
+        return cls(tuple(registry.from_dict(item, source) for item in items))

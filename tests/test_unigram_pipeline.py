@@ -254,6 +254,28 @@ def test_metaspace_first_scheme_after_added_tokens(tmp: str) -> None:
         assert ours.encode_batch_ids([line]) == [h.ids]
 
 
+def test_legacy_hub_form_whitespace_split_then_metaspace(tmp: str, tmp_path: Path) -> None:
+    """Older T5 / ALBERT files on the Hub: ``Sequence[WhitespaceSplit, Metaspace(add_prefix_space)]`` and a
+    Metaspace decoder in the tokenizers < 0.19 form; HF still loads them, and so must we, with its results."""
+    data = json.loads(_json_of(tmp, "t5"))
+    legacy = {"type": "Metaspace", "replacement": "\u2581", "add_prefix_space": True}
+    data["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"}, legacy]}
+    data["decoder"] = dict(legacy)
+    text = json.dumps(data)
+    hf, ours = tokenizers.Tokenizer.from_str(text), Tokenizer.from_str(text)
+    lines = eval_lines()[::3]
+    got, expected = ours.encode_batch(lines), hf.encode_batch(lines)
+    for line, o, h in zip(lines, got, expected):
+        assert (o.ids, o.tokens, o.offsets) == (h.ids, h.tokens, h.offsets), line
+        assert ours.pre_tokenizer.pre_tokenize_str(line) == hf.pre_tokenizer.pre_tokenize_str(line), line
+        assert ours.decode(h.ids) == hf.decode(h.ids), line
+    assert ours.encode_batch_ids(lines) == [h.ids for h in expected]
+    out = tmp_path / "modern.json"
+    ours.save(out)  # written in today's form, which HF reads with the same results
+    assert json.loads(out.read_text(encoding="utf-8"))["pre_tokenizer"] == json.loads(hf.to_str())["pre_tokenizer"]
+    assert [e.ids for e in tokenizers.Tokenizer.from_file(str(out)).encode_batch(lines)] == [h.ids for h in expected]
+
+
 def test_unsupported_components_are_named(tmp: str, tmp_path: Path) -> None:
     data = json.loads(_json_of(tmp, "t5"))
     cases = [
@@ -264,6 +286,9 @@ def test_unsupported_components_are_named(tmp: str, tmp_path: Path) -> None:
          UnsupportedComponentError, "unsupported decoder type 'CTC'"),
         ("normalizer", {"type": "Replace", "pattern": {"Regex": "(a|b)+"}, "content": "x"}, FormatError,
          r"unsupported Replace regex '\(a\|b\)\+'"),
+        ("pre_tokenizer", {"type": "Sequence", "pretokenizers": [
+            {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True},
+            {"type": "WhitespaceSplit"}]}, FormatError, r"unsupported pre_tokenizer Sequence \['Metaspace'"),
     ]
     for section, component, error, message in cases:
         broken = dict(data, **{section: component})
@@ -276,7 +301,9 @@ def test_unsupported_components_are_named(tmp: str, tmp_path: Path) -> None:
     from subword import _core
 
     for section, component in [("normalizer", {"type": "Replace", "pattern": {"Regex": "a|b"}, "content": ""}),
-                               ("decoder", {"type": "CTC"}), ("pre_tokenizer", {"type": "Digits"})]:
+                               ("decoder", {"type": "CTC"}), ("pre_tokenizer", {"type": "Digits"}),
+                               ("pre_tokenizer", {"type": "Sequence", "pretokenizers": [
+                                   {"type": "Metaspace"}, {"type": "Whitespace"}]})]:
         with pytest.raises(ValueError, match=section):
             _core.CoreTokenizer(json.dumps(dict(data, **{section: component})))
     bad_model = dict(data, model={"type": "Unigram", "unk_id": 5000, "vocab": [["a", -1.0]]})

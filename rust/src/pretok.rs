@@ -39,6 +39,12 @@ pub enum PreTokenizer {
     Bert,
     /// HF `Metaspace` (see `pretok/metaspace.rs`): its pieces are not slices of the text.
     Metaspace(Metaspace),
+    /// HF `WhitespaceSplit`: split on `char::is_whitespace`, which is dropped.
+    WhitespaceSplit,
+    /// HF `Sequence`, as far as offsets compose simply: every member but the last gives slices of its
+    /// input (Whitespace, WhitespaceSplit, BertPreTokenizer) and the last is not ByteLevel (older
+    /// T5 / ALBERT files: `[WhitespaceSplit, Metaspace]`). Built by [`PreTokenizer::sequence`].
+    Sequence(Vec<PreTokenizer>),
 }
 
 /// Character classes of the GPT-2 pattern.
@@ -291,6 +297,51 @@ pub fn split_whitespace(text: &str, mut f: impl FnMut(usize, usize)) {
     }
 }
 
+/// HF `WhitespaceSplit`: the runs of non-whitespace chars (`char::is_whitespace`).
+pub fn split_on_whitespace(text: &str, mut f: impl FnMut(usize, usize)) {
+    let mut start = None;
+    for (i, c) in text.char_indices() {
+        match (c.is_whitespace(), start) {
+            (true, Some(s)) => {
+                f(s, i);
+                start = None;
+            }
+            (false, None) => start = Some(i),
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        f(s, text.len());
+    }
+}
+
+/// The pieces of a [`PreTokenizer::Sequence`] (not generic over `f`: the members recurse).
+fn sequence_pieces(v: &[PreTokenizer], text: &str, f: &mut dyn FnMut(&str, (usize, usize))) {
+    let Some((last, head)) = v.split_last() else {
+        f(text, (0, text.len()));
+        return;
+    };
+    for_each_slice_piece(head, text, &mut |s, e| match last {
+        // Only the piece at offset 0 still starts the input (HF `First`).
+        PreTokenizer::Metaspace(m) => {
+            for (piece, (a, b)) in m.pre_tokenize(&text[s..e], s == 0) {
+                f(&piece, (s + a, s + b));
+            }
+        }
+        _ => last.for_each_raw_piece_with_offsets(&text[s..e], |p: &str, (a, b): (usize, usize)| f(p, (s + a, s + b))),
+    });
+}
+
+/// Pieces of `text` after the slice-giving pre-tokenizers `items` in turn (byte ranges of `text`).
+pub fn for_each_slice_piece(items: &[PreTokenizer], text: &str, f: &mut dyn FnMut(usize, usize)) {
+    match items.split_first() {
+        None => f(0, text.len()),
+        Some((first, rest)) => first.for_each_raw_piece_with_offsets(text, |_, (s, e)| {
+            for_each_slice_piece(rest, &text[s..e], &mut |a, b| f(s + a, s + b))
+        }),
+    }
+}
+
 /// HF `BertPreTokenizer` punctuation: ASCII punctuation or general category P*.
 pub fn is_bert_punctuation(c: char) -> bool {
     if c.is_ascii() {
@@ -401,6 +452,14 @@ impl PreTokenizer {
             "Whitespace" => Ok(PreTokenizer::Whitespace),
             "BertPreTokenizer" => Ok(PreTokenizer::Bert),
             "Metaspace" => Ok(PreTokenizer::Metaspace(Metaspace::from_json(v, "pre_tokenizer")?)),
+            "WhitespaceSplit" => Ok(PreTokenizer::WhitespaceSplit),
+            "Sequence" => {
+                let items = v
+                    .get("pretokenizers")
+                    .and_then(|x| x.as_array())
+                    .ok_or("pre_tokenizer Sequence: missing list 'pretokenizers'")?;
+                PreTokenizer::sequence(items.iter().map(PreTokenizer::from_json).collect::<Result<_, _>>()?)
+            }
             "ByteLevel" => Ok(PreTokenizer::ByteLevel {
                 add_prefix_space: flag("add_prefix_space")?,
                 use_regex: flag("use_regex")?,
@@ -429,6 +488,11 @@ impl PreTokenizer {
                 "use_regex": use_regex,
             }),
             PreTokenizer::Metaspace(m) => m.to_json(),
+            PreTokenizer::WhitespaceSplit => serde_json::json!({"type": "WhitespaceSplit"}),
+            PreTokenizer::Sequence(v) => serde_json::json!({
+                "type": "Sequence",
+                "pretokenizers": v.iter().map(|p| p.to_json()).collect::<Vec<_>>(),
+            }),
         }
     }
 
@@ -449,6 +513,8 @@ impl PreTokenizer {
                     f(&piece, off);
                 }
             }
+            PreTokenizer::WhitespaceSplit => split_on_whitespace(text, |s, e| f(&text[s..e], (s, e))),
+            PreTokenizer::Sequence(v) => sequence_pieces(v, text, &mut f),
             PreTokenizer::ByteLevel { add_prefix_space, use_regex, .. } => {
                 if text.is_empty() {
                     // HF gives no piece for the empty string, not even the prefix space.
@@ -477,6 +543,39 @@ impl PreTokenizer {
         }
     }
 
+    /// A Sequence of `items` (one item is returned as it is); see [`PreTokenizer::Sequence`] for what
+    /// can be combined.
+    pub fn sequence(mut items: Vec<PreTokenizer>) -> Result<Self, String> {
+        if items.len() == 1 {
+            return Ok(items.remove(0));
+        }
+        let slices = |p: &PreTokenizer| {
+            matches!(p, PreTokenizer::Whitespace | PreTokenizer::WhitespaceSplit | PreTokenizer::Bert)
+        };
+        if let Some((last, head)) = items.split_last() {
+            if !head.iter().all(slices) || matches!(last, PreTokenizer::ByteLevel { .. } | PreTokenizer::Sequence(_)) {
+                let names: Vec<String> = items
+                    .iter()
+                    .map(|p| p.to_json().get("type").and_then(|t| t.as_str()).unwrap_or("?").to_string())
+                    .collect();
+                return Err(format!(
+                    "unsupported pre_tokenizer type 'Sequence' of [{}]: only Whitespace, WhitespaceSplit or \
+                     BertPreTokenizer followed by one more pre-tokenizer (not ByteLevel) is supported",
+                    names.join(", ")
+                ));
+            }
+        }
+        Ok(PreTokenizer::Sequence(items))
+    }
+
+    /// The last member of a Sequence, or the pre-tokenizer itself.
+    pub fn last(&self) -> &PreTokenizer {
+        match self {
+            PreTokenizer::Sequence(v) => v.last().unwrap_or(self),
+            _ => self,
+        }
+    }
+
     /// Fast path for counting: calls `f` with each raw piece (NOT byte-mapped).
     pub fn for_each_raw_piece(&self, text: &str, mut f: impl FnMut(&str)) {
         self.for_each_raw_piece_with_offsets(text, |p, _| f(p));
@@ -485,7 +584,11 @@ impl PreTokenizer {
     /// Maps a raw piece to the string the model sees (identity except ByteLevel).
     pub fn map_piece(&self, raw: &str) -> String {
         match self {
-            PreTokenizer::Whitespace | PreTokenizer::Bert | PreTokenizer::Metaspace(_) => raw.to_string(),
+            PreTokenizer::Whitespace
+            | PreTokenizer::Bert
+            | PreTokenizer::Metaspace(_)
+            | PreTokenizer::WhitespaceSplit
+            | PreTokenizer::Sequence(_) => raw.to_string(),
             PreTokenizer::ByteLevel { .. } => byte_level_map(raw),
         }
     }
@@ -586,6 +689,17 @@ mod tests {
         assert_eq!(PreTokenizer::from_json(&p.to_json()).unwrap(), p);
         assert!(PreTokenizer::from_json_str(r#"{"type":"CharDelimiterSplit"}"#).unwrap_err().contains("CharDelimiterSplit"));
         assert!(PreTokenizer::from_json_str("{").is_err());
+        let seq = r#"{"type":"Sequence","pretokenizers":[{"type":"WhitespaceSplit"},
+            {"type":"Metaspace","replacement":"\u2581","prepend_scheme":"first","split":true}]}"#;
+        let p = PreTokenizer::from_json_str(seq).unwrap();
+        assert_eq!(PreTokenizer::from_json(&p.to_json()).unwrap(), p);
+        // WhitespaceSplit, then Metaspace per word; only the word at offset 0 gets the `first` prefix.
+        assert_eq!(
+            p.pre_tokenize("ab  c"),
+            vec![("\u{2581}ab".to_string(), (0, 2)), ("c".to_string(), (4, 5))]
+        );
+        let bad = r#"{"type":"Sequence","pretokenizers":[{"type":"Metaspace"},{"type":"Whitespace"}]}"#;
+        assert!(PreTokenizer::from_json_str(bad).unwrap_err().contains("Sequence"));
     }
 
     /// Exhaustive check against a per-code-point class dump of HF's pre-tokenizers (written by a

@@ -27,7 +27,7 @@
 //! - where HF panics (truncation stride >= the room left), we return an error.
 //!
 //! Supported components: normalizers of `normalize.rs`; pre-tokenizers of `pretok.rs` (a Sequence
-//! of exactly one is unwrapped) or none; models of `model.rs` (BPE, WordPiece, Unigram);
+//! of one is unwrapped; longer ones as `PreTokenizer::sequence` allows) or none; models of `model.rs` (BPE, WordPiece, Unigram);
 //! post-processors of `postprocess.rs`; decoders of `decode.rs`. Single sequences and pairs.
 //! Unigram models and the Metaspace pre-tokenizer take the word loop of `tokenizer/ranged.rs`.
 //!
@@ -165,22 +165,9 @@ impl Tokenizer {
     pub fn from_json(v: &Value) -> Result<Self, String> {
         let section = |k: &str| v.get(k).filter(|x| !x.is_null());
         let normalizer = section("normalizer").map(Normalizer::from_json).transpose()?;
-        let pre_tokenizer = match section("pre_tokenizer") {
-            None => None,
-            Some(p) if p.get("type").and_then(|t| t.as_str()) == Some("Sequence") => {
-                let items = p
-                    .get("pretokenizers")
-                    .and_then(|x| x.as_array())
-                    .ok_or("pre_tokenizer Sequence: missing 'pretokenizers'")?;
-                match items.as_slice() {
-                    [] => None,
-                    [one] => Some(PreTokenizer::from_json(one)?),
-                    _ => {
-                        return Err("unsupported pre_tokenizer type 'Sequence' (of more than one pre-tokenizer)".into())
-                    }
-                }
-            }
-            Some(p) => Some(PreTokenizer::from_json(p)?),
+        let pre_tokenizer = match section("pre_tokenizer").map(PreTokenizer::from_json).transpose()? {
+            Some(PreTokenizer::Sequence(v)) if v.is_empty() => None,
+            other => other,
         };
         let model_v = section("model").ok_or("tokenizer.json: missing 'model'")?;
         let model = Model::from_json(model_v)?;

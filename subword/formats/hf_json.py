@@ -350,7 +350,7 @@ def from_dict(data: object, source: str = "<string>") -> Tokenizer:
     components = {}
     for section, registry in _SECTIONS.items():
         value = data.get(section)
-        components[section] = None if value is None else registry.from_dict(value, source)
+        components[section] = None if value is None else registry.from_dict(_modern_metaspace(value), source)
     try:
         tok = Tokenizer(model, provenance=provenance, **components)
         tok._set_added(_read_added_tokens(data.get("added_tokens", []), source))
@@ -363,6 +363,27 @@ def from_dict(data: object, source: str = "<string>") -> Tokenizer:
             raise
         raise FormatError(f"{source}: {exc}") from exc
     return tok
+
+
+def _modern_metaspace(component: Any) -> Any:
+    """Rewrites the Metaspace form of tokenizers < 0.19 (``add_prefix_space``, ``str_rep``; older T5 / ALBERT
+    files on the Hub) into today's (``prepend_scheme``, ``split``), as HF does on loading; recurses into
+    Sequences.
+
+    >>> _modern_metaspace({"type": "Metaspace", "replacement": "▁", "add_prefix_space": True})
+    {'type': 'Metaspace', 'replacement': '▁', 'prepend_scheme': 'always', 'split': True}
+    """
+    if not isinstance(component, dict):
+        return component
+    if component.get("type") == "Metaspace" and ("add_prefix_space" in component or "str_rep" in component):
+        out = {k: v for k, v in component.items() if k not in ("add_prefix_space", "str_rep")}
+        out.setdefault("prepend_scheme", "always" if component.get("add_prefix_space", True) else "never")
+        out.setdefault("split", True)
+        return out
+    for key in ("pretokenizers", "decoders"):
+        if component.get("type") == "Sequence" and isinstance(component.get(key), list):
+            return {**component, key: [_modern_metaspace(c) for c in component[key]]}
+    return component
 
 
 def _read_model(data: object, source: str) -> tuple[BPE | WordPiece | Unigram, dict[str, Any] | None]:

@@ -7,7 +7,7 @@ use super::Tokenizer;
 use crate::encoding::Encoding;
 use crate::model::{Model, Ranged};
 use crate::pretok::metaspace::Mapped;
-use crate::pretok::{PreTokenizer, PrependScheme};
+use crate::pretok::{for_each_slice_piece, Metaspace, PreTokenizer, PrependScheme};
 
 thread_local! {
     static MAPPED: std::cell::RefCell<Mapped> = std::cell::RefCell::new(Mapped::default());
@@ -17,13 +17,15 @@ impl Tokenizer {
     /// True when `encode_words` must take [`Self::encode_words_ranged`].
     pub(super) fn needs_ranges(&self) -> bool {
         matches!(self.model, Model::Unigram(_)) && !matches!(self.pre_tokenizer, Some(PreTokenizer::ByteLevel { .. }))
-            || matches!(self.pre_tokenizer, Some(PreTokenizer::Metaspace(_)))
+            || self.pre_tokenizer.as_ref().is_some_and(|p| matches!(p.last(), PreTokenizer::Metaspace(_)))
     }
 
     /// Metaspace with `prepend_scheme: first` needs the original offsets of each text (whether it
     /// starts the input), which only the full path has.
     pub(super) fn needs_original_offsets(&self) -> bool {
-        matches!(&self.pre_tokenizer, Some(PreTokenizer::Metaspace(m)) if m.prepend_scheme == PrependScheme::First)
+        self.pre_tokenizer.as_ref().is_some_and(
+            |p| matches!(p.last(), PreTokenizer::Metaspace(m) if m.prepend_scheme == PrependScheme::First),
+        )
     }
 
     /// The model's tokens of `word` as ranges (consecutive lengths for BPE / WordPiece).
@@ -74,30 +76,15 @@ impl Tokenizer {
         let mut ranges: Vec<Ranged> = Vec::new();
         let mut err: Option<String> = None;
         match &self.pre_tokenizer {
-            Some(PreTokenizer::Metaspace(m)) => MAPPED.with(|cell| {
-                let mut mapped = cell.borrow_mut();
-                // HF `First`: the text starts at original offset 0 (after normalization).
-                let at_start = t.chars().next().is_some_and(|c| map(base, base + c.len_utf8()).0 == 0);
-                m.map_into(t, at_start, &mut mapped);
-                let Mapped { text, align } = &*mapped;
-                m.split(text, |a, b| {
-                    if err.is_some() {
-                        return;
-                    }
-                    *salt += 1;
-                    let word = &text[a..b];
-                    match self.word_ranges(word, *salt, &mut ranges) {
-                        Ok(()) => self.push_ranged(word, &ranges, enc, |s, e| {
-                            if e <= s {
-                                let p = align[a + s.min(b - a - 1)].0;
-                                return map(base + p, base + p);
-                            }
-                            map(base + align[a + s].0, base + align[a + e - 1].1)
-                        }),
-                        Err(e) => err = Some(e),
+            Some(PreTokenizer::Metaspace(m)) => self.metaspace_words(m, t, base, map, enc, salt)?,
+            Some(PreTokenizer::Sequence(v)) if matches!(v.last(), Some(PreTokenizer::Metaspace(_))) => {
+                let Some((PreTokenizer::Metaspace(m), head)) = v.split_last() else { unreachable!() };
+                for_each_slice_piece(head, t, &mut |s, e| {
+                    if err.is_none() {
+                        err = self.metaspace_words(m, &t[s..e], base + s, map, enc, salt).err();
                     }
                 });
-            }),
+            }
             Some(p) => p.for_each_raw_piece_with_offsets(t, |raw, (ps, _)| {
                 if err.is_some() {
                     return;
@@ -114,6 +101,45 @@ impl Tokenizer {
                 self.push_ranged(t, &ranges, enc, |s, e| map(base + s, base + e));
             }
         }
+        err.map_or(Ok(()), Err)
+    }
+
+    /// Metaspace on `t` (= normalized[base..]): map, split, tokenize, offsets through the byte alignment.
+    fn metaspace_words(
+        &self,
+        m: &Metaspace,
+        t: &str,
+        base: usize,
+        map: &dyn Fn(usize, usize) -> (usize, usize),
+        enc: &mut Encoding,
+        salt: &mut u64,
+    ) -> Result<(), String> {
+        let mut ranges: Vec<Ranged> = Vec::new();
+        let mut err: Option<String> = None;
+        MAPPED.with(|cell| {
+            let mut mapped = cell.borrow_mut();
+            // HF `First`: the text starts at original offset 0 (after normalization).
+            let at_start = t.chars().next().is_some_and(|c| map(base, base + c.len_utf8()).0 == 0);
+            m.map_into(t, at_start, &mut mapped);
+            let Mapped { text, align } = &*mapped;
+            m.split(text, |a, b| {
+                if err.is_some() {
+                    return;
+                }
+                *salt += 1;
+                let word = &text[a..b];
+                match self.word_ranges(word, *salt, &mut ranges) {
+                    Ok(()) => self.push_ranged(word, &ranges, enc, |s, e| {
+                        if e <= s {
+                            let p = align[a + s.min(b - a - 1)].0;
+                            return map(base + p, base + p);
+                        }
+                        map(base + align[a + s].0, base + align[a + e - 1].1)
+                    }),
+                    Err(e) => err = Some(e),
+                }
+            });
+        });
         err.map_or(Ok(()), Err)
     }
 }
