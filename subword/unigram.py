@@ -249,9 +249,23 @@ class UnigramEncoder:
         """Viterbi pieces."""
         return [self._pieces[i] for i in self.encode(text)]
 
-    def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
-        """Viterbi ids of many texts (normalized and encoded in parallel in Rust)."""
-        return self._core.encode_batch_spm(list(texts), self._spec)
+    def encode_batch(self, texts: Sequence[str], *, word_cache: bool = True) -> list[list[int]]:
+        """Viterbi ids of many texts (normalized and encoded in parallel in Rust).
+
+        Each worker thread caches the path of every word it has seen; a word's cached path is
+        used only where float32 rounding at the line's running score provably cannot change it,
+        so the ids are always those of the whole-line Viterbi (sentencepiece's).
+        ``word_cache=False`` runs the whole-line Viterbi on every text (same ids, slower).
+
+        >>> enc = UnigramEncoder(train_unigram(["ab ab ba"] * 4, UnigramTrainer(vocab_size=8,
+        ...     normalization_rule_name="identity", hard_vocab_limit=False)))
+        >>> enc.encode_batch(["ab ba", "ba"]) == [enc.encode("ab ba"), enc.encode("ba")]
+        True
+        >>> enc.encode_batch(["ab ba"], word_cache=False) == enc.encode_batch(["ab ba"])
+        True
+        """
+        return self._core.encode_batch_spm(texts if isinstance(texts, list) else list(texts), self._spec,
+                                           word_cache=word_cache)
 
     def nbest(self, text: str, n: int) -> list[tuple[list[int], float]]:
         """The ``n`` best segmentations with their scores, best first."""

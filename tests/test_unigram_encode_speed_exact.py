@@ -79,8 +79,8 @@ def test_cache_on_and_off_give_the_same_ids(gutenberg_model: Path) -> None:
     words = " ".join(held).split()
     # shuffled words at random line lengths: new contexts (running scores) for the cached words
     texts = held[:20000] + [" ".join(rng.choices(words, k=rng.randint(1, 600))) for _ in range(1500)]
-    on = enc._core.encode_batch_spm(texts, enc._spec, word_cache=True)
-    off = enc._core.encode_batch_spm(texts, enc._spec, word_cache=False)
+    on = enc.encode_batch(texts)
+    off = enc.encode_batch(texts, word_cache=False)
     assert on == off
 
 
@@ -121,7 +121,7 @@ def test_near_ties_that_flip_with_the_running_score_match_sentencepiece(tmp_path
                       for _ in range(rng.randint(1, 500))) for _ in range(300)]
     want = sp.encode(texts)
     assert enc.encode_batch(texts) == want
-    assert enc._core.encode_batch_spm(texts, enc._spec, word_cache=False) == want
+    assert enc.encode_batch(texts, word_cache=False) == want
     # the test has teeth: encoding each word alone (what a cache without the guard returns)
     # differs from sentencepiece's whole-line result on some lines
     naive = [[i for w in t.split(" ") for i in sp.encode(w)] for t in texts]
