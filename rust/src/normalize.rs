@@ -195,11 +195,16 @@ impl Normalizer {
                 cur
             }
             Normalizer::Bert { .. } => self.bert_str(s),
-            Normalizer::Nmt
-            | Normalizer::Strip { .. }
-            | Normalizer::Prepend(_)
-            | Normalizer::Replace { .. }
-            | Normalizer::Precompiled(_) => {
+            Normalizer::Precompiled(p) if p.leaves_unchanged(s) => s.to_string(),
+            Normalizer::Nmt => sentencepiece::nmt_str(s),
+            Normalizer::Strip { left, right } => {
+                let t = if *left { s.trim_start_matches(char::is_whitespace) } else { s };
+                (if *right { t.trim_end_matches(char::is_whitespace) } else { t }).to_string()
+            }
+            Normalizer::Prepend(_) if s.is_empty() => String::new(),
+            Normalizer::Prepend(p) => format!("{p}{s}"),
+            Normalizer::Replace { pattern, content } => pattern.replace_in(s, content),
+            Normalizer::Precompiled(_) => {
                 let chars: Vec<AlignedChar> = s.chars().map(|c| (c, (0, 0))).collect();
                 self.apply_aligned(chars).into_iter().map(|x| x.0).collect()
             }
@@ -647,6 +652,8 @@ mod tests {
             "\u{0f73}\u{0f75}\u{0f81}",
             "a\u{0300}\u{0315}\u{0301}b",
             "\u{0}x\u{7}\t\u{200b}中文\u{fffd}\u{e000}Ö\u{85}\u{a0}y\r\n",
+            "  two  spaces   three \u{3000} ",
+            "   ",
         ];
         let norms = [
             Normalizer::Nfc,
@@ -658,6 +665,12 @@ mod tests {
             Normalizer::Sequence(vec![Normalizer::Nfd, Normalizer::StripAccents, Normalizer::Lowercase]),
             Normalizer::Bert { clean_text: true, handle_chinese_chars: true, strip_accents: None, lowercase: true },
             Normalizer::Bert { clean_text: false, handle_chinese_chars: false, strip_accents: Some(true), lowercase: false },
+            Normalizer::Nmt,
+            Normalizer::Strip { left: true, right: false },
+            Normalizer::Strip { left: true, right: true },
+            Normalizer::Prepend("\u{2581}".into()),
+            Normalizer::from_json_str(r#"{"type":"Replace","pattern":{"Regex":" {2,}"},"content":"\u2581"}"#).unwrap(),
+            Normalizer::from_json_str(r#"{"type":"Replace","pattern":{"String":" "},"content":"\u2581"}"#).unwrap(),
         ];
         // Plus a deterministic pseudo-random sweep over Latin/Greek/Hangul/combining ranges.
         let mut extra = Vec::new();

@@ -38,6 +38,11 @@ pub(super) fn nmt(chars: Vec<AlignedChar>) -> Vec<AlignedChar> {
         .collect()
 }
 
+/// [`nmt`] without alignments.
+pub(super) fn nmt_str(s: &str) -> String {
+    nmt(s.chars().map(|c| (c, (0, 0))).collect()).into_iter().map(|x| x.0).collect()
+}
+
 /// HF `Strip`: removes leading and/or trailing whitespace (`char::is_whitespace`).
 pub(super) fn strip(chars: Vec<AlignedChar>, left: bool, right: bool) -> Vec<AlignedChar> {
     let lead = if left { chars.iter().take_while(|x| x.0.is_whitespace()).count() } else { 0 };
@@ -149,6 +154,7 @@ impl ReplacePattern {
     pub fn replace_in(&self, s: &str, content: &str) -> String {
         match self {
             ReplacePattern::Literal(p) => s.replace(p.as_str(), content),
+            ReplacePattern::Repeat { atom: Atom::Char(c), .. } if !s.contains(*c) => s.to_string(),
             ReplacePattern::Repeat { .. } => {
                 let chars: Vec<char> = s.chars().collect();
                 let mut out = String::with_capacity(s.len());
@@ -217,6 +223,8 @@ pub(super) fn replace(chars: Vec<AlignedChar>, pattern: &ReplacePattern, content
 pub struct Precompiled {
     pub base64: String,
     map: Arc<CharsMap>,
+    /// `ascii_kept[b]`: the charsmap leaves ASCII char `b` alone (no key is `b`).
+    ascii_kept: [bool; 128],
 }
 
 impl std::fmt::Debug for Precompiled {
@@ -237,7 +245,18 @@ impl Precompiled {
     pub fn from_base64(b64: &str) -> Result<Self, String> {
         let blob = decode_base64(b64).map_err(|e| format!("normalizer Precompiled: {e}"))?;
         let map = CharsMap::from_blob(&blob).map_err(|e| format!("normalizer Precompiled: {e}"))?;
-        Ok(Precompiled { base64: b64.to_string(), map: Arc::new(map) })
+        let mut ascii_kept = [false; 128];
+        for (b, kept) in ascii_kept.iter_mut().enumerate() {
+            *kept = map.longest_prefix(&[b as u8]).is_none();
+        }
+        Ok(Precompiled { base64: b64.to_string(), map: Arc::new(map), ascii_kept })
+    }
+
+    /// True when the charsmap cannot change `text`: ASCII only, no char of it is a key, and no CR (a CR LF
+    /// pair is one grapheme, looked up as a whole). Every ASCII char but CR is its own grapheme when
+    /// followed by ASCII, and keys are whole UTF-8 strings, so nothing can match.
+    pub fn leaves_unchanged(&self, text: &str) -> bool {
+        text.bytes().all(|b| b < 0x80 && b != b'\r' && self.ascii_kept[b as usize])
     }
 
     /// The replacement of the shortest key that is a prefix of `chunk` (HF's `transform`).
@@ -257,6 +276,9 @@ impl Precompiled {
     }
 
     pub(super) fn apply(&self, chars: Vec<AlignedChar>) -> Vec<AlignedChar> {
+        if chars.iter().all(|&(c, _)| c.is_ascii() && c != '\r' && self.ascii_kept[c as usize]) {
+            return chars;
+        }
         let plain: Vec<char> = chars.iter().map(|x| x.0).collect();
         let mut out: Vec<Changed> = Vec::with_capacity(plain.len());
         let mut modified = false;
