@@ -93,7 +93,7 @@ pub(super) fn next_instance() -> u64 {
     INSTANCES.fetch_add(1, Ordering::Relaxed)
 }
 
-/// Models whose caches a thread keeps (the oldest is dropped).
+/// Models whose caches a thread keeps (the least recently used is dropped).
 const MAX_MODELS_PER_THREAD: usize = 4;
 /// Pieces kept per cached word: words of up to 15 bytes (the key is packed in 16 bytes) rarely
 /// need more, and the rest is always run from `B`.
@@ -296,8 +296,15 @@ impl UnigramModel {
         sentence.clear();
         CACHES.with(|cell| {
             let mut caches = cell.borrow_mut();
+            // most recently used last: a model's cache stays while it is in use, whatever other
+            // models come and go
+            let last = caches.len().wrapping_sub(1);
             let slot = match caches.iter().rposition(|(id, _)| *id == self.instance) {
-                Some(s) => s,
+                Some(s) if s == last => s,
+                Some(s) => {
+                    caches[s..].rotate_left(1);
+                    last
+                }
                 None => {
                     if caches.len() >= MAX_MODELS_PER_THREAD {
                         caches.remove(0);
@@ -548,6 +555,20 @@ mod tests {
             }
         }
         assert_eq!(found, t.len);
+    }
+
+    #[test]
+    fn a_model_in_use_keeps_its_cache_while_others_come_and_go() {
+        let kept = near_tie_model();
+        cached_ids(&kept, "▁xy");
+        let slots = || CACHES.with(|c| c.borrow().iter().map(|(id, _)| *id).collect::<Vec<u64>>());
+        for _ in 0..2 * MAX_MODELS_PER_THREAD {
+            let other = near_tie_model();
+            cached_ids(&other, "▁xy");
+            cached_ids(&kept, "▁xy");
+            assert!(slots().contains(&kept.instance) && slots().contains(&other.instance));
+        }
+        assert!(slots().len() <= MAX_MODELS_PER_THREAD);
     }
 
     #[test]
