@@ -218,6 +218,9 @@ def test_save_load_round_trip(pair, tmp_path: Path) -> None:
     assert [e.ids for e in hf_again.encode_batch(lines)] == [e.ids for e in hf.encode_batch(lines)]
     assert [e.ids for e in again.encode_batch(lines)] == [e.ids for e in hf.encode_batch(lines)]
     assert ours.get_vocab() == hf.get_vocab()
+    saved, original = json.loads(out.read_text(encoding="utf-8")), json.loads(path.read_text(encoding="utf-8"))
+    for section in ("normalizer", "pre_tokenizer", "post_processor", "decoder", "added_tokens"):
+        assert saved[section] == original[section], section
 
 
 def test_pairs_truncation_padding_equal_hf(pair) -> None:
@@ -236,6 +239,28 @@ def test_pairs_truncation_padding_equal_hf(pair) -> None:
     for o, h in zip(got, expected):
         assert (o.ids, o.tokens, o.offsets, o.attention_mask) == (h.ids, h.tokens, h.offsets, h.attention_mask)
         assert [x.ids for x in o.overflowing] == [x.ids for x in h.overflowing]
+
+
+@pytest.mark.parametrize("kind", ["t5", "albert", "llama_legacy"])
+def test_random_unicode_strings_equal_hf(tmp: str, kind: str) -> None:
+    """Short random strings over scripts with combining marks, jamo, flags, emoji, zero-width and full-width
+    chars: where the Precompiled grapheme rule, Replace alignment and byte fallback meet."""
+    import random
+
+    text = _json_of(tmp, kind)
+    hf, ours = tokenizers.Tokenizer.from_str(text), Tokenizer.from_str(text)
+    pools = [(0x20, 0x7E), (0xC0, 0x17F), (0x300, 0x36F), (0x900, 0x97F), (0x1100, 0x11FF), (0xAC00, 0xAC40),
+             (0x1F1E6, 0x1F1FF), (0x1F300, 0x1F3FF), (0x200B, 0x200F), (0xFF00, 0xFFEF), (0x3000, 0x30FF),
+             (0xE00, 0xE7F), (0x600, 0x6FF)]
+    rng = random.Random(7)
+    lines = ["".join(chr(rng.randint(*rng.choice(pools))) for _ in range(rng.randint(1, 12))) for _ in range(1500)]
+    native = ours.normalizer.native()
+    for line in lines:
+        expected = hf.normalizer.normalize_str(line)
+        assert native.normalize_str(line) == expected, ascii(line)
+        assert ours.normalizer.normalize_str(line) == expected, ascii(line)
+    for line, o, h in zip(lines, ours.encode_batch(lines), hf.encode_batch(lines)):
+        assert (o.ids, o.tokens, o.offsets) == (h.ids, h.tokens, h.offsets), ascii(line)
 
 
 def test_metaspace_first_scheme_after_added_tokens(tmp: str) -> None:
