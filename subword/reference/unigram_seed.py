@@ -11,9 +11,10 @@ LCP intervals of a suffix array of the sentences' bytes (the spec of ``rust/src/
 * Seeds: pieces counted at least twice, ``score = f32(count) * f32(chars)``, ordered by score desc,
   byte length desc, bytes asc; the first ``seed_size``.
 
-The suffix array here sorts each suffix by its first ``4 * max_len + 2`` bytes only (Python's
-``sorted``): deeper intervals can never give a piece of ``max_len`` characters (sentences are
-never empty, so at most one ``\\0`` trails a piece), and shallower ones are the same either way.
+The suffix array here holds only the suffixes that start a character (not a ``\\0``), each
+sorted by its first ``4 * max_len + 2`` bytes (Python's ``sorted``): other intervals can never
+give a piece (deeper ones are too long: sentences are never empty, so at most one ``\\0`` trails
+a piece), and the ones that can are the same either way.
 
 >>> seeds = suffix_array_seeds([("\u2581ab\u2581ab", 1), ("\u2581ab", 2)], max_len=8, seed_size=10,
 ...                            valid=lambda piece: True)
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Iterator, Sequence
+from itertools import pairwise
 
 __all__ = ["lcp_intervals", "suffix_array_seeds"]
 
@@ -52,21 +54,28 @@ def _chunks(sentences: Sequence[tuple[str, int]]) -> Iterator[bytes]:
         yield bytes(chunk)
 
 
+def _common_prefix_length(a: bytes, b: bytes) -> int:
+    """Compared as big-endian integers, the first differing byte is the highest set byte of a ^ b."""
+    m = min(len(a), len(b))
+    x = int.from_bytes(a[:m], "big") ^ int.from_bytes(b[:m], "big")
+    return m - (x.bit_length() + 7) // 8
+
+
 def lcp_intervals(text: bytes, max_depth: int) -> Iterator[tuple[int, int, int]]:
     """``(first suffix start, count, depth)`` of every LCP interval of ``text`` with
-    ``0 < depth < max_depth``, children before their parent.
+    ``0 < depth < max_depth`` whose string starts a character other than ``\\0``, children
+    before their parent.
 
     >>> sorted((b"banana"[o:o + d], n) for o, n, d in lcp_intervals(b"banana", 10))
     [(b'a', 3), (b'ana', 2), (b'na', 2)]
     """
-    sa = sorted(range(len(text)), key=lambda i: text[i:i + max_depth])
-    lcp = [0] * len(sa)
-    for i in range(1, len(sa)):
-        a, b = text[sa[i - 1]:sa[i - 1] + max_depth], text[sa[i]:sa[i] + max_depth]
-        h = 0
-        while h < min(len(a), len(b)) and a[h] == b[h]:
-            h += 1
-        lcp[i] = h
+    # only suffixes that start a character and are not a separator: every occurrence of a string
+    # that starts so starts so too, which keeps its interval, count and followers
+    starts = [i for i, b in enumerate(text) if b & 0xC0 != 0x80 and b != 0]
+    keys = {i: text[i:i + max_depth] for i in starts}
+    sa = sorted(starts, key=keys.__getitem__)
+    lcp = [0] + [_common_prefix_length(keys[a], keys[b]) for a, b in pairwise(sa)]
+    del keys
     stack = [(0, 0)]  # (left bound, depth); the root stays
     for i in range(1, len(sa) + 1):
         h = lcp[i] if i < len(sa) else 0
