@@ -404,7 +404,7 @@ class Replace(Normalizer):
 
 
 @REGISTRY.register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Precompiled(Normalizer):
     """HF ``Precompiled``: SentencePiece's normalization table (``precompiled_charsmap``, base64 in the file).
 
@@ -420,6 +420,10 @@ class Precompiled(Normalizer):
 
     type_name: ClassVar[str] = "Precompiled"
     precompiled_charsmap: str = ""
+
+    def __repr__(self) -> str:
+        # The table is ~300 KB of base64: show its size, not its text.
+        return f"Precompiled(precompiled_charsmap=<{len(self.precompiled_charsmap)} base64 chars>)"
 
     def normalize_str(self, text: str) -> str:
         import regex
