@@ -85,6 +85,10 @@ CASES = {
     "user_defined_symbols_split_by_whitespace_false": ("gut", {
         "vocab_size": 1000, "user_defined_symbols": ["the", "<sep>"], "split_by_whitespace": False,
         "max_sentencepiece_length": 8}),
+    # fewer seeds than candidates: the order of the candidates decides which are kept
+    "seed_sentencepiece_size_small": ("gut", {"vocab_size": 1000, "seed_sentencepiece_size": 3000}),
+    "seed_sentencepiece_size_small_no_spaces": ("multi", {"vocab_size": 2200, "seed_sentencepiece_size": 2500,
+                                                          "split_by_whitespace": False}),
     # sentencepiece keeps the first N loadable lines; with shuffle_input_sentence=true it samples with
     # a generator salted per process, so its own result changes from run to run (not comparable)
     "input_sentence_size_first_lines": ("gut", {"vocab_size": 800, "input_sentence_size": 1200,

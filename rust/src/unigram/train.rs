@@ -260,6 +260,9 @@ impl WhitespaceRules {
 }
 
 fn seed_spm(input: &TrainInput, cfg: &UnigramTrainerConfig, valid: &Validity) -> Vec<(String, f64)> {
+    // sentencepiece 0.2.3 reads seed_sentencepiece_size 0 as "8x the vocabulary, at least 100k"
+    let seed_size = if cfg.seed_size == 0 { (8 * cfg.vocab_size).max(100_000) } else { cfg.seed_size };
+    let cfg = &UnigramTrainerConfig { seed_size, ..cfg.clone() };
     let rules = WhitespaceRules::probe(valid);
     let units = if rules.spans_words { None } else { Some(word_units(input, &rules)) };
     let subs = match units {
