@@ -14,6 +14,10 @@
 //! - Result: pieces with total frequency >= 2, `score = f32(freq) * f32(chars)`, ordered by score
 //!   desc, byte length desc, bytes asc; the first `seed_size`.
 //!
+//! Not followed: sentencepiece's command-line-only flags `min_freq_alpha` (a higher minimum count
+//! for long candidates) and `seed_piece_length_power` (`freq * len^power`); their defaults (0 and
+//! 1) are what we do. Its Python API refuses them (measured: "unknown field name" in TrainerSpec).
+//!
 //! This is exact for every option; `train.rs` uses it when pieces may span words
 //! (`split_by_whitespace=false`) and otherwise a per-word count, which finds the same intervals
 //! several times faster.

@@ -422,7 +422,8 @@ fn to_log_prob(c: Compat, pieces: &mut [(String, f64)]) {
 
 /// The trainer's evolving model: pieces and scores. In HF mode piece 0 is the `<UNK>` placeholder (NaN).
 /// Matches come from the encoder's byte-level double-array trie (the same matches as a char trie,
-/// shortest first, so the lattice and its tie order are unchanged); about twice as fast to walk.
+/// shortest first, so the lattice and its tie order are unchanged; measured ~10% less CPU for a
+/// whole training than the char trie).
 struct Model {
     pieces: Vec<(String, f64)>,
     compat: Compat,
