@@ -6,6 +6,10 @@
 //!   over char boundaries, following the byte-level double array ([`super::darray`]) from each
 //!   start, with `best[end]` updated on a strict `>` so ties go to the earliest start
 //!   (SentencePiece's and HF's rule). Sums are f32 in SentencePiece mode.
+//! - [`UnigramModel::encode_ids_into`] (the batch path) goes word by word through a per-thread
+//!   cache of word paths, used only where float32 rounding provably cannot change the decision
+//!   (`encode/word_cache.rs` has the argument), so its ids equal [`UnigramModel::encode`]'s.
+//!   `encode` itself, offsets, n-best and sampling run on the whole string as before.
 //! - The char [`Trie`] (children laid out flat, sorted by char) serves the lattice-based paths:
 //!   n-best, sampling and training.
 
