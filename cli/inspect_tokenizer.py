@@ -20,6 +20,8 @@ def _component_text(spec: Any) -> str:
 
     >>> _component_text({"type": "ByteLevel", "add_prefix_space": False})
     'ByteLevel(add_prefix_space=false)'
+    >>> _component_text({"type": "Precompiled", "precompiled_charsmap": {"bytes": 237000, "base64_chars": 316000}})
+    'Precompiled(charsmap of 237,000 bytes)'
     >>> _component_text(None)
     'none'
     """
@@ -28,11 +30,34 @@ def _component_text(spec: Any) -> str:
     if not isinstance(spec, dict):
         return json.dumps(spec)
     kind = spec.get("type", "?")
+    if kind == "Precompiled" and isinstance(spec.get("precompiled_charsmap"), dict):
+        return f"Precompiled(charsmap of {spec['precompiled_charsmap']['bytes']:,} bytes)"
     if kind == "Sequence":
         inner = spec.get("normalizers") or spec.get("pretokenizers") or spec.get("processors") or spec.get("decoders")
         return "Sequence[" + ", ".join(_component_text(s) for s in inner or []) + "]"
     args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in spec.items() if k != "type")
     return f"{kind}({args})" if args else kind
+
+
+def _summarise_charsmaps(spec: Any) -> Any:
+    """``spec`` with each ``precompiled_charsmap`` (SentencePiece's normalization table, ~300 KB of base64
+    in T5 / ALBERT files) replaced by its size, which is all a reader can use.
+
+    >>> _summarise_charsmaps({"type": "Precompiled", "precompiled_charsmap": "aGVsbG8="})
+    {'type': 'Precompiled', 'precompiled_charsmap': {'bytes': 5, 'base64_chars': 8}}
+    """
+    if isinstance(spec, list):
+        return [_summarise_charsmaps(s) for s in spec]
+    if not isinstance(spec, dict):
+        return spec
+    out = {}
+    for key, value in spec.items():
+        if key == "precompiled_charsmap" and isinstance(value, str):
+            size = len(value) * 3 // 4 - len(value) + len(value.rstrip("="))
+            out[key] = {"bytes": size, "base64_chars": len(value)}
+        else:
+            out[key] = _summarise_charsmaps(value)
+    return out
 
 
 def _flatten(record: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -58,7 +83,8 @@ def describe_tokenizer(path: Path) -> dict[str, Any]:
         path: A ``tokenizer.json`` that :meth:`subword.Tokenizer.from_file` accepts.
 
     Returns:
-        A JSON-serialisable dict (the ``--json`` output).
+        A JSON-serialisable dict (the ``--json`` output); a ``Precompiled`` normalizer's charsmap is given
+        as its size (``{"bytes": n, "base64_chars": m}``), not its text.
 
     >>> import tempfile
     >>> from subword.trainers import BpeTrainer, train_bpe
@@ -88,7 +114,7 @@ def describe_tokenizer(path: Path) -> dict[str, Any]:
         "merges": len(model.get("merges") or []),
         "added_tokens": specials,
         "model_options": model_options,
-        **{name: raw.get(name) for name in _COMPONENTS},
+        **{name: _summarise_charsmaps(raw.get(name)) for name in _COMPONENTS},
         "provenance": tok.provenance or None,
     }
 

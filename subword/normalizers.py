@@ -343,37 +343,53 @@ class Prepend(Normalizer):
         return self.prepend + text if text else text
 
 
-#: The regexes the Rust core's ``Replace`` takes: one char, ``\s`` or an escaped ASCII punctuation char,
-#: optionally followed by ``+``, ``{n}``, ``{n,}`` or ``{n,m}`` (n >= 1).
-_CORE_REGEX = re.compile(r"(?:\\s|\\[!-/:-@\[-`{-~]|[^\\.\[\](){}|^$*+?])(?:\+|\{(\d+)(?:(,)(\d*))?\})?",
-                         re.DOTALL)
-
-
 def _check_pattern(owner: str, pattern: object) -> None:
-    """A Replace pattern is ``{"String": s}`` or ``{"Regex": r}`` (HF's JSON form) that the core can run."""
+    """A Replace pattern is ``{"String": s}`` or ``{"Regex": r}`` (HF's JSON form) that the core can run.
+
+    The core runs regexes with the Rust ``regex`` crate and refuses, naming the pattern, what that crate
+    lacks or reads differently from HF's Oniguruma (look-around, backreferences, possessive quantifiers,
+    POSIX classes, the inline flags ``m`` / ``s``, ...); the check asks the core itself.
+    """
     if not (isinstance(pattern, dict) and len(pattern) == 1 and set(pattern) <= {"String", "Regex"}
             and isinstance(next(iter(pattern.values())), str) and next(iter(pattern.values()))):
         raise TypeError(f"{owner}.pattern must be {{'String': str}} or {{'Regex': str}}, got {pattern!r}")
     if "Regex" in pattern:
-        m = _CORE_REGEX.fullmatch(pattern["Regex"])
-        low, comma, high = m.groups() if m else (None, None, None)
-        ok = m is not None and (low is None or (int(low) >= 1 and (not comma or not high or int(high) >= int(low))))
-        if not ok:
-            raise ValueError(f"unsupported {owner} regex {pattern['Regex']!r}: only one char (or \\s) with an "
-                             "optional quantifier (+, {n}, {n,}, {n,m}) is supported")
+        import json
+
+        from subword import _core
+
+        spec = json.dumps({"type": "Replace", "pattern": pattern, "content": ""})
+        try:
+            _core.Normalizer(spec)
+        except ValueError as exc:
+            reason = str(exc).split(": ", 1)[-1]
+            raise ValueError(f"unsupported {owner} regex {pattern['Regex']!r}: {reason}") from None
 
 
 def replace_pattern(pattern: dict[str, str], content: str, text: str) -> str:
     """Replace every match of an HF pattern dict in ``text`` (the reference for ``Replace``).
 
-    >>> replace_pattern({"Regex": " {2,}"}, "▁", "a   b c")
-    'a▁b c'
+    HF's rules: ``content`` is literal, ``^`` / ``$`` are line anchors, an empty match right after the
+    previous match is skipped, and an empty text has no match at all.
+
+    >>> replace_pattern({"Regex": " {2,}"}, "▁", "a   b c"), replace_pattern({"Regex": "a*"}, "X", "baaac")
+    ('a▁b c', 'XbXcX')
     """
     if "String" in pattern:
         return text.replace(pattern["String"], content)
+    if not text:
+        return text
     import regex
 
-    return regex.sub(pattern["Regex"], content.replace("\\", "\\\\"), text)
+    out, last = [], 0
+    for m in regex.finditer(pattern["Regex"], text, flags=regex.MULTILINE):
+        if m.start() == m.end() and m.start() == last and last > 0 and out:
+            continue  # an empty match touching the previous match
+        out.append(text[last:m.start()])
+        out.append(content)
+        last = m.end()
+    out.append(text[last:])
+    return "".join(out)
 
 
 @REGISTRY.register
@@ -381,8 +397,8 @@ def replace_pattern(pattern: dict[str, str], content: str, text: str) -> str:
 class Replace(Normalizer):
     """HF ``Replace``: every match of ``pattern`` (``{"String": s}`` or ``{"Regex": r}``) becomes ``content``.
 
-    The Rust core takes a literal, or a regex that is one char (or ``\\s``) with a quantifier (``" {2,}"``,
-    what the SentencePiece conversions write); other regexes are refused with an error naming them.
+    The Rust core takes a literal or a regex (the ``regex`` crate's syntax where it reads like Oniguruma's);
+    other regexes are refused with an error naming them.
 
     >>> Replace({"Regex": " {2,}"}, " ").normalize_str("a    b")
     'a b'

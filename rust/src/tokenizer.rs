@@ -25,9 +25,7 @@
 //!   when truncating), we report the real 0 / 1 / None;
 //! - dropout draws from our seeded RNG (HF's is not seedable), so only its distribution compares;
 //! - where HF panics (truncation stride >= the room left), we return an error;
-//! - `Precompiled` cuts text into extended grapheme clusters with tables approximated from the general
-//!   category (`normalize/graphemes.rs`; no Indic conjunct rule), HF with `unicode-segmentation`: equal on
-//!   the test texts (real lines, combining sequences, jamo, flags, emoji), rare scripts may differ.
+//! - `Precompiled` cuts text into grapheme clusters with `unicode-segmentation`, as HF; its Unicode tables may be newer than HF's build's.
 //!
 //! Supported components: normalizers of `normalize.rs`; pre-tokenizers of `pretok.rs` (a Sequence
 //! of one is unwrapped; longer ones as `PreTokenizer::sequence` allows) or none; models of `model.rs` (BPE, WordPiece, Unigram);

@@ -18,7 +18,8 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::graphemes::for_each_grapheme;
+use unicode_segmentation::UnicodeSegmentation;
+
 use super::{assign_positionally, AlignedChar, Changed};
 use crate::spm::CharsMap;
 
@@ -60,33 +61,89 @@ pub(super) fn prepend(mut chars: Vec<AlignedChar>, s: &str) -> Vec<AlignedChar> 
 }
 
 /// The pattern of a `Replace` normalizer or decoder.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// HF compiles both forms with Oniguruma (a `String` escaped); we run literals with `str` search and
+/// regexes with the `regex` crate, which has the same leftmost-first match semantics and skips an empty
+/// match that touches the end of the previous match, as HF does (`a*` on `baaac` gives `XbXcX`). What
+/// Oniguruma reads differently or the regex crate lacks is refused with an error naming the pattern:
+/// look-around, backreferences, atomic groups, possessive quantifiers, `\Z`, `\R`, `\h`, `\K`, `\G`,
+/// POSIX classes (Unicode in Oniguruma, ASCII in the regex crate) and the inline flags `m` / `s`
+/// (Oniguruma's `(?m)` is the regex crate's `(?s)`). `^` and `$` are line anchors in both (we compile
+/// in multi-line mode). Known remaining difference: the regex crate's `\w` also matches ZWJ / ZWNJ.
+#[derive(Clone, Debug)]
 pub enum ReplacePattern {
     /// HF `{"String": ...}`: a literal.
     Literal(String),
-    /// HF `{"Regex": ...}` restricted to one char (or `\s`) repeated `min..=max` times: what the
-    /// SentencePiece conversions use (`" {2,}"`). `source` is the pattern as written.
-    Repeat { source: String, atom: Atom, min: usize, max: usize },
+    /// HF `{"Regex": ...}`; `source` is the pattern as written.
+    Regex { source: String, regex: regex::Regex },
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Atom {
-    Char(char),
-    /// `\s`: Unicode White_Space.
-    Space,
-}
-
-impl Atom {
-    fn matches(self, c: char) -> bool {
-        match self {
-            Atom::Char(x) => c == x,
-            Atom::Space => c.is_whitespace(),
+impl PartialEq for ReplacePattern {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (ReplacePattern::Literal(a), ReplacePattern::Literal(b)) => a == b,
+            (ReplacePattern::Regex { source: a, .. }, ReplacePattern::Regex { source: b, .. }) => a == b,
+            _ => false,
         }
     }
 }
 
+impl Eq for ReplacePattern {}
+
+/// Why Oniguruma syntax in `r` cannot be run the same by the regex crate, if it cannot.
+fn oniguruma_only_feature(r: &str) -> Option<&'static str> {
+    let chars: Vec<char> = r.chars().collect();
+    let mut i = 0;
+    let mut in_class = 0usize;
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => {
+                match chars.get(i + 1) {
+                    Some('1'..='9') => return Some("a backreference"),
+                    Some('k') if in_class == 0 => return Some("a named backreference"),
+                    Some('Z') => return Some("\\Z"),
+                    Some('R') => return Some("\\R"),
+                    Some('h') | Some('H') => return Some("\\h (a hex digit in Oniguruma)"),
+                    Some('K') => return Some("\\K"),
+                    Some('G') => return Some("\\G"),
+                    Some('X') => return Some("\\X"),
+                    _ => {}
+                }
+                i += 2;
+                continue;
+            }
+            '[' if chars.get(i + 1) == Some(&':') => return Some("a POSIX class (Unicode in Oniguruma)"),
+            '[' => in_class += 1,
+            ']' if in_class > 0 => in_class -= 1,
+            '(' if in_class == 0 && chars.get(i + 1) == Some(&'?') => match chars.get(i + 2) {
+                Some('=') | Some('!') => return Some("look-ahead"),
+                Some('<') if matches!(chars.get(i + 3), Some('=') | Some('!')) => return Some("look-behind"),
+                Some('>') => return Some("an atomic group"),
+                _ => {
+                    let flags: String = chars[i + 2..].iter().take_while(|c| c.is_ascii_alphabetic() || **c == '-').collect();
+                    if flags.contains('m') || flags.contains('s') {
+                        return Some("the inline flag m or s (Oniguruma's (?m) is dot-all)");
+                    }
+                }
+            },
+            '+' if in_class == 0 && i > 0 && matches!(chars[i - 1], '+' | '*' | '?') && !is_escaped(&chars, i - 1) => {
+                return Some("a possessive quantifier")
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Whether `chars[i]` is preceded by an odd number of backslashes.
+fn is_escaped(chars: &[char], i: usize) -> bool {
+    chars[..i].iter().rev().take_while(|&&c| c == '\\').count() % 2 == 1
+}
+
 impl ReplacePattern {
-    /// Parses `{"String": s}` or `{"Regex": r}`; regexes other than a repeated char are refused.
+    /// Parses `{"String": s}` or `{"Regex": r}`; regexes the regex crate cannot run as Oniguruma does are
+    /// refused with an error naming them.
     pub fn from_json(v: &Value, owner: &str) -> Result<Self, String> {
         if let Some(s) = v.get("String").and_then(|x| x.as_str()) {
             if s.is_empty() {
@@ -97,120 +154,83 @@ impl ReplacePattern {
         let Some(r) = v.get("Regex").and_then(|x| x.as_str()) else {
             return Err(format!("{owner} Replace: 'pattern' must be {{\"String\": ...}} or {{\"Regex\": ...}}, got {v}"));
         };
-        parse_repeat(r).ok_or_else(|| {
-            format!(
-                "unsupported {owner} Replace regex {r:?}: only a literal char (or \\s) with an optional \
-                 quantifier ({{n}}, {{n,}}, {{n,m}}, +) is supported"
-            )
-        })
+        if let Some(feature) = oniguruma_only_feature(r) {
+            return Err(format!(
+                "unsupported {owner} Replace regex {r:?}: it uses {feature}, which the regex crate lacks or reads \
+                 differently from HF's Oniguruma"
+            ));
+        }
+        let regex = regex::RegexBuilder::new(r)
+            .multi_line(true)
+            .build()
+            .map_err(|e| format!("unsupported {owner} Replace regex {r:?}: {e}"))?;
+        Ok(ReplacePattern::Regex { source: r.to_string(), regex })
     }
 
     pub fn to_json(&self) -> Value {
         match self {
             ReplacePattern::Literal(s) => json!({"String": s}),
-            ReplacePattern::Repeat { source, .. } => json!({"Regex": source}),
+            ReplacePattern::Regex { source, .. } => json!({"Regex": source}),
         }
     }
 
-    /// Non-overlapping leftmost matches in `chars` as char ranges.
-    pub fn find(&self, chars: &[char]) -> Vec<(usize, usize)> {
-        let mut out = Vec::new();
+    /// Non-overlapping leftmost matches in `s` as byte ranges (none in an empty text, as in HF).
+    pub fn find(&self, s: &str) -> Vec<(usize, usize)> {
+        if s.is_empty() {
+            return Vec::new();
+        }
         match self {
-            ReplacePattern::Literal(s) => {
-                let pat: Vec<char> = s.chars().collect();
-                let mut i = 0;
-                while i + pat.len() <= chars.len() {
-                    if chars[i..i + pat.len()] == pat[..] {
-                        out.push((i, i + pat.len()));
-                        i += pat.len();
-                    } else {
-                        i += 1;
-                    }
-                }
-            }
-            ReplacePattern::Repeat { atom, min, max, .. } => {
-                let mut i = 0;
-                while i < chars.len() {
-                    let run = chars[i..].iter().take_while(|&&c| atom.matches(c)).count();
-                    if run >= *min && run > 0 {
-                        // Greedy: as many as allowed, then the rest of the run matches again.
-                        let mut j = i;
-                        while j + *min <= i + run {
-                            let len = (i + run - j).min(*max);
-                            out.push((j, j + len));
-                            j += len;
-                        }
-                        i += run;
-                    } else {
-                        i += run.max(1);
-                    }
-                }
-            }
+            ReplacePattern::Literal(p) => s.match_indices(p.as_str()).map(|(i, m)| (i, i + m.len())).collect(),
+            ReplacePattern::Regex { regex, .. } => regex.find_iter(s).map(|m| (m.start(), m.end())).collect(),
         }
-        out
     }
 
-    /// The literal text of a `String` pattern (decoders replace in strings).
+    /// `s` with every match replaced by `content` (taken literally: no `$1` expansion, as in HF).
     pub fn replace_in(&self, s: &str, content: &str) -> String {
         match self {
             ReplacePattern::Literal(p) => s.replace(p.as_str(), content),
-            ReplacePattern::Repeat { atom: Atom::Char(c), .. } if !s.contains(*c) => s.to_string(),
-            ReplacePattern::Repeat { .. } => {
-                let chars: Vec<char> = s.chars().collect();
+            ReplacePattern::Regex { .. } => {
                 let mut out = String::with_capacity(s.len());
                 let mut last = 0;
-                for (a, b) in self.find(&chars) {
-                    out.extend(&chars[last..a]);
+                for (a, b) in self.find(s) {
+                    out.push_str(&s[last..a]);
                     out.push_str(content);
                     last = b;
                 }
-                out.extend(&chars[last..]);
+                out.push_str(&s[last..]);
                 out
             }
         }
     }
 }
 
-/// `c`, `\s`, `\<punct>` with an optional `{n}`, `{n,}`, `{n,m}` or `+`.
-fn parse_repeat(r: &str) -> Option<ReplacePattern> {
-    let chars: Vec<char> = r.chars().collect();
-    let (atom, rest) = match chars.as_slice() {
-        ['\\', 's', rest @ ..] => (Atom::Space, rest),
-        ['\\', c, rest @ ..] if c.is_ascii_punctuation() => (Atom::Char(*c), rest),
-        [c, rest @ ..] if !"\\.[](){}|^$*+?".contains(*c) => (Atom::Char(*c), rest),
-        _ => return None,
-    };
-    let rest: String = rest.iter().collect();
-    let (min, max) = if rest.is_empty() {
-        (1, 1)
-    } else if rest == "+" {
-        (1, usize::MAX)
-    } else {
-        let inner = rest.strip_prefix('{')?.strip_suffix('}')?;
-        match inner.split_once(',') {
-            None => {
-                let n = inner.parse().ok()?;
-                (n, n)
-            }
-            Some((a, "")) => (a.parse().ok()?, usize::MAX),
-            Some((a, b)) => (a.parse().ok()?, b.parse().ok()?),
-        }
-    };
-    (min >= 1 && max >= min).then(|| ReplacePattern::Repeat { source: r.to_string(), atom, min, max })
-}
-
-/// HF `Replace` on aligned chars.
+/// HF `Replace` on aligned chars. The replacement's chars take the range of the LAST char of a
+/// non-empty match; for an empty match, the range of the char before it (an empty range at the start
+/// of the first char when there is none), as measured on tokenizers 0.23.3.
 pub(super) fn replace(chars: Vec<AlignedChar>, pattern: &ReplacePattern, content: &str) -> Vec<AlignedChar> {
-    let plain: Vec<char> = chars.iter().map(|x| x.0).collect();
+    let plain: String = chars.iter().map(|x| x.0).collect();
     let matches = pattern.find(&plain);
     if matches.is_empty() {
         return chars;
     }
+    // Byte offset in `plain` -> char index.
+    let mut char_at = vec![0usize; plain.len() + 1];
+    for (n, (i, c)) in plain.char_indices().enumerate() {
+        char_at[i..i + c.len_utf8()].fill(n);
+    }
+    char_at[plain.len()] = chars.len();
     let mut out = Vec::with_capacity(chars.len());
     let mut last = 0;
     for (a, b) in matches {
+        let (a, b) = (char_at[a], char_at[b]);
         out.extend_from_slice(&chars[last..a]);
-        let r = chars[b - 1].1;
+        let r = if b > a {
+            chars[b - 1].1
+        } else if a > 0 {
+            chars[a - 1].1
+        } else {
+            (chars[0].1 .0, chars[0].1 .0)
+        };
         out.extend(content.chars().map(|c| (c, r)));
         last = b;
     }
@@ -279,21 +299,18 @@ impl Precompiled {
         if chars.iter().all(|&(c, _)| c.is_ascii() && c != '\r' && self.ascii_kept[c as usize]) {
             return chars;
         }
-        let plain: Vec<char> = chars.iter().map(|x| x.0).collect();
-        let mut out: Vec<Changed> = Vec::with_capacity(plain.len());
+        let plain: String = chars.iter().map(|x| x.0).collect();
+        let mut out: Vec<Changed> = Vec::with_capacity(chars.len());
         let mut modified = false;
-        let mut buf = String::new();
-        for_each_grapheme(&plain, |a, b| {
-            buf.clear();
-            buf.extend(&plain[a..b]);
-            if buf.len() < 6 {
-                if let Some(norm) = self.transform(&buf) {
+        for cluster in plain.graphemes(true) {
+            if cluster.len() < 6 {
+                if let Some(norm) = self.transform(cluster) {
                     modified = true;
-                    push_replacement(&mut out, b - a, &norm);
-                    return;
+                    push_replacement(&mut out, cluster.chars().count(), &norm);
+                    continue;
                 }
             }
-            for &c in &plain[a..b] {
+            for c in cluster.chars() {
                 let mut tmp = [0u8; 4];
                 match self.transform(c.encode_utf8(&mut tmp)) {
                     Some(norm) => {
@@ -303,7 +320,7 @@ impl Precompiled {
                     None => out.push((c, 0)),
                 }
             }
-        });
+        }
         if !modified {
             return chars;
         }
@@ -371,10 +388,35 @@ mod tests {
         let p = ReplacePattern::from_json(&json!({"Regex": " {2,}"}), "normalizer").unwrap();
         let out = replace(aligned("a   b"), &p, " ");
         assert_eq!(out, vec![('a', (0, 1)), (' ', (3, 4)), ('b', (4, 5))]);
-        assert!(ReplacePattern::from_json(&json!({"Regex": "a|b"}), "normalizer").is_err());
-        assert_eq!(p.find(&"x     y".chars().collect::<Vec<_>>()), vec![(1, 6)]);
+        assert_eq!(p.find("x     y"), vec![(1, 6)]);
         let q = ReplacePattern::from_json(&json!({"Regex": " {2,3}"}), "normalizer").unwrap();
-        assert_eq!(q.find(&"      ".chars().collect::<Vec<_>>()), vec![(0, 3), (3, 6)]);
+        assert_eq!(q.find("      "), vec![(0, 3), (3, 6)]);
+        // Empty matches: not right after a match; inserted with the previous char's range.
+        let e = ReplacePattern::from_json(&json!({"Regex": "a*"}), "normalizer").unwrap();
+        assert_eq!(e.replace_in("baaac", "X"), "XbXcX");
+        let out = replace(aligned("bc"), &e, "-");
+        assert_eq!(out, vec![('-', (0, 0)), ('b', (0, 1)), ('-', (0, 1)), ('c', (1, 2)), ('-', (1, 2))]);
+        assert_eq!(e.replace_in("", "X"), "");
+        // Line anchors, and content taken literally.
+        let a = ReplacePattern::from_json(&json!({"Regex": "^a"}), "normalizer").unwrap();
+        assert_eq!(a.replace_in("a\na", "$0"), "$0\n$0");
+    }
+
+    #[test]
+    fn oniguruma_only_regexes_are_refused_by_name() {
+        for r in ["(?<=a)b", "(?!a)", "(a)\\1", "(?>a)", "a++", "\\Z", "[[:alpha:]]", "(?m).", "(?is)x", "\\h", "\\R"] {
+            let e = ReplacePattern::from_json(&json!({"Regex": r}), "normalizer").unwrap_err();
+            assert!(e.contains(&format!("{r:?}")), "{e}");
+        }
+        for r in ["(a|b)+", "a\\++", "[+]+", "(?i)ab", "(?:x)", "\\p{L}+", "\\d{2,}", "[^\\s]"] {
+            assert!(ReplacePattern::from_json(&json!({"Regex": r}), "normalizer").is_ok(), "{r}");
+        }
+    }
+
+    #[test]
+    fn precompiled_clusters_are_extended_graphemes() {
+        let clusters: Vec<&str> = "e\u{301}x\r\n\u{1100}\u{1161}\u{11a8}\u{1f1eb}\u{1f1f7}\u{1f1e9}".graphemes(true).collect();
+        assert_eq!(clusters, vec!["e\u{301}", "x", "\r\n", "\u{1100}\u{1161}\u{11a8}", "\u{1f1eb}\u{1f1f7}", "\u{1f1e9}"]);
     }
 
     #[test]
