@@ -238,7 +238,7 @@ fn eps(c: Compat) -> f64 {
 /// `chars` = K, `largest` = Λ, `margin` = the smallest winning margin on the path.
 pub(super) fn budget(chars: usize, largest: f64, margin: f64, eps: f64) -> f64 {
     let gamma = chars as f64 * eps;
-    if chars == 0 || !(gamma < 0.25) || !largest.is_finite() || margin.is_nan() {
+    if chars == 0 || gamma >= 0.25 || !largest.is_finite() || margin.is_nan() {
         return -1.0;
     }
     if margin == f64::INFINITY {
