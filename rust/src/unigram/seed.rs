@@ -277,6 +277,112 @@ fn keep_best(freqs: AHashMap<String, u64>, keep: usize) -> AHashMap<String, u64>
     all.into_iter().map(|(p, _, f)| (p, f)).collect()
 }
 
+/// SentencePiece's chunks: each sentence's copies are appended (each followed by `\0`) while the
+/// chunk holds less than `max_bytes`; a chunk is closed once it holds at least `max_bytes`, and the
+/// copies of its last sentence that did not fit are dropped (not carried over). Returns per chunk
+/// its `(sentence, copies)`.
+pub fn chunk_sentences(sentences: &[(String, u64)], max_bytes: usize) -> Vec<Vec<(&str, u64)>> {
+    let mut chunks = Vec::new();
+    let mut next = 0usize;
+    while next < sentences.len() {
+        let mut chunk: Vec<(&str, u64)> = Vec::new();
+        let mut bytes = 0usize;
+        while next < sentences.len() && bytes < max_bytes {
+            let (s, f) = &sentences[next];
+            next += 1;
+            let mut copies = 0u64;
+            while copies < *f && bytes < max_bytes {
+                bytes += s.len() + 1;
+                copies += 1;
+            }
+            if copies > 0 {
+                chunk.push((s.as_str(), copies));
+            }
+        }
+        if chunk.is_empty() {
+            break;
+        }
+        chunks.push(chunk);
+    }
+    chunks
+}
+
+/// Piece counts summed over the chunks, with SentencePiece's garbage collection between chunks.
+pub struct SeedCounts {
+    freqs: AHashMap<String, u64>,
+    seed_size: usize,
+}
+
+impl SeedCounts {
+    pub fn new(seed_size: usize) -> SeedCounts {
+        SeedCounts { freqs: AHashMap::new(), seed_size }
+    }
+
+    /// The seeds of a text that is a single chunk (no copies of the pieces into a map of our own).
+    pub fn single_chunk<'a>(counts: impl IntoIterator<Item = (&'a str, u64)>, seed_size: usize) -> Vec<(String, f64)> {
+        let mut out: Vec<(&str, f32)> =
+            counts.into_iter().filter(|(_, f)| *f >= 2).map(|(p, f)| (p, score(p, f))).collect();
+        out.sort_unstable_by(|a, b| candidate_order(*a, *b));
+        out.truncate(seed_size);
+        out.into_iter().map(|(p, s)| (p.to_string(), s as f64)).collect()
+    }
+
+    /// Adds one chunk's counts; then, when more than `16 * seed_size` pieces are held, keeps the
+    /// best `8 * seed_size`.
+    pub fn add_chunk<'a>(&mut self, counts: impl IntoIterator<Item = (&'a str, u64)>) {
+        for (p, f) in counts {
+            match self.freqs.get_mut(p) {
+                Some(total) => *total += f,
+                None => {
+                    self.freqs.insert(p.to_string(), f);
+                }
+            }
+        }
+        if self.freqs.len() > 16 * self.seed_size {
+            self.freqs = keep_best(std::mem::take(&mut self.freqs), 8 * self.seed_size);
+        }
+    }
+
+    /// Pieces counted at least twice with `score = f32(count) * f32(chars)`, best first, at most
+    /// `seed_size`.
+    pub fn finish(self) -> Vec<(String, f64)> {
+        let mut out: Vec<(String, f32)> = self
+            .freqs
+            .into_iter()
+            .filter(|(_, f)| *f >= 2)
+            .map(|(p, f)| {
+                let s = score(&p, f);
+                (p, s)
+            })
+            .collect();
+        out.sort_unstable_by(|a, b| candidate_order((&a.0, a.1), (&b.0, b.1)));
+        out.truncate(self.seed_size);
+        out.into_iter().map(|(p, s)| (p, s as f64)).collect()
+    }
+}
+
+/// One chunk's candidates: piece -> summed count of its LCP intervals.
+fn chunk_counts<'a>(chunk: &'a [u8], max_len: usize, valid: &Validity) -> AHashMap<&'a str, u64> {
+    let sa = suffix_array(chunk);
+    let lcp = lcp_array(chunk, &sa);
+    let mut local: AHashMap<&str, u64> = AHashMap::new();
+    let mut chars: Vec<char> = Vec::new();
+    for_each_lcp_interval(&lcp, |l, r, depth| {
+        if depth <= 1 {
+            return;
+        }
+        let Some(piece) = interval_piece(chunk, sa[l] as usize, depth as usize, max_len) else {
+            return;
+        };
+        chars.clear();
+        chars.extend(piece.chars());
+        if valid(&chars) {
+            *local.entry(piece).or_insert(0) += (r - l + 1) as u64;
+        }
+    });
+    local
+}
+
 /// Substring seeds (no single characters) with their raw scores, best first, at most `seed_size`.
 pub fn suffix_array_seeds(
     sentences: &[(String, u64)],
@@ -284,64 +390,34 @@ pub fn suffix_array_seeds(
     seed_size: usize,
     valid: &Validity,
 ) -> Vec<(String, f64)> {
-    let mut freqs: AHashMap<String, u64> = AHashMap::new();
-    let mut chars: Vec<char> = Vec::new();
-    let mut next = 0usize;
-    while next < sentences.len() {
-        let mut chunk: Vec<u8> = Vec::new();
-        while next < sentences.len() && chunk.len() < MAX_CHUNK_BYTES {
-            let (s, f) = &sentences[next];
-            next += 1;
-            let mut copies = 0u64;
-            while copies < *f && chunk.len() < MAX_CHUNK_BYTES {
-                chunk.extend_from_slice(s.as_bytes());
-                chunk.push(0);
-                copies += 1;
+    suffix_array_seeds_chunked(sentences, max_len, seed_size, valid, MAX_CHUNK_BYTES)
+}
+
+/// [`suffix_array_seeds`] with another chunk size (tests use small ones).
+pub fn suffix_array_seeds_chunked(
+    sentences: &[(String, u64)],
+    max_len: usize,
+    seed_size: usize,
+    valid: &Validity,
+    max_chunk_bytes: usize,
+) -> Vec<(String, f64)> {
+    let chunks = chunk_sentences(sentences, max_chunk_bytes);
+    let single = chunks.len() == 1;
+    let mut counts = SeedCounts::new(seed_size);
+    for chunk in chunks {
+        let mut bytes: Vec<u8> = Vec::new();
+        for (s, copies) in chunk {
+            for _ in 0..copies {
+                bytes.extend_from_slice(s.as_bytes());
+                bytes.push(0);
             }
         }
-        if chunk.is_empty() {
-            break;
+        if single {
+            return SeedCounts::single_chunk(chunk_counts(&bytes, max_len, valid), seed_size);
         }
-        let sa = suffix_array(&chunk);
-        let lcp = lcp_array(&chunk, &sa);
-        let mut local: AHashMap<&str, u64> = AHashMap::new();
-        for_each_lcp_interval(&lcp, |l, r, depth| {
-            if depth <= 1 {
-                return;
-            }
-            let Some(piece) = interval_piece(&chunk, sa[l] as usize, depth as usize, max_len) else {
-                return;
-            };
-            chars.clear();
-            chars.extend(piece.chars());
-            if !valid(&chars) {
-                return;
-            }
-            *local.entry(piece).or_insert(0) += (r - l + 1) as u64;
-        });
-        for (p, f) in local {
-            match freqs.get_mut(p) {
-                Some(total) => *total += f,
-                None => {
-                    freqs.insert(p.to_string(), f);
-                }
-            }
-        }
-        if freqs.len() > 16 * seed_size {
-            freqs = keep_best(freqs, 8 * seed_size);
-        }
+        counts.add_chunk(chunk_counts(&bytes, max_len, valid));
     }
-    let mut out: Vec<(String, f32)> = freqs
-        .into_iter()
-        .filter(|(_, f)| *f >= 2)
-        .map(|(p, f)| {
-            let s = score(&p, f);
-            (p, s)
-        })
-        .collect();
-    out.sort_unstable_by(|a, b| candidate_order((&a.0, a.1), (&b.0, b.1)));
-    out.truncate(seed_size);
-    out.into_iter().map(|(p, s)| (p, s as f64)).collect()
+    counts.finish()
 }
 
 #[cfg(test)]
@@ -405,6 +481,14 @@ mod tests {
             want.sort();
             assert_eq!(got, want, "{t:?}");
         }
+    }
+
+    #[test]
+    fn chunks_close_at_the_byte_limit_and_drop_the_copies_left() {
+        let sentences = vec![("abc".to_string(), 3), ("d".to_string(), 1), ("ef".to_string(), 2)];
+        // "abc\0" twice reaches 8 >= 5 bytes: the third copy is dropped, "d" opens the next chunk
+        assert_eq!(chunk_sentences(&sentences, 5), vec![vec![("abc", 2)], vec![("d", 1), ("ef", 1)]]);
+        assert_eq!(chunk_sentences(&sentences, 100), vec![vec![("abc", 3), ("d", 1), ("ef", 2)]]);
     }
 
     #[test]

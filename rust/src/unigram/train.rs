@@ -12,8 +12,8 @@
 //!   boundary and, when words repeat enough to make it cheaper (not in text without spaces), we
 //!   count substrings per distinct (word, follower), which gives the same intervals and
 //!   frequencies at a fraction of the cost (see [`WhitespaceRules`], `per_word_is_cheaper`).
-//!   Not followed: sentencepiece builds one suffix array per 500 MiB of text; the per-word count
-//!   treats larger corpora as one text.
+//!   Both count per chunk of ~500 MiB of text as sentencepiece does (`seed::chunk_sentences`,
+//!   `seed::SeedCounts`: counts summed over the chunks, the best kept between chunks).
 //! - EM over the words (over the sentences, in load order, with `split_by_whitespace=false`),
 //!   `num_threads` stripes (unit i goes to stripe i mod T), per-stripe f32
 //!   sums added in stripe order; unk marginals go to piece 0; M-step drops expected < 0.5,
@@ -43,6 +43,7 @@ use rayon::prelude::*;
 
 use super::darray::DoubleArray;
 use super::lattice::Lattice;
+use super::seed::{chunk_sentences, suffix_array_seeds, SeedCounts, MAX_CHUNK_BYTES};
 use super::Compat;
 
 /// Trainer options (names follow SentencePiece's trainer spec).
@@ -264,12 +265,20 @@ fn seed_spm(input: &TrainInput, cfg: &UnigramTrainerConfig, valid: &Validity) ->
     let seed_size = if cfg.seed_size == 0 { (8 * cfg.vocab_size).max(100_000) } else { cfg.seed_size };
     let cfg = &UnigramTrainerConfig { seed_size, ..cfg.clone() };
     let rules = WhitespaceRules::probe(valid);
-    let units = if rules.spans_words { None } else { Some(word_units(input, &rules)) };
-    let subs = match units {
-        Some(units) if per_word_is_cheaper(&units, input, cfg.max_piece_length) => {
-            per_word_seeds(&units, cfg, valid)
+    let chunks = if rules.spans_words { Vec::new() } else { chunk_sentences(&input.sentences, MAX_CHUNK_BYTES) };
+    let chunk_units: Vec<Vec<Unit>> = chunks.iter().map(|c| word_units(c, &rules)).collect();
+    let subs = if !rules.spans_words && per_word_is_cheaper(&chunk_units, input, cfg.max_piece_length) {
+        if let [units] = chunk_units.as_slice() {
+            SeedCounts::single_chunk(per_word_counts(units, cfg.max_piece_length, valid), cfg.seed_size)
+        } else {
+            let mut counts = SeedCounts::new(cfg.seed_size);
+            for units in &chunk_units {
+                counts.add_chunk(per_word_counts(units, cfg.max_piece_length, valid));
+            }
+            counts.finish()
         }
-        _ => super::seed::suffix_array_seeds(&input.sentences, cfg.max_piece_length, cfg.seed_size, valid),
+    } else {
+        suffix_array_seeds(&input.sentences, cfg.max_piece_length, cfg.seed_size, valid)
     };
     // the characters of the sentences (not U+2585, not the boundary U+001F), count desc then code
     // point; SentencePiece holds the counts in float
@@ -294,9 +303,10 @@ fn seed_spm(input: &TrainInput, cfg: &UnigramTrainerConfig, valid: &Validity) ->
 /// the suffix array about 25x that per byte of the repeated text: measured (2 cores) on
 /// gutenberg_en_20M 1.2 s against 7.0 s (words repeat: per word), and on 1 MB of the same text with
 /// its spaces removed 3.1 s against 0.3 s (every "word" a whole new sentence: suffix array).
-fn per_word_is_cheaper(units: &[Unit], input: &TrainInput, max_len: usize) -> bool {
-    let per_word: f64 = units
+fn per_word_is_cheaper(chunk_units: &[Vec<Unit>], input: &TrainInput, max_len: usize) -> bool {
+    let per_word: f64 = chunk_units
         .iter()
+        .flatten()
         .map(|(w, _, _, _)| {
             let n = w.chars().count() as f64;
             let m = n.min(max_len as f64);
@@ -307,8 +317,9 @@ fn per_word_is_cheaper(units: &[Unit], input: &TrainInput, max_len: usize) -> bo
     per_word < 25.0 * text_bytes
 }
 
-/// The distinct (unit, byte after it, byte after the sentence's `\0`) with their counts, sorted.
-fn word_units(input: &TrainInput, rules: &WhitespaceRules) -> Vec<Unit> {
+/// The distinct (unit, byte after it, byte after the sentence's `\0`) of one chunk's
+/// `(sentence, copies)`, with their counts, sorted.
+fn word_units(chunk: &[(&str, u64)], rules: &WhitespaceRules) -> Vec<Unit> {
     // SentencePiece 0.2.3 concatenates each sentence `freq` times with a `\0` after each copy and
     // keeps every LCP interval of the byte suffix array whose string (trailing `\0` removed) is a
     // valid piece; a piece's frequency is summed over its intervals. An interval is a string that
@@ -317,20 +328,15 @@ fn word_units(input: &TrainInput, rules: &WhitespaceRules) -> Vec<Unit> {
     // unit: per distinct (unit, byte after it, byte after the sentence's `\0`) we count substrings
     // and their followers. A unit's follower is the next unit's first byte or `\0` at a sentence
     // end; after that `\0` comes the first byte of the next copy (the same sentence, or the next
-    // one), or the end of the text (256).
+    // one: `\0` if that one is empty), or the end of the chunk (256).
     let mut units: AHashMap<(String, u32, u32), u64> = AHashMap::new();
-    let n_sent = input.sentences.len();
-    for (k, (s, f)) in input.sentences.iter().enumerate() {
-        if *f == 0 || s.is_empty() {
+    for (k, &(s, f)) in chunk.iter().enumerate() {
+        if f == 0 || s.is_empty() {
             continue;
         }
         let starts = rules.unit_starts(s);
         let own_first = s.as_bytes()[0] as u32;
-        let next_first = input.sentences[k + 1..n_sent]
-            .iter()
-            .find(|(t, g)| *g > 0 && !t.is_empty())
-            .map(|(t, _)| t.as_bytes()[0] as u32)
-            .unwrap_or(256);
+        let next_first = chunk.get(k + 1).map_or(256, |(t, _)| t.as_bytes().first().map_or(0, |&b| b as u32));
         for (w, &st) in starts.iter().enumerate() {
             let en = starts.get(w + 1).copied().unwrap_or(s.len());
             if en <= st {
@@ -340,7 +346,7 @@ fn word_units(input: &TrainInput, rules: &WhitespaceRules) -> Vec<Unit> {
             if en < s.len() {
                 *units.entry((word, s.as_bytes()[en] as u32, NONE)).or_insert(0) += f;
             } else {
-                if *f > 1 {
+                if f > 1 {
                     *units.entry((word.clone(), 0, own_first)).or_insert(0) += f - 1;
                 }
                 *units.entry((word, 0, next_first)).or_insert(0) += 1;
@@ -352,13 +358,14 @@ fn word_units(input: &TrainInput, rules: &WhitespaceRules) -> Vec<Unit> {
     units
 }
 
-/// The substring seeds of [`super::seed::suffix_array_seeds`], found per word (`word_units`):
-/// exact when no valid piece spans two words (`split_by_whitespace`).
-fn per_word_seeds(units: &[Unit], cfg: &UnigramTrainerConfig, valid: &Validity) -> Vec<(String, f64)> {
-    let stats = substring_stats(units, cfg.max_piece_length, &utf8_lead, valid);
-    let mut subs: Vec<(String, f64)> = stats
+/// One chunk's candidates as [`super::seed`] counts them (piece -> summed count of its LCP
+/// intervals), found per word (`word_units`): exact when no valid piece spans two words.
+fn per_word_counts<'a>(units: &'a [Unit], max_len: usize, valid: &Validity) -> AHashMap<&'a str, u64> {
+    let stats = substring_stats(units, max_len, &utf8_lead, valid);
+    stats
         .into_iter()
         .filter_map(|(s, st)| {
+            // the interval of `s` (followed by two different bytes) and that of `s\0`
             let mut freq = 0u64;
             if st.branching && st.freq >= 2 {
                 freq += st.freq;
@@ -366,18 +373,9 @@ fn per_word_seeds(units: &[Unit], cfg: &UnigramTrainerConfig, valid: &Validity) 
             if st.zbranching && st.zfreq >= 2 {
                 freq += st.zfreq;
             }
-            if freq < 2 {
-                return None;
-            }
-            let n = s.chars().count() as f64;
-            Some((s.to_string(), (freq as f32 as f64 * n) as f32 as f64))
+            (freq > 0).then_some((s, freq))
         })
-        .collect();
-    subs.sort_unstable_by(|a, b| {
-        desc(a.1, b.1).then(b.0.len().cmp(&a.0.len())).then(a.0.as_bytes().cmp(b.0.as_bytes()))
-    });
-    subs.truncate(cfg.seed_size);
-    subs
+        .collect()
 }
 
 fn seed_hf(input: &TrainInput, cfg: &UnigramTrainerConfig) -> Vec<(String, f64)> {
@@ -862,8 +860,9 @@ mod tests {
 
     #[test]
     fn per_word_seeds_equal_suffix_array_seeds_when_pieces_cannot_span_words() {
+        // several chunks (small chunk sizes) and the pruning between chunks (small seed sizes) too
         let mut st = 3u64;
-        for round in 0..300 {
+        for round in 0..400 {
             let (suffix, ws_only) = (round % 2 == 1, round % 4 >= 2);
             let n = 1 + (lcg(&mut st) % 12) as usize;
             let sentences: Vec<(String, u64)> = (0..n)
@@ -874,14 +873,22 @@ mod tests {
                 })
                 .collect();
             let max_len = 2 + (lcg(&mut st) % 6) as usize;
+            let chunk_bytes = if round % 3 == 0 { usize::MAX } else { 1 + (lcg(&mut st) % 60) as usize };
+            let seed_size = if round % 5 == 0 { 1 + (lcg(&mut st) % 4) as usize } else { 1000 };
             let valid = whitespace_validity(suffix, ws_only, true, max_len);
-            let cfg = UnigramTrainerConfig { max_piece_length: max_len, seed_size: 1000, ..Default::default() };
-            let input = TrainInput { sentences: sentences.clone(), ..Default::default() };
             let rules = WhitespaceRules::probe(&valid);
             assert!(!rules.spans_words);
-            let per_word = per_word_seeds(&word_units(&input, &rules), &cfg, &valid);
-            let by_sa = super::super::seed::suffix_array_seeds(&sentences, max_len, 1000, &valid);
-            assert_eq!(per_word, by_sa, "{sentences:?} suffix={suffix} ws_only={ws_only} max_len={max_len}");
+            let mut counts = SeedCounts::new(seed_size);
+            for chunk in chunk_sentences(&sentences, chunk_bytes) {
+                counts.add_chunk(per_word_counts(&word_units(&chunk, &rules), max_len, &valid));
+            }
+            let per_word = counts.finish();
+            let by_sa =
+                super::super::seed::suffix_array_seeds_chunked(&sentences, max_len, seed_size, &valid, chunk_bytes);
+            assert_eq!(
+                per_word, by_sa,
+                "{sentences:?} suffix={suffix} ws_only={ws_only} max_len={max_len} chunk={chunk_bytes} seeds={seed_size}"
+            );
         }
     }
 
