@@ -392,6 +392,8 @@ def train_unigram(sentences: Sequence[tuple[str, int]], words: Sequence[tuple[st
     if vocab_size < len(required_chars) + meta_pieces:
         raise ValueError(f"vocab_size {vocab_size} is smaller than the {len(required_chars)} required "
                          f"characters plus {meta_pieces} meta pieces")
+    if not hf and seed_size == 0:  # sentencepiece 0.2.3: 8x the vocabulary, at least 100k
+        seed_size = max(100_000, 8 * vocab_size)
     seeds = _seeds(sentences, words, required_chars, compat, max_piece_length, seed_size, valid)
     logsum = math.log(sum(x for _, x in seeds))
     pieces = [(p, r(math.log(x) - logsum)) for p, x in seeds]
@@ -406,7 +408,7 @@ def train_unigram(sentences: Sequence[tuple[str, int]], words: Sequence[tuple[st
     while True:
         for _ in range(max(1, num_sub_iterations)):
             exp, _ = _striped(words, num_threads, len(m.pieces), r,
-                              lambda w, c, acc: m.lattice(w).marginal(c, acc))
+                              lambda w, c, acc, m=m: m.lattice(w).marginal(c, acc))
             m = _Model(_m_step(m, exp, hf), r, max_piece_length)
         if hf and len(m.pieces) <= desired:
             break
