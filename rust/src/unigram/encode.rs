@@ -152,6 +152,8 @@ struct Work {
     sentence: Vec<(i32, u32, u32)>,
     /// The words of that sentence: (byte start, byte end, cache key, its hash).
     words: Vec<(u32, u32, u128, u64)>,
+    /// The piece ids of one word's path.
+    path: Vec<i32>,
 }
 
 thread_local! {

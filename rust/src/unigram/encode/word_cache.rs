@@ -48,6 +48,7 @@
 //! `|B| >= budget` the word is run from `B` (that is the whole-string computation for that word).
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::{Compat, UnigramModel, Work};
@@ -95,8 +96,8 @@ pub(super) fn next_instance() -> u64 {
 
 /// Models whose caches a thread keeps (the least recently used is dropped).
 const MAX_MODELS_PER_THREAD: usize = 4;
-/// Pieces kept per cached word: words of up to 15 bytes (the key is packed in 16 bytes) rarely
-/// need more, and the rest is always run from `B`.
+/// Pieces kept in a short-table entry: words of up to 15 bytes (the key is packed in 16 bytes)
+/// rarely need more; those that do go to the long-word table.
 const MAX_PIECES: usize = 5;
 
 /// The local path of a word and how far from 0 the string's value may be for it to hold. Kept
@@ -135,7 +136,15 @@ const EMPTY: u128 = 0;
 struct WordCache {
     slots: Vec<(u128, Cached)>,
     len: usize,
+    /// Words too long for a packed key, or whose path has more than [`MAX_PIECES`] pieces (their
+    /// short slot then holds [`NOT_CACHED`]): (budget, piece ids) by the word's bytes.
+    long: HashMap<Box<[u8]>, (f64, Box<[i32]>), ahash::RandomState>,
 }
+
+/// Entries of the long-word table before it is emptied.
+const MAX_LONG: usize = 1 << 15;
+/// Longer words are always run from `B` (rare, and their budget is small anyway).
+const MAX_LONG_WORD_BYTES: usize = 64;
 
 const FIRST_SLOTS: usize = 1 << 12;
 /// At most half full: the table doubles up to this size, then is emptied when half full.
@@ -143,10 +152,12 @@ const MAX_SLOTS: usize = 1 << 18;
 
 impl Default for WordCache {
     fn default() -> Self {
-        WordCache { slots: vec![(EMPTY, NOT_CACHED); FIRST_SLOTS], len: 0 }
+        WordCache { slots: vec![(EMPTY, NOT_CACHED); FIRST_SLOTS], len: 0, long: HashMap::default() }
     }
 }
 
+/// Fills empty slots, and marks a short word whose path (more than [`MAX_PIECES`] pieces) is in
+/// the long-word table.
 const NOT_CACHED: Cached = Cached { budget: f64::NEG_INFINITY, ids: [0; MAX_PIECES], len: u32::MAX };
 
 impl WordCache {
@@ -184,6 +195,14 @@ impl WordCache {
             }
             i = (i + 1) & mask;
         }
+    }
+
+    /// Adds a word to the long-word table (emptying it first when full).
+    fn insert_long(&mut self, word: &[u8], budget: f64, ids: &[i32]) {
+        if self.long.len() >= MAX_LONG {
+            self.long.clear();
+        }
+        self.long.insert(word.into(), (budget, ids.into()));
     }
 
     /// Adds a key that is not in the table (growing or emptying it first when half full).
@@ -252,12 +271,6 @@ pub(super) fn budget(chars: usize, largest: f64, margin: f64, eps: f64) -> f64 {
     } else {
         -1.0
     }
-}
-
-/// Whether the cached path is the string's path when the string's value at the word is `b`.
-#[inline(always)]
-fn e_usable(e: &Cached, b: f64) -> bool {
-    e.len as usize <= MAX_PIECES && (b == 0.0 || b.abs() < e.budget)
 }
 
 /// Calls `f(start, end)` for each word of `text` (split as `split` says; never empty).
@@ -330,22 +343,43 @@ impl UnigramModel {
             // The string's Viterbi value at the current word boundary, exactly as the whole-string
             // pass has it.
             let mut b = 0.0f64;
+            let mut ids = std::mem::take(&mut w.path);
             for k in 0..w.words.len() {
                 let (p, q, key, hash) = w.words[k];
                 let (p, q) = (p as usize, q as usize);
                 let word = &bytes[p..q];
+                // (budget, ids) of the word's local path, from the short or the long table
+                let mut found: Option<(f64, &[i32])> = None;
                 if key != EMPTY {
-                    let e = match cache.get(key, hash) {
-                        Some(e) => *e,
-                        None => {
-                            let e = self.local_path(word, w);
-                            cache.insert(key, hash, e);
-                            e
+                    if cache.get(key, hash).is_none() {
+                        let budget = self.local_path(word, w, &mut ids);
+                        let e = if ids.len() <= MAX_PIECES {
+                            let mut fixed = [0i32; MAX_PIECES];
+                            fixed[..ids.len()].copy_from_slice(&ids);
+                            Cached { budget, ids: fixed, len: ids.len() as u32 }
+                        } else {
+                            cache.insert_long(word, budget, &ids);
+                            NOT_CACHED
+                        };
+                        cache.insert(key, hash, e);
+                    }
+                    if let Some(e) = cache.get(key, hash) {
+                        if e.len as usize <= MAX_PIECES {
+                            found = Some((e.budget, &e.ids[..e.len as usize]));
                         }
-                    };
-                    if e_usable(&e, b) {
+                    }
+                }
+                if found.is_none() && word.len() <= MAX_LONG_WORD_BYTES {
+                    if !cache.long.contains_key(word) {
+                        let budget = self.local_path(word, w, &mut ids);
+                        cache.insert_long(word, budget, &ids);
+                    }
+                    found = cache.long.get(word).map(|(budget, ids)| (*budget, &ids[..]));
+                }
+                if let Some((budget, path)) = found {
+                    if b == 0.0 || b.abs() < budget {
                         let mut at = p;
-                        for &id in &e.ids[..e.len as usize] {
+                        for &id in path {
                             let (s, len) = if id >= 0 {
                                 (self.trie_score[id as usize], self.piece_len[id as usize] as usize)
                             } else {
@@ -370,6 +404,7 @@ impl UnigramModel {
                 }
                 sentence[start_len..].reverse();
             }
+            w.path = ids;
         });
         let unk = self.unk_id.map(|u| u as i32);
         let r = if sentence.iter().all(|x| x.0 >= 0 && Some(x.0) != unk) {
@@ -386,25 +421,19 @@ impl UnigramModel {
         r
     }
 
-    /// The word's Viterbi path from 0 and its budget (an entry never used when the path has more
-    /// than [`MAX_PIECES`] pieces).
-    fn local_path(&self, word: &[u8], w: &mut Work) -> Cached {
+    /// The word's Viterbi path from 0 (piece ids into `ids`, emptied first) and its budget.
+    fn local_path(&self, word: &[u8], w: &mut Work, ids: &mut Vec<i32>) -> f64 {
         let (chars, largest) = self.forward::<true>(word, 0.0, w);
         let mut margin = f64::INFINITY;
-        let mut ids = [0i32; MAX_PIECES];
-        let mut n = 0;
+        ids.clear();
         let mut end = word.len();
         while end > 0 {
-            if n == MAX_PIECES {
-                return NOT_CACHED;
-            }
             margin = margin.min(w.score[end] - w.second[end]);
-            ids[n] = w.piece[end] as i32;
-            n += 1;
+            ids.push(w.piece[end] as i32);
             end = w.from[end];
         }
-        ids[..n].reverse();
-        Cached { budget: budget(chars, largest, margin, eps(self.compat)), ids, len: n as u32 }
+        ids.reverse();
+        budget(chars, largest, margin, eps(self.compat))
     }
 }
 
