@@ -21,7 +21,7 @@ Semantics worth knowing (checked against ``tokenizers`` 0.23.3):
 
 from __future__ import annotations
 
-import re
+import functools
 import unicodedata
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -366,28 +366,53 @@ def _check_pattern(owner: str, pattern: object) -> None:
             raise ValueError(f"unsupported {owner} regex {pattern['Regex']!r}: {reason}") from None
 
 
+#: Oniguruma's ``\\w`` (as in tokenizers 0.23.3, measured over every assigned code point) for the ``regex``
+#: module: its own ``\\w`` minus Join_Control (ZWJ, ZWNJ), plus, outside brackets only, the Latin-1 number
+#: signs ``² ³ ¹ ¼ ½ ¾`` (Oniguruma's ``[\\w]`` leaves them out, its ``\\w`` does not).
+_ONIGURUMA_WORD = r"[[\w--\p{Join_Control}]\xB2\xB3\xB9\xBC-\xBE]"
+_ONIGURUMA_WORD_IN_CLASS = r"[\w--\p{Join_Control}]"
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(source: str) -> Any:
+    """An HF (Oniguruma) regex for the ``regex`` module: multi-line anchors, version 1 (set operations such as
+    ``[\\p{L}&&\\p{Greek}]``), and Oniguruma's word class for ``\\w`` / ``\\W``."""
+    import regex
+
+    parts, depth = [], 0
+    for token in regex.findall(r"\\.?|.", source, flags=regex.DOTALL):
+        depth = depth + 1 if token == "[" else max(depth - 1, 0) if token == "]" else depth
+        word = _ONIGURUMA_WORD_IN_CLASS if depth else _ONIGURUMA_WORD
+        parts.append({"\\w": word, "\\W": "[^" + word + "]"}.get(token, token))
+    source = "".join(parts)
+    return regex.compile(source, flags=regex.MULTILINE | regex.VERSION1)
+
+
 def replace_pattern(pattern: dict[str, str], content: str, text: str) -> str:
     """Replace every match of an HF pattern dict in ``text`` (the reference for ``Replace``).
 
-    HF's rules: ``content`` is literal, ``^`` / ``$`` are line anchors, an empty match right after the
-    previous match is skipped, and an empty text has no match at all.
+    HF's rules: ``content`` is literal, ``^`` / ``$`` are line anchors, an empty text has no match, and
+    after an empty match the next one starts one char later; an empty match where the previous match
+    ended is skipped (so ``a*`` on ``baaac`` gives ``XbXcX``).
 
     >>> replace_pattern({"Regex": " {2,}"}, "▁", "a   b c"), replace_pattern({"Regex": "a*"}, "X", "baaac")
     ('a▁b c', 'XbXcX')
     """
     if "String" in pattern:
         return text.replace(pattern["String"], content)
-    if not text:
-        return text
-    import regex
-
-    out, last = [], 0
-    for m in regex.finditer(pattern["Regex"], text, flags=regex.MULTILINE):
-        if m.start() == m.end() and m.start() == last and last > 0 and out:
-            continue  # an empty match touching the previous match
+    compiled = _compiled(pattern["Regex"])
+    out, last, pos, previous_end = [], 0, 0, -1
+    while pos <= len(text) and text:
+        m = compiled.search(text, pos)
+        if m is None:
+            break
+        if m.start() == m.end() == previous_end:
+            pos = m.start() + 1
+            continue
         out.append(text[last:m.start()])
         out.append(content)
-        last = m.end()
+        last = previous_end = m.end()
+        pos = m.end() + (m.start() == m.end())
     out.append(text[last:])
     return "".join(out)
 

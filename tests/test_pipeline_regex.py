@@ -1,0 +1,143 @@
+"""``Replace`` with general regexes (normalizer and decoder) against HF ``tokenizers`` 0.23.3.
+
+HF compiles ``Replace`` patterns with Oniguruma; the Rust core runs them with the ``regex`` crate and the
+Python reference with the ``regex`` module. For each pattern and content below, on real gutenberg lines
+and random multi-script strings, the normalized text AND its alignment (read through HF's pipeline as in
+``test_normalizers_rust.py``: a pre-tokenizer isolating every char, offsets of each) must equal HF's, and
+so must the Python reference and the decoder. Patterns Oniguruma reads differently, or that the regex
+crate lacks, must be refused with an error naming them (each one loads in HF).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from _unicode_samples import TRICKY, corpus_lines
+
+tokenizers = pytest.importorskip("tokenizers")
+_core = pytest.importorskip("subword._core")
+
+from subword.decoders import Replace as ReplaceDecoder
+from subword.normalizers import Replace
+
+# (pattern dict, content): what SentencePiece conversions write, plus classes, alternations, anchors,
+# empty matches, word classes, Unicode properties and a content with regex-replacement syntax.
+CASES = [
+    ({"Regex": " {2,}"}, "\u2581"),
+    ({"Regex": r"\s+"}, " "),
+    ({"Regex": r"\s+"}, ""),
+    ({"Regex": r"\d+"}, "<num>"),
+    ({"Regex": "[aeiou]"}, "XY"),
+    ({"Regex": r"\w+"}, "W"),
+    ({"Regex": r"\W"}, "|"),
+    ({"Regex": "x*|b"}, "_"),
+    ({"Regex": r"\p{P}+"}, "."),
+    ({"Regex": r"^\s+|\s+$"}, ""),
+    ({"Regex": "^."}, "^"),
+    ({"Regex": "$"}, "$"),
+    ({"Regex": "e*"}, "-"),
+    ({"Regex": r"[^\w\s]"}, ""),
+    ({"Regex": r"\bth\w*"}, "T"),
+    ({"Regex": "ab|a"}, "Q"),
+    ({"Regex": r"\.{3}|\u2026"}, "..."),
+    ({"Regex": "[\u0300-\u036f]"}, ""),
+    ({"Regex": r"(?:th|sh)e?"}, "$1\\"),
+    ({"Regex": r"\p{Han}|\p{Hangul}"}, "#"),
+    ({"Regex": r"[\p{L}&&\p{Greek}]+"}, "G"),
+    ({"String": "``"}, "\""),
+    ({"String": "  "}, " "),
+]
+
+REFUSED = ["(?i)the", "(?<=a)b", "a(?!b)", "(a)\\1", "(?>ab)", "a++", "\\Z", "[[:alpha:]]", "(?m).", "\\h", "\\R", "x\\K"]
+
+
+def _random_lines(n: int, seed: int) -> list[str]:
+    """Short strings over scripts with combining marks, jamo, emoji, zero-width and full-width chars."""
+    pools = [(0x20, 0x7E), (0x20, 0x7E), (0xC0, 0x17F), (0x300, 0x36F), (0x370, 0x3FF), (0x900, 0x97F),
+             (0x1100, 0x11FF), (0xAC00, 0xAC40), (0x1F300, 0x1F3FF), (0x2000, 0x200F), (0xFF00, 0xFFEF),
+             (0x4E00, 0x4E40), (0x600, 0x6FF), (0x9, 0xD)]
+    rng = random.Random(seed)
+    return ["".join(chr(rng.randint(*rng.choice(pools))) for _ in range(rng.randint(1, 16))) for _ in range(n)]
+
+
+TEXTS = (TRICKY + ["x\u00b2 \u00bd \u2167 \u24b6 a\u200db\u200c \u30fb", "STRA\u00dfE \ufb01"] + corpus_lines("gutenberg_en_20M.txt", 150) + corpus_lines("tinyshakespeare.txt", 60)
+         + _random_lines(250, 3) + ["a\nb\n", "baaac", "x", "the\n  then\nshe  "])
+
+
+def _spec(pattern: dict[str, str], content: str) -> dict:
+    return {"type": "Replace", "pattern": pattern, "content": content}
+
+
+def _hf(normalizer: dict):
+    """An HF tokenizer with ``normalizer``, a pre-tokenizer isolating every char and a WordLevel [UNK] model:
+    the offsets of its tokens are the original span of each normalized char."""
+    data = {
+        "version": "1.0",
+        "normalizer": normalizer,
+        "pre_tokenizer": {"type": "Split", "pattern": {"Regex": r"[\s\S]"}, "behavior": "Isolated", "invert": False},
+        "model": {"type": "WordLevel", "vocab": {"[UNK]": 0}, "unk_token": "[UNK]"},
+    }
+    return tokenizers.Tokenizer.from_str(json.dumps(data))
+
+
+@pytest.mark.parametrize("pattern,content", CASES, ids=[f"{next(iter(p.values()))}->{c}" for p, c in CASES])
+def test_replace_normalizer_text_and_alignment_equal_hf(pattern: dict[str, str], content: str) -> None:
+    spec = _spec(pattern, content)
+    hf = _hf(spec)
+    ours = _core.Normalizer(json.dumps(spec))
+    reference = Replace(pattern, content)
+    for text in TEXTS:
+        expected = hf.normalizer.normalize_str(text)
+        assert ours.normalize_with_alignment(text) == (expected, hf.encode(text).offsets), ascii(text)
+        assert ours.normalize_str(text) == expected, ascii(text)
+        assert reference.normalize_str(text) == expected, ascii(text)
+
+
+def test_replace_after_other_normalizers_equal_hf() -> None:
+    """A regex Replace in a Sequence after NFKD + StripAccents: alignments compose as HF's."""
+    spec = {"type": "Sequence", "normalizers": [{"type": "NFKD"}, {"type": "StripAccents"},
+                                                _spec({"Regex": r"\s+|\p{Nd}"}, "_"), {"type": "Lowercase"}]}
+    hf, ours = _hf(spec), _core.Normalizer(json.dumps(spec))
+    for text in TEXTS:
+        assert ours.normalize_with_alignment(text) == (hf.normalizer.normalize_str(text), hf.encode(text).offsets)
+
+
+@pytest.mark.parametrize("pattern,content", CASES[:8])
+def test_replace_decoder_equals_hf(pattern: dict[str, str], content: str) -> None:
+    data = {"version": "1.0", "decoder": _spec(pattern, content),
+            "model": {"type": "WordLevel", "vocab": {"[UNK]": 0}, "unk_token": "[UNK]"}}
+    hf = tokenizers.Tokenizer.from_str(json.dumps(data))
+    ours = ReplaceDecoder(pattern, content)
+    for text in TEXTS[::3]:
+        tokens = text.split(" ") if text else []
+        assert ours.decode(tokens) == hf.decoder.decode(tokens), ascii(text)
+
+
+@pytest.mark.parametrize("regex", REFUSED)
+def test_oniguruma_only_regexes_are_refused_by_name(regex: str) -> None:
+    spec = _spec({"Regex": regex}, "x")
+    _hf(spec)  # valid for HF
+    with pytest.raises(ValueError, match="unsupported normalizer Replace regex"):
+        _core.Normalizer(json.dumps(spec))
+    with pytest.raises(ValueError, match="unsupported Replace regex"):
+        Replace({"Regex": regex}, "x")
+
+
+@pytest.mark.parametrize("regex", [r"\w", r"[\w]", r"\W", r"[^\w\s]", r"\d", r"\s", r"\p{P}", "."])
+def test_class_escapes_equal_hf_on_every_code_point(regex: str) -> None:
+    """Oniguruma's ``\\w`` leaves out ZWJ / ZWNJ and, outside brackets only, takes ``² ³ ¹ ¼ ½ ¾``: the core
+    and the reference rewrite it so (``\\b`` is not rewritten: a known difference). Every assigned code point,
+    in runs of 4,000."""
+    import unicodedata
+
+    spec = _spec({"Regex": regex}, "|")
+    hf, ours, reference = _hf(spec).normalizer, _core.Normalizer(json.dumps(spec)), Replace({"Regex": regex}, "|")
+    points = [chr(c) for c in range(0x21, 0x110000)
+              if not 0xD800 <= c < 0xE000 and unicodedata.category(chr(c)) not in ("Cn", "Co")]
+    for i in range(0, len(points), 4000):
+        text = " x".join(points[i:i + 4000])
+        expected = hf.normalize_str(text)
+        assert ours.normalize_str(text) == expected, i
+        assert reference.normalize_str(text) == expected, i
