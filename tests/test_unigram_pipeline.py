@@ -263,6 +263,82 @@ def test_random_unicode_strings_equal_hf(tmp: str, kind: str) -> None:
         assert (o.ids, o.tokens, o.offsets) == (h.ids, h.tokens, h.offsets), ascii(line)
 
 
+# Pieces that build extended grapheme clusters of every kind (UAX #29): bases, combining / enclosing marks,
+# kana voicing marks, ZWJ emoji sequences, skin tones, flags, tag sequences, keycaps, Hangul jamo L/V/T,
+# Indic conjuncts (consonant + virama + consonant, the GB9c rule), Thai SARA AM, Arabic prepend marks,
+# CR LF and controls, plus the compatibility chars the charsmap rewrites (so short clusters hit its keys).
+_CLUSTER_PIECES = [
+    "a", "Z", "e", " ", "\u00e9", "\u00df", "\u03b1", "\u0436", "\ufb01", "\ufb02", "\u2460", "\uff21", "\uff76",
+    "\u338f", "\u00bc", "\u2122", "\u304b", "\u30ab", "\u0301", "\u0323", "\u0308", "\u20dd", "\u20e3", "\u3099",
+    "\uff9e", "\ufe0f", "\u200d", "\u200c", "\U0001f468", "\U0001f469", "\U0001f467", "\U0001f44d", "\U0001f3fd",
+    "\u2764", "\U0001f1eb", "\U0001f1f7", "\U0001f3f4", "\U000e0067", "\U000e007f", "1", "#", "\u1100", "\u1161",
+    "\u11a8", "\uac00", "\uac01", "\u0915", "\u094d", "\u0937", "\u093f", "\u0995", "\u09cd", "\u09b7", "\u0e01",
+    "\u0e33", "\u0600", "\u0628", "\r", "\n", "\x07", "\u00ad", "\u0345", "\u1e9b",
+]
+
+
+@pytest.mark.parametrize("kind", ["t5", "albert"])
+def test_precompiled_grapheme_clusters_equal_hf(tmp: str, kind: str) -> None:
+    """Precompiled looks short grapheme clusters up whole: on random sequences of cluster-building pieces the
+    Rust normalizer (unicode-segmentation, as HF), the Python reference (``regex``'s ``\\X``) and the
+    encodings (ids, tokens, offsets) equal HF's."""
+    import random
+
+    text = _json_of(tmp, kind)
+    hf, ours = tokenizers.Tokenizer.from_str(text), Tokenizer.from_str(text)
+    rng = random.Random(11)
+    lines = ["".join(rng.choice(_CLUSTER_PIECES) for _ in range(rng.randint(1, 10))) for _ in range(2000)]
+    native = ours.normalizer.native()
+    for line in lines:
+        expected = hf.normalizer.normalize_str(line)
+        assert native.normalize_str(line) == expected, ascii(line)
+        assert ours.normalizer.normalize_str(line) == expected, ascii(line)
+    lines = _encodable(hf, lines)
+    assert len(lines) > 1000
+    for line, o, h in zip(lines, ours.encode_batch(lines), hf.encode_batch(lines)):
+        assert (o.ids, o.tokens, o.offsets) == (h.ids, h.tokens, h.offsets), ascii(line)
+
+
+def test_regex_replace_in_a_unigram_pipeline_equals_hf(tmp: str) -> None:
+    """The T5 file with its ``Replace`` normalizer made a general regex (runs of whitespace or punctuation
+    become one space): encodings and the Python reference equal HF's on real and tricky lines."""
+    data = json.loads(_json_of(tmp, "t5"))
+    replaces = [n for n in data["normalizer"]["normalizers"] if n["type"] == "Replace"]
+    assert replaces
+    replaces[0]["pattern"] = {"Regex": r"[\s\p{Pd}]{2,}|\.\.\.|\b\d+\b"}
+    text = json.dumps(data)
+    hf, ours = tokenizers.Tokenizer.from_str(text), Tokenizer.from_str(text)
+    lines = _encodable(hf, eval_lines())
+    for line, o, h in zip(lines, ours.encode_batch(lines), hf.encode_batch(lines)):
+        assert (o.ids, o.tokens, o.offsets) == (h.ids, h.tokens, h.offsets), line
+    for line in lines[::5]:
+        assert ours.normalizer.normalize_str(line) == hf.normalizer.normalize_str(line), line
+    assert ours.encode_batch_ids(lines) == [h.ids for h in hf.encode_batch(lines)]
+
+
+def test_inspect_summarises_the_charsmap(tmp: str, tmp_path: Path) -> None:
+    """``subword inspect`` gives the Precompiled table's size, not its ~300 KB of base64."""
+    import base64
+
+    from click.testing import CliRunner
+
+    from cli.main import cli
+
+    path = tmp_path / "t5.json"
+    path.write_text(_json_of(tmp, "t5"), encoding="utf-8")
+    charsmap = next(n for n in json.loads(path.read_text(encoding="utf-8"))["normalizer"]["normalizers"]
+                    if n["type"] == "Precompiled")["precompiled_charsmap"]
+    size = len(base64.b64decode(charsmap))
+    for args in (["inspect", "-t", str(path)], ["inspect", "-t", str(path), "--json"]):
+        r = CliRunner().invoke(cli, args)
+        assert r.exit_code == 0, r.output
+        assert charsmap[:200] not in r.output and len(r.output) < 20_000
+    assert f"Precompiled(charsmap of {size:,} bytes)" in CliRunner().invoke(cli, ["inspect", "-t", str(path)]).output
+    info = json.loads(CliRunner().invoke(cli, ["inspect", "-t", str(path), "--json"]).output)
+    assert {"bytes": size, "base64_chars": len(charsmap)} in [n.get("precompiled_charsmap")
+                                                              for n in info["normalizer"]["normalizers"]]
+
+
 def test_metaspace_first_scheme_after_added_tokens(tmp: str) -> None:
     """``prepend_scheme: first`` prepends only to the text at original offset 0 (not after an added token,
     nor when a normalizer stripped the start)."""
