@@ -327,7 +327,7 @@ impl UnigramModel {
                 }
             };
             let cache = &mut caches[slot].1;
-            // the line's words with their keys (0: too long to cache) and hashes; all their
+            // the line's words with their packed keys (0: too long to pack) and hashes; all their
             // slots are prefetched before the first is read
             let words = &mut w.words;
             words.clear();
