@@ -144,8 +144,9 @@ def bench_encode(corpus: Path, model: Path) -> dict:
     return out
 
 
-def bench_encode_only(corpus: Path, runs: int, tmp: Path) -> dict:
-    """Interleaved best-of/median encoding throughput, ours (fresh and kept encoder) vs sp.encode."""
+def bench_encode_only(corpus: Path, runs: int, tmp: Path, held_out_mb: float = 3.0) -> dict:
+    """Interleaved best-of/median encoding throughput, ours (fresh and kept encoder) vs sp.encode,
+    on the last ``held_out_mb`` MB of the corpus (the model is trained on the first 4 MB)."""
     import sentencepiece as spm
 
     from subword.formats.spm import read_model
@@ -159,7 +160,7 @@ def bench_encode_only(corpus: Path, runs: int, tmp: Path) -> dict:
                                    model_type="unigram", minloglevel=2)
     model_path = tmp / "enc8k.model"
     with open(corpus, "rb") as f:
-        f.seek(-3_000_000, 2)
+        f.seek(-int(held_out_mb * 1e6), 2)
         data = f.read()
     lines = data[data.index(b"\n") + 1:].decode("utf-8").split("\n")[:-1]
     mb = sum(len(x.encode()) for x in lines) / 1e6
@@ -194,25 +195,35 @@ def bench_encode_only(corpus: Path, runs: int, tmp: Path) -> dict:
         del theirs, ours
     out = {k: {"best": mb / min(v), "median": mb / statistics.median(v), "cpu": mb / statistics.median(cpu[k])}
            for k, v in times.items()}
-    out.update(mb=mb, lines=len(lines), runs=runs, load_before=load_before, load_after=_load())
+    out.update(mb=mb, lines=len(lines), runs=runs, held_out_mb=held_out_mb, load_before=load_before,
+               load_after=_load())
     return out
 
 
-def _encode_paragraph(r: dict) -> str:
-    s, f, k = r["spm"], r["fresh"], r["kept"]
-    return (f"Encoding only (`--encode-only`; sentencepiece 0.2.3 Unigram model, vocab 8000, default options, "
-            f"trained on the first 4 MB; {r['lines']} held-out lines from the last 3 MB, {r['mb']:.2f} MB; "
-            f"{r['runs']} interleaved runs, MB/s best / median; ids identical to sentencepiece in every run): "
-            f"`sp.encode(lines)` {s['best']:.1f} / {s['median']:.1f}; ours `UnigramEncoder.encode_batch(lines)` "
-            f"with a fresh encoder per run (word cache empty) {f['best']:.1f} / {f['median']:.1f} "
-            f"(**{f['best'] / s['best']:.2f}x** / {f['median'] / s['median']:.2f}x), with one encoder kept across "
-            f"runs (cache warm) {k['best']:.1f} / {k['median']:.1f} ({k['best'] / s['best']:.2f}x / "
-            f"{k['median'] / s['median']:.2f}x). Per CPU second (all threads, median): sp {s['cpu']:.1f} MB, ours "
-            f"fresh {f['cpu']:.1f} MB ({f['cpu'] / s['cpu']:.2f}x), kept {k['cpu']:.1f} MB ({k['cpu'] / s['cpu']:.2f}x). "
-            f"Load average {r['load_before']:.1f} before, {r['load_after']:.1f} "
-            f"after ({os.cpu_count()} cores, shared with other sessions: wall figures swing with their load, the "
-            f"CPU-second ones much less). "
-            f"Command: `python benchmarks/bench_unigram.py --encode-only --runs {r['runs']}`")
+def _encode_paragraph(results: list[dict]) -> str:
+    """The encoding paragraph: one table row per held-out size."""
+    r0 = results[0]
+    rows = []
+    for r in results:
+        s, f, k = r["spm"], r["fresh"], r["kept"]
+        rows.append(f"| {r['held_out_mb']:g} MB ({r['lines']} lines) | {s['best']:.1f} / {s['median']:.1f} | "
+                    f"{f['best']:.1f} / {f['median']:.1f} | **{f['best'] / s['best']:.2f}x** / "
+                    f"{f['median'] / s['median']:.2f}x | {k['best']:.1f} / {k['median']:.1f} | "
+                    f"{k['best'] / s['best']:.2f}x / {k['median'] / s['median']:.2f}x | "
+                    f"{f['cpu'] / s['cpu']:.2f}x / {k['cpu'] / s['cpu']:.2f}x | "
+                    f"{r['load_before']:.1f} -> {r['load_after']:.1f} |")
+    sizes = " ".join(f"{r['held_out_mb']:g}" for r in results)
+    return (f"Encoding only (`--encode-only`): a sentencepiece 0.2.3 Unigram model, vocab 8000, default options, "
+            f"trained on the first 4 MB; held-out lines from the end of the corpus; {r0['runs']} interleaved runs "
+            f"per size; MB/s best / median; ids identical to sentencepiece in every run. `sp.encode(lines)` against "
+            f"ours `UnigramEncoder.encode_batch(lines)` with a *fresh* encoder per run (word cache empty: every word "
+            f"of the text is new to it) and with one encoder *kept* across runs (cache warm from the earlier runs "
+            f"over the same text). The last column is the ratio of MB per CPU second (all threads, median), which "
+            f"the other sessions' load on the {os.cpu_count()} shared cores disturbs much less than the wall time.\n\n"
+            "| held-out text | sp MB/s | ours fresh MB/s | fresh vs sp | ours kept MB/s | kept vs sp | "
+            "per CPU-s fresh / kept | load |\n|---|---:|---:|---:|---:|---:|---:|---|\n" + "\n".join(rows) +
+            f"\n\nCommand: `python benchmarks/bench_unigram.py --encode-only --runs {r0['runs']} "
+            f"--held-out-mb {sizes}`")
 
 
 def _replace_encoding_paragraph(paragraph: str) -> None:
@@ -249,13 +260,16 @@ def main() -> None:
     ap.add_argument("--hf-runs", type=int, default=1, help="runs of HF's trainer (slow), at most --runs")
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--no-reference", action="store_true")
+    ap.add_argument("--held-out-mb", type=float, nargs="+", default=[3.0, 16.0],
+                    help="--encode-only: sizes of the held-out text (MB from the end of the corpus)")
     ap.add_argument("--encode-only", action="store_true",
                     help="only the encoding throughput vs sp.encode (replaces that paragraph of the section)")
     args = ap.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if args.encode_only:
         with tempfile.TemporaryDirectory() as d:
-            paragraph = _encode_paragraph(bench_encode_only(args.corpus, args.runs, Path(d)))
+            paragraph = _encode_paragraph([bench_encode_only(args.corpus, args.runs, Path(d), mb)
+                                           for mb in args.held_out_mb])
         print(paragraph)
         if not args.no_write:
             _replace_encoding_paragraph(paragraph)
