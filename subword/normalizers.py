@@ -400,21 +400,44 @@ def replace_pattern(pattern: dict[str, str], content: str, text: str) -> str:
     """
     if "String" in pattern:
         return text.replace(pattern["String"], content)
+    out, last = [], 0
+    for a, b in pattern_matches(pattern, text):
+        out.append(text[last:a])
+        out.append(content)
+        last = b
+    out.append(text[last:])
+    return "".join(out)
+
+
+def pattern_matches(pattern: dict[str, str], text: str) -> list[tuple[int, int]]:
+    """The (start, end) char spans HF's ``Replace`` / ``Split`` find for a pattern dict, left to right.
+
+    No match in an empty text; after an empty match the next one starts one char later, and an empty match
+    where the previous match ended is skipped.
+
+    >>> pattern_matches({"Regex": "a*"}, "baaac"), pattern_matches({"String": "ab"}, "abab")
+    ([(0, 0), (1, 4), (5, 5)], [(0, 2), (2, 4)])
+    """
+    if "String" in pattern:
+        width = len(pattern["String"])
+        spans, i = [], text.find(pattern["String"]) if text else -1
+        while i >= 0:
+            spans.append((i, i + width))
+            i = text.find(pattern["String"], i + width)
+        return spans
     compiled = _compiled(pattern["Regex"])
-    out, last, pos, previous_end = [], 0, 0, -1
-    while pos <= len(text) and text:
+    spans, pos, previous_end = [], 0, -1
+    while text and pos <= len(text):
         m = compiled.search(text, pos)
         if m is None:
             break
         if m.start() == m.end() == previous_end:
             pos = m.start() + 1
             continue
-        out.append(text[last:m.start()])
-        out.append(content)
-        last = previous_end = m.end()
+        spans.append((m.start(), m.end()))
+        previous_end = m.end()
         pos = m.end() + (m.start() == m.end())
-    out.append(text[last:])
-    return "".join(out)
+    return spans
 
 
 @REGISTRY.register

@@ -30,6 +30,7 @@ __all__ = [
     "BertPreTokenizer",
     "Metaspace",
     "WhitespaceSplit",
+    "Split",
     "Sequence",
     "is_bert_punctuation",
     "bytes_to_unicode",
@@ -316,6 +317,80 @@ class WhitespaceSplit(PreTokenizer):
         return out
 
 
+_SPLIT_BEHAVIORS = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class Split(PreTokenizer):
+    """HF ``Split``: pieces around the matches of ``pattern`` (``{"String": s}`` or ``{"Regex": r}``).
+
+    ``behavior`` says what becomes of a match: ``Removed`` (dropped), ``Isolated`` (a piece of its own),
+    ``MergedWithPrevious`` / ``MergedWithNext`` (joined to the text before / after it; a match right after a
+    match stays alone), ``Contiguous`` (runs of matches, and of non-matches, joined). ``invert`` swaps matches
+    and non-matches. Empty pieces are dropped. Regexes run as in the ``Replace`` normalizer (HF's Oniguruma
+    syntax where the Rust ``regex`` crate reads it the same; the others are refused, naming the pattern).
+
+    >>> Split({"String": "-"}, "MergedWithPrevious").pre_tokenize_str("the-final--countdown")
+    [('the-', (0, 4)), ('final-', (4, 10)), ('-', (10, 11)), ('countdown', (11, 20))]
+    >>> Split({"Regex": r"\\w+"}, "Removed", invert=True).pre_tokenize_str("ab, cd")
+    [('ab', (0, 2)), ('cd', (4, 6))]
+    """
+
+    type_name: ClassVar[str] = "Split"
+    pattern: dict[str, str]
+    behavior: str
+    invert: bool = False
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        from subword.normalizers import _check_pattern
+
+        _check_pattern("Split", self.pattern)
+        if self.behavior not in _SPLIT_BEHAVIORS:
+            raise ValueError(f"Split.behavior must be one of {', '.join(_SPLIT_BEHAVIORS)}, got {self.behavior!r}")
+
+    def __hash__(self) -> int:
+        return hash((self.type_name, tuple(self.pattern.items()), self.behavior, self.invert))
+
+    def pre_tokenize_str(self, text: str) -> list[Piece]:
+        from subword.normalizers import pattern_matches
+
+        segments: list[tuple[int, int, bool]] = []  # (start, end, is_match) covering the text
+        prev = 0
+        for a, b in pattern_matches(self.pattern, text):
+            if a != prev:
+                segments.append((prev, a, self.invert))
+            segments.append((a, b, not self.invert))
+            prev = b
+        if prev != len(text):
+            segments.append((prev, len(text), self.invert))
+        spans: list[list[int]] = []
+        if self.behavior == "Removed":
+            spans = [[a, b] for a, b, m in segments if not m]
+        elif self.behavior == "Isolated":
+            spans = [[a, b] for a, b, _ in segments]
+        elif self.behavior == "MergedWithNext":
+            previous_match = False
+            for a, b, m in reversed(segments):
+                if m and not previous_match and spans:
+                    spans[-1][0] = a
+                else:
+                    spans.append([a, b])
+                previous_match = m
+            spans.reverse()
+        else:  # MergedWithPrevious, Contiguous
+            previous_match = False
+            for a, b, m in segments:
+                join = (m and not previous_match) if self.behavior == "MergedWithPrevious" else m == previous_match
+                if join and spans:
+                    spans[-1][1] = b
+                else:
+                    spans.append([a, b])
+                previous_match = m
+        return [(text[a:b], (a, b)) for a, b in spans if a < b]
+
+
 @REGISTRY.register
 @dataclass(frozen=True)
 class Sequence(PreTokenizer):
@@ -338,11 +413,11 @@ class Sequence(PreTokenizer):
                 raise TypeError(f"Sequence.pretokenizers[{i}] must be a PreTokenizer, got {type(p).__name__}")
         object.__setattr__(self, "pretokenizers", tuple(self.pretokenizers))
         *head, last = self.pretokenizers or (None,)
-        if not all(isinstance(p, (Whitespace, WhitespaceSplit, BertPreTokenizer)) for p in head) or isinstance(
+        if not all(isinstance(p, (Whitespace, WhitespaceSplit, BertPreTokenizer, Split)) for p in head) or isinstance(
                 last, (ByteLevel, Sequence)):
             names = [type(p).__name__ for p in self.pretokenizers]
-            raise ValueError(f"unsupported pre_tokenizer Sequence {names}: only Whitespace, WhitespaceSplit or "
-                             "BertPreTokenizer followed by one more pre-tokenizer (not ByteLevel) is supported")
+            raise ValueError(f"unsupported pre_tokenizer Sequence {names}: only Whitespace, WhitespaceSplit, "
+                             "BertPreTokenizer or Split followed by one more pre-tokenizer (not ByteLevel) is supported")
 
     def pre_tokenize_str(self, text: str) -> list[Piece]:
         pieces: list[Piece] = [(text, (0, len(text)))]

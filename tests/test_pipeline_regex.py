@@ -1,11 +1,13 @@
-"""``Replace`` with general regexes (normalizer and decoder) against HF ``tokenizers`` 0.23.3.
+"""``Replace`` with general regexes (normalizer and decoder) and the ``Split`` pre-tokenizer against HF
+``tokenizers`` 0.23.3.
 
 HF compiles ``Replace`` patterns with Oniguruma; the Rust core runs them with the ``regex`` crate and the
 Python reference with the ``regex`` module. For each pattern and content below, on real gutenberg lines
 and random multi-script strings, the normalized text AND its alignment (read through HF's pipeline as in
 ``test_normalizers_rust.py``: a pre-tokenizer isolating every char, offsets of each) must equal HF's, and
 so must the Python reference and the decoder. Patterns Oniguruma reads differently, or that the regex
-crate lacks, must be refused with an error naming them (each one loads in HF).
+crate lacks, must be refused with an error naming them (each one loads in HF). ``Split`` (every behavior,
+inverted or not) must give HF's pieces and offsets, alone, in a Sequence and in whole pipelines.
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ from _unicode_samples import TRICKY, corpus_lines
 tokenizers = pytest.importorskip("tokenizers")
 _core = pytest.importorskip("subword._core")
 
+from subword import Tokenizer
 from subword.decoders import Replace as ReplaceDecoder
 from subword.normalizers import Replace
+from subword.pre_tokenizers import Split
 
 # (pattern dict, content): what SentencePiece conversions write, plus classes, alternations, anchors,
 # empty matches, word classes, Unicode properties and a content with regex-replacement syntax.
@@ -141,3 +145,61 @@ def test_class_escapes_equal_hf_on_every_code_point(regex: str) -> None:
         expected = hf.normalize_str(text)
         assert ours.normalize_str(text) == expected, i
         assert reference.normalize_str(text) == expected, i
+
+
+SPLIT_PATTERNS = [{"String": " "}, {"String": "--"}, {"Regex": r"\s+"}, {"Regex": r"\p{P}"}, {"Regex": r"\d"},
+                  {"Regex": r"\w+|[^\w\s]+"}, {"Regex": "x*"}, {"Regex": "$"}]
+BEHAVIORS = ["Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous"]
+
+
+@pytest.mark.parametrize("pattern", SPLIT_PATTERNS, ids=[next(iter(p.values())) for p in SPLIT_PATTERNS])
+def test_split_pieces_equal_hf(pattern: dict[str, str]) -> None:
+    for behavior in BEHAVIORS:
+        for invert in (False, True):
+            spec = {"type": "Split", "pattern": pattern, "behavior": behavior, "invert": invert}
+            hf = tokenizers.Tokenizer.from_str(json.dumps({
+                "version": "1.0", "pre_tokenizer": spec,
+                "model": {"type": "WordLevel", "vocab": {"[UNK]": 0}, "unk_token": "[UNK]"}})).pre_tokenizer
+            native, reference = _core.PreTokenizer(json.dumps(spec)), Split(pattern, behavior, invert)
+            for text in TEXTS[::2] + ["the-final--countdown", "--a--", "  a  b  "]:
+                expected = hf.pre_tokenize_str(text)
+                assert reference.pre_tokenize_str(text) == expected, (behavior, invert, ascii(text))
+                assert native.pre_tokenize_str(text) == expected, (behavior, invert, ascii(text))
+
+
+def _bpe_file() -> str:
+    """A small byte-free BPE trained by HF on gutenberg text (WordLevel cannot say much about offsets)."""
+    from tokenizers import models, pre_tokenizers, trainers
+
+    tok = tokenizers.Tokenizer(models.BPE(unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    lines = corpus_lines("gutenberg_en_20M.txt", 3000)
+    tok.train_from_iterator(lines, trainers.BpeTrainer(vocab_size=600, special_tokens=["[UNK]"], show_progress=False))
+    return tok.to_str()
+
+
+@pytest.mark.parametrize("pre_tokenizer", [
+    {"type": "Split", "pattern": {"Regex": r"\s+|\p{P}"}, "behavior": "Isolated", "invert": False},
+    {"type": "Split", "pattern": {"Regex": r"\w+"}, "behavior": "Removed", "invert": True},
+    {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"String": " "}, "behavior": "MergedWithNext", "invert": False},
+        {"type": "Split", "pattern": {"Regex": r"\d"}, "behavior": "Isolated", "invert": False}]},
+], ids=["isolated", "inverted", "sequence"])
+def test_split_in_a_bpe_pipeline_equals_hf(pre_tokenizer: dict) -> None:
+    data = json.loads(_bpe_file())
+    data["pre_tokenizer"] = pre_tokenizer
+    text = json.dumps(data)
+    hf, ours = tokenizers.Tokenizer.from_str(text), Tokenizer.from_str(text)
+    lines = corpus_lines("gutenberg_en_20M.txt", 400)[-200:] + TEXTS[:40]
+    for line, o, h in zip(lines, ours.encode_batch(lines), hf.encode_batch(lines)):
+        assert (o.ids, o.tokens, o.offsets) == (h.ids, h.tokens, h.offsets), ascii(line)
+    assert ours.encode_batch_ids(lines) == [h.ids for h in hf.encode_batch(lines)]
+    assert json.loads(ours.to_json_str())["pre_tokenizer"] == json.loads(hf.to_str())["pre_tokenizer"]
+
+
+def test_split_refuses_oniguruma_only_regexes() -> None:
+    spec = {"type": "Split", "pattern": {"Regex": "(?=a)"}, "behavior": "Isolated", "invert": False}
+    with pytest.raises(ValueError, match="unsupported pre_tokenizer Split regex"):
+        _core.PreTokenizer(json.dumps(spec))
+    with pytest.raises(ValueError, match="unsupported Split regex"):
+        Split({"Regex": "(?=a)"}, "Isolated")

@@ -316,6 +316,24 @@ def test_regex_replace_in_a_unigram_pipeline_equals_hf(tmp: str) -> None:
     assert ours.encode_batch_ids(lines) == [h.ids for h in hf.encode_batch(lines)]
 
 
+def test_split_then_metaspace_in_a_unigram_pipeline_equals_hf(tmp: str) -> None:
+    """The T5 file with ``Sequence[Split(punctuation, Isolated), Metaspace]``: pieces, encodings and decoding
+    equal HF's (Split's pieces are slices, so Metaspace's ``first`` scheme applies per piece as in HF)."""
+    for scheme in ("always", "first"):
+        data = json.loads(_json_of(tmp, "t5"))
+        split = {"type": "Split", "pattern": {"Regex": r"\p{P}+"}, "behavior": "Isolated", "invert": False}
+        data["pre_tokenizer"]["prepend_scheme"] = scheme
+        data["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [split, data["pre_tokenizer"]]}
+        text = json.dumps(data)
+        hf, ours = tokenizers.Tokenizer.from_str(text), Tokenizer.from_str(text)
+        lines = _encodable(hf, eval_lines())[::2] + ["(a) b", "...x", "\"q\" r"]
+        for line, o, h in zip(lines, ours.encode_batch(lines), hf.encode_batch(lines)):
+            assert (o.ids, o.tokens, o.offsets) == (h.ids, h.tokens, h.offsets), (scheme, line)
+        for line in lines[::10] + lines[-3:]:
+            assert ours.pre_tokenizer.pre_tokenize_str(line) == hf.pre_tokenizer.pre_tokenize_str(line), line
+        assert ours.encode_batch_ids(lines) == [h.ids for h in hf.encode_batch(lines)]
+
+
 def test_inspect_summarises_the_charsmap(tmp: str, tmp_path: Path) -> None:
     """``subword inspect`` gives the Precompiled table's size, not its ~300 KB of base64."""
     import base64

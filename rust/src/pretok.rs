@@ -23,8 +23,10 @@
 use unicode_general_category::{get_general_category, GeneralCategory as Gc};
 
 pub mod metaspace;
+pub mod split;
 
 pub use metaspace::{Metaspace, PrependScheme};
+pub use split::{Split, SplitBehavior};
 
 /// A pre-tokenizer: splits a (normalized) text into the words the model sees.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,9 +44,11 @@ pub enum PreTokenizer {
     /// HF `WhitespaceSplit`: split on `char::is_whitespace`, which is dropped.
     WhitespaceSplit,
     /// HF `Sequence`, as far as offsets compose simply: every member but the last gives slices of its
-    /// input (Whitespace, WhitespaceSplit, BertPreTokenizer) and the last is not ByteLevel (older
+    /// input (Whitespace, WhitespaceSplit, BertPreTokenizer, Split) and the last is not ByteLevel (older
     /// T5 / ALBERT files: `[WhitespaceSplit, Metaspace]`). Built by [`PreTokenizer::sequence`].
     Sequence(Vec<PreTokenizer>),
+    /// HF `Split` (see `pretok/split.rs`): pieces around the matches of a string or regex.
+    Split(Split),
 }
 
 /// Character classes of the GPT-2 pattern.
@@ -453,6 +457,7 @@ impl PreTokenizer {
             "BertPreTokenizer" => Ok(PreTokenizer::Bert),
             "Metaspace" => Ok(PreTokenizer::Metaspace(Metaspace::from_json(v, "pre_tokenizer")?)),
             "WhitespaceSplit" => Ok(PreTokenizer::WhitespaceSplit),
+            "Split" => Ok(PreTokenizer::Split(Split::from_json(v)?)),
             "Sequence" => {
                 let items = v
                     .get("pretokenizers")
@@ -489,6 +494,7 @@ impl PreTokenizer {
             }),
             PreTokenizer::Metaspace(m) => m.to_json(),
             PreTokenizer::WhitespaceSplit => serde_json::json!({"type": "WhitespaceSplit"}),
+            PreTokenizer::Split(s) => s.to_json(),
             PreTokenizer::Sequence(v) => serde_json::json!({
                 "type": "Sequence",
                 "pretokenizers": v.iter().map(|p| p.to_json()).collect::<Vec<_>>(),
@@ -514,6 +520,7 @@ impl PreTokenizer {
                 }
             }
             PreTokenizer::WhitespaceSplit => split_on_whitespace(text, |s, e| f(&text[s..e], (s, e))),
+            PreTokenizer::Split(split) => split.split(text, |s, e| f(&text[s..e], (s, e))),
             PreTokenizer::Sequence(v) => sequence_pieces(v, text, &mut f),
             PreTokenizer::ByteLevel { add_prefix_space, use_regex, .. } => {
                 if text.is_empty() {
@@ -550,7 +557,7 @@ impl PreTokenizer {
             return Ok(items.remove(0));
         }
         let slices = |p: &PreTokenizer| {
-            matches!(p, PreTokenizer::Whitespace | PreTokenizer::WhitespaceSplit | PreTokenizer::Bert)
+            matches!(p, PreTokenizer::Whitespace | PreTokenizer::WhitespaceSplit | PreTokenizer::Bert | PreTokenizer::Split(_))
         };
         if let Some((last, head)) = items.split_last() {
             if !head.iter().all(slices) || matches!(last, PreTokenizer::ByteLevel { .. } | PreTokenizer::Sequence(_)) {
@@ -559,8 +566,8 @@ impl PreTokenizer {
                     .map(|p| p.to_json().get("type").and_then(|t| t.as_str()).unwrap_or("?").to_string())
                     .collect();
                 return Err(format!(
-                    "unsupported pre_tokenizer type 'Sequence' of [{}]: only Whitespace, WhitespaceSplit or \
-                     BertPreTokenizer followed by one more pre-tokenizer (not ByteLevel) is supported",
+                    "unsupported pre_tokenizer type 'Sequence' of [{}]: only Whitespace, WhitespaceSplit, \
+                     BertPreTokenizer or Split followed by one more pre-tokenizer (not ByteLevel) is supported",
                     names.join(", ")
                 ));
             }
@@ -588,6 +595,7 @@ impl PreTokenizer {
             | PreTokenizer::Bert
             | PreTokenizer::Metaspace(_)
             | PreTokenizer::WhitespaceSplit
+            | PreTokenizer::Split(_)
             | PreTokenizer::Sequence(_) => raw.to_string(),
             PreTokenizer::ByteLevel { .. } => byte_level_map(raw),
         }

@@ -193,25 +193,31 @@ impl ReplacePattern {
     /// Parses `{"String": s}` or `{"Regex": r}`; regexes the regex crate cannot run as Oniguruma does are
     /// refused with an error naming them.
     pub fn from_json(v: &Value, owner: &str) -> Result<Self, String> {
+        Self::parse(v, &format!("{owner} Replace"))
+    }
+
+    /// [`ReplacePattern::from_json`] for any component; `what` (`"pre_tokenizer Split"`) names it in errors.
+    pub fn parse(v: &Value, what: &str) -> Result<Self, String> {
+        let owner = what;
         if let Some(s) = v.get("String").and_then(|x| x.as_str()) {
             if s.is_empty() {
-                return Err(format!("{owner} Replace: the pattern is empty"));
+                return Err(format!("{owner}: the pattern is empty"));
             }
             return Ok(ReplacePattern::Literal(s.to_string()));
         }
         let Some(r) = v.get("Regex").and_then(|x| x.as_str()) else {
-            return Err(format!("{owner} Replace: 'pattern' must be {{\"String\": ...}} or {{\"Regex\": ...}}, got {v}"));
+            return Err(format!("{owner}: 'pattern' must be {{\"String\": ...}} or {{\"Regex\": ...}}, got {v}"));
         };
         if let Some(feature) = oniguruma_only_feature(r) {
             return Err(format!(
-                "unsupported {owner} Replace regex {r:?}: it uses {feature}, which the regex crate lacks or reads \
+                "unsupported {owner} regex {r:?}: it uses {feature}, which the regex crate lacks or reads \
                  differently from HF's Oniguruma"
             ));
         }
         let regex = regex::RegexBuilder::new(&with_oniguruma_word_class(r))
             .multi_line(true)
             .build()
-            .map_err(|e| format!("unsupported {owner} Replace regex {r:?}: {e}"))?;
+            .map_err(|e| format!("unsupported {owner} regex {r:?}: {e}"))?;
         Ok(ReplacePattern::Regex { source: r.to_string(), regex })
     }
 

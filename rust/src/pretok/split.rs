@@ -1,0 +1,156 @@
+//! HF `Split`: cut the text at the matches of a pattern (`{"String": ...}` or `{"Regex": ...}`, run as
+//! the `Replace` normalizer runs them, see `normalize/sentencepiece.rs`), then group matches and the text
+//! between them by `behavior`, optionally with matches and non-matches swapped (`invert`).
+//!
+//! HF's rules (tokenizers 0.23.3): the text is a list of segments, the text between matches and the
+//! matches themselves (an empty match is a segment of its own); `Removed` drops the matches, `Isolated` keeps every
+//! segment, `MergedWithPrevious` / `MergedWithNext` append / prepend a match to the segment before /
+//! after it (a match following a match stays alone), `Contiguous` joins runs of segments of one kind.
+//! Empty pieces are dropped.
+
+use serde_json::{json, Value};
+
+use crate::normalize::ReplacePattern;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SplitBehavior {
+    Removed,
+    Isolated,
+    MergedWithPrevious,
+    MergedWithNext,
+    Contiguous,
+}
+
+impl SplitBehavior {
+    const ALL: [(SplitBehavior, &'static str); 5] = [
+        (SplitBehavior::Removed, "Removed"),
+        (SplitBehavior::Isolated, "Isolated"),
+        (SplitBehavior::MergedWithPrevious, "MergedWithPrevious"),
+        (SplitBehavior::MergedWithNext, "MergedWithNext"),
+        (SplitBehavior::Contiguous, "Contiguous"),
+    ];
+
+    fn name(self) -> &'static str {
+        Self::ALL.iter().find(|(b, _)| *b == self).map_or("?", |(_, n)| n)
+    }
+}
+
+/// HF `Split`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Split {
+    pub pattern: ReplacePattern,
+    pub behavior: SplitBehavior,
+    pub invert: bool,
+}
+
+impl Split {
+    pub fn from_json(v: &Value) -> Result<Self, String> {
+        let pattern = ReplacePattern::parse(v.get("pattern").unwrap_or(&Value::Null), "pre_tokenizer Split")?;
+        let name = v.get("behavior").and_then(|b| b.as_str()).ok_or("pre_tokenizer Split: missing string 'behavior'")?;
+        let behavior = SplitBehavior::ALL
+            .iter()
+            .find(|(_, n)| n.eq_ignore_ascii_case(name))
+            .map(|(b, _)| *b)
+            .ok_or_else(|| format!("pre_tokenizer Split: unknown behavior {name:?}"))?;
+        let invert = match v.get("invert") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(other) => return Err(format!("pre_tokenizer Split: 'invert' must be a boolean, got {other}")),
+        };
+        Ok(Split { pattern, behavior, invert })
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({"type": "Split", "pattern": self.pattern.to_json(), "behavior": self.behavior.name(), "invert": self.invert})
+    }
+
+    /// Calls `f(start, end)` (byte offsets) for every piece of `text`.
+    pub fn split(&self, text: &str, mut f: impl FnMut(usize, usize)) {
+        // (start, end, is_match) segments covering the text.
+        let mut segments: Vec<(usize, usize, bool)> = Vec::new();
+        let mut prev = 0;
+        for (a, b) in self.pattern.find(text) {
+            if a != prev {
+                segments.push((prev, a, self.invert));
+            }
+            segments.push((a, b, !self.invert));
+            prev = b;
+        }
+        if prev != text.len() {
+            segments.push((prev, text.len(), self.invert));
+        }
+        let pieces: Vec<(usize, usize)> = match self.behavior {
+            SplitBehavior::Removed => segments.iter().filter(|s| !s.2).map(|s| (s.0, s.1)).collect(),
+            SplitBehavior::Isolated => segments.iter().map(|s| (s.0, s.1)).collect(),
+            SplitBehavior::MergedWithPrevious => {
+                let mut out: Vec<(usize, usize)> = Vec::new();
+                let mut previous_match = false;
+                for &(a, b, m) in &segments {
+                    match out.last_mut() {
+                        Some(last) if m && !previous_match => last.1 = b,
+                        _ => out.push((a, b)),
+                    }
+                    previous_match = m;
+                }
+                out
+            }
+            SplitBehavior::MergedWithNext => {
+                let mut out: Vec<(usize, usize)> = Vec::new();
+                let mut previous_match = false;
+                for &(a, b, m) in segments.iter().rev() {
+                    match out.last_mut() {
+                        Some(last) if m && !previous_match => last.0 = a,
+                        _ => out.push((a, b)),
+                    }
+                    previous_match = m;
+                }
+                out.reverse();
+                out
+            }
+            SplitBehavior::Contiguous => {
+                let mut out: Vec<(usize, usize)> = Vec::new();
+                let mut previous_match = false;
+                for &(a, b, m) in &segments {
+                    match out.last_mut() {
+                        Some(last) if m == previous_match => last.1 = b,
+                        _ => out.push((a, b)),
+                    }
+                    previous_match = m;
+                }
+                out
+            }
+        };
+        for (a, b) in pieces {
+            if a < b {
+                f(a, b);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pieces(spec: Value, text: &str) -> Vec<&str> {
+        let s = Split::from_json(&spec).unwrap();
+        let mut out = Vec::new();
+        s.split(text, |a, b| out.push(&text[a..b]));
+        out
+    }
+
+    #[test]
+    fn behaviors_as_hf_documents_them() {
+        let text = "the-final--countdown";
+        let spec = |b: &str| json!({"type": "Split", "pattern": {"String": "-"}, "behavior": b, "invert": false});
+        assert_eq!(pieces(spec("Removed"), text), vec!["the", "final", "countdown"]);
+        assert_eq!(pieces(spec("Isolated"), text), vec!["the", "-", "final", "-", "-", "countdown"]);
+        assert_eq!(pieces(spec("MergedWithPrevious"), text), vec!["the-", "final-", "-", "countdown"]);
+        assert_eq!(pieces(spec("MergedWithNext"), text), vec!["the", "-final", "-", "-countdown"]);
+        assert_eq!(pieces(spec("Contiguous"), text), vec!["the", "-", "final", "--", "countdown"]);
+        let inv = json!({"type": "Split", "pattern": {"Regex": "\\w+"}, "behavior": "Removed", "invert": true});
+        assert_eq!(pieces(inv, "ab, cd"), vec!["ab", "cd"]);
+        assert!(pieces(spec("Isolated"), "").is_empty());
+        assert!(Split::from_json(&json!({"pattern": {"Regex": "(?=a)"}, "behavior": "Removed"})).is_err());
+    }
+}
