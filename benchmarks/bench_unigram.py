@@ -219,7 +219,8 @@ def _encode_paragraph(results: list[dict]) -> str:
             f"ours `UnigramEncoder.encode_batch(lines)` with a *fresh* encoder per run (word cache empty: every word "
             f"of the text is new to it) and with one encoder *kept* across runs (cache warm from the earlier runs "
             f"over the same text). The last column is the ratio of MB per CPU second (all threads, median), which "
-            f"the other sessions' load on the {os.cpu_count()} shared cores disturbs much less than the wall time.\n\n"
+            f"the other sessions' load on the {os.cpu_count()} shared cores disturbs much less than the wall time."
+            " A fresh encoder runs one Viterbi pass per distinct word per thread before its cache serves that word, so short inputs pay the warm-up on a large share of their words and long ones on a small share.\n\n"
             "| held-out text | sp MB/s | ours fresh MB/s | fresh vs sp | ours kept MB/s | kept vs sp | "
             "per CPU-s fresh / kept | load |\n|---|---:|---:|---:|---:|---:|---:|---|\n" + "\n".join(rows) +
             f"\n\nCommand: `python benchmarks/bench_unigram.py --encode-only --runs {r0['runs']} "
