@@ -317,8 +317,8 @@ def test_regex_replace_in_a_unigram_pipeline_equals_hf(tmp: str) -> None:
 
 
 def test_split_then_metaspace_in_a_unigram_pipeline_equals_hf(tmp: str) -> None:
-    """The T5 file with ``Sequence[Split(punctuation, Isolated), Metaspace]``: pieces, encodings and decoding
-    equal HF's (Split's pieces are slices, so Metaspace's ``first`` scheme applies per piece as in HF)."""
+    """The T5 file with ``Sequence[Split(punctuation, Isolated), Metaspace]``: pieces and encodings
+    equal HF's, with Metaspace's ``always`` and ``first`` schemes (``first``: only the piece at the start gets ``▁``)."""
     for scheme in ("always", "first"):
         data = json.loads(_json_of(tmp, "t5"))
         split = {"type": "Split", "pattern": {"Regex": r"\p{P}+"}, "behavior": "Isolated", "invert": False}
