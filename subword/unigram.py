@@ -195,14 +195,19 @@ class UnigramEncoder:
         kinds = [int(t) for _, _, t in model.pieces]
         self._core = _core.UnigramModel([(p, float(s)) for p, s, _ in model.pieces], kinds, model.unk_id,
                                         bool(model.trainer_spec.get("byte_fallback", False)), compat)
-        spec = {"normalization_rule_name": model.normalizer_spec.get("name", "identity") or "identity"}
+        # The model's own charsmap replaces the named rules when there is one, as in sentencepiece:
+        # it is what a custom rule set (normalization_rule_tsv, name "user_defined") or a case-folding
+        # variant consists of, and the built-in rules are only the fallback.
+        charsmap = model.normalizer_spec.get("precompiled_charsmap") or None
+        name = model.normalizer_spec.get("name", "identity") or "identity"
+        spec = {"normalization_rule_name": "identity" if charsmap else name}
         for k in ("add_dummy_prefix", "remove_extra_whitespaces"):
             if k in model.normalizer_spec:
                 spec[k] = bool(model.normalizer_spec[k])
         if "treat_whitespace_as_suffix" in model.trainer_spec:
             spec["treat_whitespace_as_suffix"] = bool(model.trainer_spec["treat_whitespace_as_suffix"])
         self._spec = json.dumps(spec)
-        self._aligner: _core.SpmTextNormalizer | None = None  # built on the first offsets call
+        self._normalizer = _core.SpmTextNormalizer(self._spec, charsmap)
 
     def normalize(self, text: str) -> str:
         """The text as the model sees it (normalized, spaces as ``▁``).
@@ -212,9 +217,7 @@ class UnigramEncoder:
         >>> enc.normalize("  a  b ")
         '▁a▁b'
         """
-        from subword import _core
-
-        return _core.spm_normalize(text, self._spec)
+        return self._normalizer.normalize(text)
 
     def encode(self, text: str) -> list[int]:
         """Viterbi ids (sentencepiece's ``encode``)."""
@@ -233,12 +236,7 @@ class UnigramEncoder:
         >>> enc.encode_with_offsets("  ab   ab")[1]
         [(2, 2), (2, 3), (3, 4), (4, 7), (7, 8), (8, 9)]
         """
-        if self._aligner is None:
-            from subword import _core
-
-            charsmap = self.model.normalizer_spec.get("precompiled_charsmap") or None
-            self._aligner = _core.SpmTextNormalizer(self._spec, charsmap)
-        norm, to_orig = self._aligner.normalize_aligned(text)
+        norm, to_orig = self._normalizer.normalize_aligned(text)
         ids, offsets = self._core.encode(norm)
         # normalized char index -> its first byte; original byte -> char index (and the end)
         norm_byte = list(itertools.accumulate((len(c.encode()) for c in norm), initial=0))
@@ -264,7 +262,7 @@ class UnigramEncoder:
         >>> enc.encode_batch(["ab ba"], word_cache=False) == enc.encode_batch(["ab ba"])
         True
         """
-        return self._core.encode_batch_spm(texts if isinstance(texts, list) else list(texts), self._spec,
+        return self._core.encode_batch_spm(texts if isinstance(texts, list) else list(texts), self._normalizer,
                                            word_cache=word_cache)
 
     def nbest(self, text: str, n: int) -> list[tuple[list[int], float]]:

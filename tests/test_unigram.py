@@ -434,3 +434,30 @@ def test_user_symbols_and_byte_fallback_match_sentencepiece(tmp_path: Path) -> N
     enc = UnigramEncoder(read_model(tmp_path / "m.model"))
     held = _lines(SHAKESPEARE, 30_000, skip_bytes=700_000) + ["the<sep>thing ingthe ☃ é"]
     assert enc.encode_batch(held) == sp.encode(held)
+
+
+@needs_corpora
+@pytest.mark.parametrize("rules", ["tsv", "nmt_nfkc_cf"])
+def test_models_with_their_own_normalization_rules_encode_as_sentencepiece(tmp_path: Path, rules: str) -> None:
+    """A .model's precompiled charsmap is its normalizer: custom TSV rules ("user_defined") and the
+    case-folding rule sets have no built-in twin here, and must still encode as sentencepiece does."""
+    from subword.formats.spm import read_model
+    from subword.unigram import UnigramEncoder
+
+    if rules == "tsv":  # A -> a, "th" -> "TH", ½ -> " half "
+        (tmp_path / "rules.tsv").write_text("41\t61\n74 68\t54 48\nBD\t20 68 61 6C 66 20\n", encoding="utf-8")
+        opts: dict[str, object] = {"normalization_rule_tsv": str(tmp_path / "rules.tsv")}
+    else:
+        opts = {"normalization_rule_name": rules}
+    sp = _spm_train(tmp_path, _lines(GUTENBERG, 300_000), 1000, **opts)
+    enc = UnigramEncoder(read_model(tmp_path / "m.model"))
+    held = _lines(GUTENBERG, 100_000, skip_bytes=9_000_000) + ["ABBA the other ½ Thing", "ÅNGSTRÖM ﬁ Ⅻ", "  A  "]
+    assert enc.encode_batch(held) == sp.encode(held)
+    assert [enc.encode(t) for t in held[-3:]] == sp.encode(held[-3:])
+    assert [enc.normalize(t) for t in held[-3:]] == [sp.normalize(t) for t in held[-3:]]
+    for line in held[-3:]:
+        ids, offsets = enc.encode_with_offsets(line)
+        proto = sp.encode(line, return_type="proto")
+        byte_at = [len(line[:i].encode()) for i in range(len(line) + 1)]  # char offset -> byte offset
+        assert ids == [p.id for p in proto.pieces]
+        assert [(byte_at[a], byte_at[b]) for a, b in offsets] == [(p.begin, p.end) for p in proto.pieces]

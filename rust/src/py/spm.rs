@@ -198,7 +198,7 @@ impl PySpmBpeEncoder {
 /// of `normalization_rule_name`, as in sentencepiece).
 #[pyclass(name = "SpmTextNormalizer", module = "subword._core", frozen)]
 pub struct PySpmTextNormalizer {
-    inner: SpmNormalizer,
+    pub(crate) inner: SpmNormalizer,
 }
 
 #[pymethods]

@@ -12,6 +12,8 @@ use crate::unigram::lattice::Rng;
 use crate::unigram::train::{train, TrainInput, UnigramTrainerConfig};
 use crate::unigram::{Compat, PieceKind, UnigramModel};
 
+use super::spm::PySpmTextNormalizer;
+
 /// Texts per rayon task at least: one line is a microsecond or two of work, so splitting down
 /// to single lines spends a noticeable share on task hand-off.
 const BATCH_MIN_LEN: usize = 256;
@@ -148,19 +150,18 @@ impl PyUnigramModel {
         self.lists(py, &flat.map_err(PyValueError::new_err)?)
     }
 
-    /// Normalizes each text with SentencePiece's normalizer of `spec_json`, then Viterbi ids
+    /// Normalizes each text with the model's SentencePiece normalizer, then Viterbi ids
     /// (parallel, GIL released): `SentencePieceProcessor.encode` for a list.
-    #[pyo3(signature = (texts, spec_json, word_cache = true))]
+    #[pyo3(signature = (texts, normalizer, word_cache = true))]
     fn encode_batch_spm<'py>(
         &self,
         py: Python<'py>,
         texts: Vec<PyBackedStr>,
-        spec_json: &str,
+        normalizer: &Bound<'py, PySpmTextNormalizer>,
         word_cache: bool,
     ) -> PyResult<Bound<'py, PyList>> {
-        let spec = SpmSpec::from_json_str(spec_json).map_err(PyValueError::new_err)?;
-        let norm = SpmNormalizer::from_spec(&spec);
-        let flat = py.detach(|| super::in_pool(&None, || encode_flat(&self.inner, &texts, Some(&norm), word_cache)));
+        let norm = &normalizer.get().inner;
+        let flat = py.detach(|| super::in_pool(&None, || encode_flat(&self.inner, &texts, Some(norm), word_cache)));
         self.lists(py, &flat.map_err(PyValueError::new_err)?)
     }
 

@@ -305,6 +305,12 @@ impl CharsMap {
         best
     }
 
+    /// Whether `text` is ASCII that no rule of the table touches: every byte is copied as it is
+    /// (no key is such a byte alone or continues it with another ASCII byte).
+    pub fn leaves_ascii_unchanged(&self, text: &str) -> bool {
+        text.bytes().all(|b| b < 0x80 && self.ascii_plain[b as usize])
+    }
+
     /// Rewrites `text` by longest match (unmatched characters are kept).
     pub fn apply(&self, text: &str) -> String {
         let b = text.as_bytes();
@@ -437,8 +443,8 @@ impl SpmNormalizer {
 impl SpmNormalizer {
     /// Whether the character rules leave `text` as it is (without building the mapped string).
     fn chars_unchanged(&self, text: &str) -> bool {
-        if self.charsmap.is_some() {
-            return false;
+        if let Some(map) = &self.charsmap {
+            return map.leaves_ascii_unchanged(text);
         }
         if text.bytes().all(|b| (0x20..0x7F).contains(&b)) {
             return true; // as in `map_chars`: printable ASCII is fixed by NFKC and the NMT rules
