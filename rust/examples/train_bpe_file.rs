@@ -20,11 +20,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let t2 = Instant::now();
     let words = wc.words_unsorted();
     let t3 = Instant::now();
-    let cfg = BpeTrainerConfig {
-        vocab_size,
-        initial_alphabet: bytes_to_unicode().to_vec(),
-        ..Default::default()
-    };
+    let cfg = BpeTrainerConfig { vocab_size, initial_alphabet: bytes_to_unicode().to_vec(), ..Default::default() };
     let out = train(&words, &cfg, &mut |_| Ok(()))?;
     let t4 = Instant::now();
     eprintln!(

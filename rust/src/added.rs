@@ -128,31 +128,17 @@ fn is_word_char(c: char) -> bool {
 impl AddedVocab {
     pub fn new(tokens: Vec<AddedToken>, normalizer: Option<&Normalizer>) -> Self {
         let raw = Matcher::new(
-            tokens
-                .iter()
-                .enumerate()
-                .filter(|(_, t)| !t.normalized)
-                .map(|(i, t)| (t.content.clone(), i))
-                .collect(),
+            tokens.iter().enumerate().filter(|(_, t)| !t.normalized).map(|(i, t)| (t.content.clone(), i)).collect(),
         );
         let normalized = Matcher::new(
             tokens
                 .iter()
                 .enumerate()
                 .filter(|(_, t)| t.normalized)
-                .map(|(i, t)| {
-                    (
-                        normalizer.map_or_else(|| t.content.clone(), |n| n.normalize_str(&t.content)),
-                        i,
-                    )
-                })
+                .map(|(i, t)| (normalizer.map_or_else(|| t.content.clone(), |n| n.normalize_str(&t.content)), i))
                 .collect(),
         );
-        AddedVocab {
-            tokens,
-            raw,
-            normalized,
-        }
+        AddedVocab { tokens, raw, normalized }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -204,10 +190,7 @@ impl AddedVocab {
                 start = ns.max(cursor);
             }
             if tok.rstrip {
-                stop = text[e..]
-                    .char_indices()
-                    .find(|(_, c)| !c.is_whitespace())
-                    .map_or(text.len(), |(i, _)| e + i);
+                stop = text[e..].char_indices().find(|(_, c)| !c.is_whitespace()).map_or(text.len(), |(i, _)| e + i);
             }
             if cursor < start {
                 out.push(Piece::Text(cursor, start));
@@ -247,12 +230,7 @@ mod tests {
         let v = AddedVocab::new(vec![tok(0, "<s>"), tok(1, "<s><s>")], None);
         assert_eq!(
             v.split_raw("a<s><s><s>b"),
-            vec![
-                Piece::Text(0, 1),
-                Piece::Token(1, 7, 1),
-                Piece::Token(7, 10, 0),
-                Piece::Text(10, 11)
-            ]
+            vec![Piece::Text(0, 1), Piece::Token(1, 7, 1), Piece::Token(7, 10, 0), Piece::Text(10, 11)]
         );
     }
 
@@ -262,10 +240,7 @@ mod tests {
         t.lstrip = true;
         t.rstrip = true;
         let v = AddedVocab::new(vec![t], None);
-        assert_eq!(
-            v.split_raw("a  [M]  b"),
-            vec![Piece::Text(0, 1), Piece::Token(1, 8, 0), Piece::Text(8, 9)]
-        );
+        assert_eq!(v.split_raw("a  [M]  b"), vec![Piece::Text(0, 1), Piece::Token(1, 8, 0), Piece::Text(8, 9)]);
         let mut t = tok(0, "ab");
         t.single_word = true;
         let v = AddedVocab::new(vec![t], None);

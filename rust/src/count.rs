@@ -82,19 +82,16 @@ impl WordCounter {
         let chunk = lines.len().div_ceil(threads * 4).max(MIN_CHUNK_LINES);
         let pre = &self.pre;
         let norm = self.norm.as_ref();
-        let merged = lines
-            .par_chunks(chunk)
-            .map(|c| count_chunk(c, pre, norm))
-            .reduce(AHashMap::new, |mut a, b| {
-                // Fold the smaller map into the larger one.
-                if a.len() < b.len() {
-                    let mut b = b;
-                    merge_into(&mut b, a);
-                    return b;
-                }
-                merge_into(&mut a, b);
-                a
-            });
+        let merged = lines.par_chunks(chunk).map(|c| count_chunk(c, pre, norm)).reduce(AHashMap::new, |mut a, b| {
+            // Fold the smaller map into the larger one.
+            if a.len() < b.len() {
+                let mut b = b;
+                merge_into(&mut b, a);
+                return b;
+            }
+            merge_into(&mut a, b);
+            a
+        });
         if self.counts.is_empty() {
             self.counts = merged;
         } else {
@@ -149,12 +146,7 @@ mod tests {
         wc.feed(&["the cat\n", "the dog\n"]);
         assert_eq!(
             wc.words(),
-            vec![
-                ("the".to_string(), 2),
-                ("Ċ".to_string(), 2),
-                ("Ġcat".to_string(), 1),
-                ("Ġdog".to_string(), 1)
-            ]
+            vec![("the".to_string(), 2), ("Ċ".to_string(), 2), ("Ġcat".to_string(), 1), ("Ġdog".to_string(), 1)]
         );
         assert_eq!(wc.len(), 4);
     }

@@ -32,22 +32,26 @@ pub enum Decoder {
     /// HF `Fuse`: all tokens joined into one.
     Fuse,
     /// HF `Replace` on each token.
-    Replace { pattern: ReplacePattern, content: String },
+    Replace {
+        pattern: ReplacePattern,
+        content: String,
+    },
     /// HF `Strip`: up to `start` leading and `stop` trailing `content` chars removed from each token.
-    Strip { content: char, start: usize, stop: usize },
+    Strip {
+        content: char,
+        start: usize,
+        stop: usize,
+    },
 }
 
 impl Decoder {
     pub fn from_json(v: &Value) -> Result<Self, String> {
-        let ty = v
-            .get("type")
-            .and_then(|t| t.as_str())
-            .ok_or("decoder: missing string field 'type'")?;
+        let ty = v.get("type").and_then(|t| t.as_str()).ok_or("decoder: missing string field 'type'")?;
         Ok(match ty {
             "ByteLevel" => Decoder::ByteLevel,
-            "BPEDecoder" => Decoder::Bpe {
-                suffix: v.get("suffix").and_then(|x| x.as_str()).unwrap_or("</w>").to_string(),
-            },
+            "BPEDecoder" => {
+                Decoder::Bpe { suffix: v.get("suffix").and_then(|x| x.as_str()).unwrap_or("</w>").to_string() }
+            }
             "WordPiece" => Decoder::WordPiece {
                 prefix: v.get("prefix").and_then(|x| x.as_str()).unwrap_or("##").to_string(),
                 cleanup: get_bool(v, "cleanup", true),
@@ -65,7 +69,11 @@ impl Decoder {
             "Fuse" => Decoder::Fuse,
             "Replace" => Decoder::Replace {
                 pattern: ReplacePattern::from_json(v.get("pattern").unwrap_or(&Value::Null), "decoder")?,
-                content: v.get("content").and_then(|x| x.as_str()).ok_or("decoder Replace: missing string 'content'")?.to_string(),
+                content: v
+                    .get("content")
+                    .and_then(|x| x.as_str())
+                    .ok_or("decoder Replace: missing string 'content'")?
+                    .to_string(),
             },
             "Strip" => {
                 let n = |k: &str| v.get(k).and_then(|x| x.as_u64()).map(|x| x as usize);
@@ -156,7 +164,9 @@ impl Decoder {
             Decoder::ByteFallback => byte_fallback(tokens),
             Decoder::Fuse => vec![tokens.concat()],
             Decoder::Replace { pattern, content } => tokens.iter().map(|t| pattern.replace_in(t, content)).collect(),
-            Decoder::Strip { content, start, stop } => tokens.iter().map(|t| strip_token(t, *content, *start, *stop)).collect(),
+            Decoder::Strip { content, start, stop } => {
+                tokens.iter().map(|t| strip_token(t, *content, *start, *stop)).collect()
+            }
         }
     }
 }

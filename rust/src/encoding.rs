@@ -129,11 +129,7 @@ impl Encoding {
         let base = self.extra.len() as u32;
         self.ids.extend_from_slice(&pair.ids);
         self.type_ids.extend_from_slice(&pair.type_ids);
-        self.tokens.extend(
-            pair.tokens
-                .iter()
-                .map(|&t| if t & EXTRA_BIT != 0 { t + base } else { t }),
-        );
+        self.tokens.extend(pair.tokens.iter().map(|&t| if t & EXTRA_BIT != 0 { t + base } else { t }));
         self.extra.extend(pair.extra);
         self.offsets.extend_from_slice(&pair.offsets);
         self.special_tokens_mask.extend_from_slice(&pair.special_tokens_mask);
@@ -280,11 +276,8 @@ impl Encoding {
         for o in &mut self.overflowing {
             o.pad_with_str(target, pad_id, pad_type_id, table, s, direction);
         }
-        let tok = if (pad_id as usize) < table.strings.len() && table.get(pad_id) == s {
-            pad_id
-        } else {
-            self.push_extra(s)
-        };
+        let tok =
+            if (pad_id as usize) < table.strings.len() && table.get(pad_id) == s { pad_id } else { self.push_extra(s) };
         let over = std::mem::take(&mut self.overflowing);
         self.pad(target, pad_id, pad_type_id, tok, direction);
         self.overflowing = over;

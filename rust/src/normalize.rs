@@ -32,10 +32,10 @@
 //! - The alignment variant works on a `Vec<(char, (usize, usize))>` per stage; it is used only by
 //!   the full `encode` path (offsets), not by training or `encode_batch_ids`.
 
+use unicode_general_category::{get_general_category, GeneralCategory as Gc};
 use unicode_normalization::char::{
     canonical_combining_class, compose, decompose_canonical, decompose_compatible, is_combining_mark,
 };
-use unicode_general_category::{get_general_category, GeneralCategory as Gc};
 use unicode_normalization::UnicodeNormalization;
 
 pub mod sentencepiece;
@@ -53,15 +53,26 @@ pub enum Normalizer {
     StripAccents,
     Sequence(Vec<Normalizer>),
     /// HF `BertNormalizer` (see [`bert_normalize_str`] for the steps and their order).
-    Bert { clean_text: bool, handle_chinese_chars: bool, strip_accents: Option<bool>, lowercase: bool },
+    Bert {
+        clean_text: bool,
+        handle_chinese_chars: bool,
+        strip_accents: Option<bool>,
+        lowercase: bool,
+    },
     /// HF `Nmt` (control chars dropped, some spaces unified).
     Nmt,
     /// HF `Strip`: leading / trailing whitespace removed.
-    Strip { left: bool, right: bool },
+    Strip {
+        left: bool,
+        right: bool,
+    },
     /// HF `Prepend`: a string before any non-empty text.
     Prepend(String),
     /// HF `Replace`: every match of the pattern replaced by `content`.
-    Replace { pattern: ReplacePattern, content: String },
+    Replace {
+        pattern: ReplacePattern,
+        content: String,
+    },
     /// HF `Precompiled`: SentencePiece's charsmap.
     Precompiled(Precompiled),
 }
@@ -102,7 +113,11 @@ impl Normalizer {
                 let strip_accents = match v.get("strip_accents") {
                     None | Some(serde_json::Value::Null) => None,
                     Some(serde_json::Value::Bool(b)) => Some(*b),
-                    Some(o) => return Err(format!("normalizer BertNormalizer: 'strip_accents' must be a boolean or null, got {o}")),
+                    Some(o) => {
+                        return Err(format!(
+                            "normalizer BertNormalizer: 'strip_accents' must be a boolean or null, got {o}"
+                        ))
+                    }
                 };
                 Normalizer::Bert {
                     clean_text: flag("clean_text", true)?,
@@ -117,17 +132,28 @@ impl Normalizer {
                 right: crate::postprocess::get_bool(v, "strip_right", true),
             },
             "Prepend" => Normalizer::Prepend(
-                v.get("prepend").and_then(|x| x.as_str()).ok_or("normalizer Prepend: missing string 'prepend'")?.to_string(),
+                v.get("prepend")
+                    .and_then(|x| x.as_str())
+                    .ok_or("normalizer Prepend: missing string 'prepend'")?
+                    .to_string(),
             ),
             "Replace" => Normalizer::Replace {
                 pattern: ReplacePattern::from_json(v.get("pattern").unwrap_or(&serde_json::Value::Null), "normalizer")?,
-                content: v.get("content").and_then(|x| x.as_str()).ok_or("normalizer Replace: missing string 'content'")?.to_string(),
+                content: v
+                    .get("content")
+                    .and_then(|x| x.as_str())
+                    .ok_or("normalizer Replace: missing string 'content'")?
+                    .to_string(),
             },
             "Precompiled" => match v.get("precompiled_charsmap") {
                 Some(serde_json::Value::String(b64)) => Normalizer::Precompiled(Precompiled::from_base64(b64)?),
                 // HF accepts an empty charsmap: the normalizer then changes nothing.
                 None | Some(serde_json::Value::Null) => Normalizer::Sequence(Vec::new()),
-                Some(other) => return Err(format!("normalizer Precompiled: 'precompiled_charsmap' must be a base64 string, got {other}")),
+                Some(other) => {
+                    return Err(format!(
+                        "normalizer Precompiled: 'precompiled_charsmap' must be a base64 string, got {other}"
+                    ))
+                }
             },
             other => return Err(format!("unsupported normalizer type '{other}'")),
         })
@@ -160,7 +186,9 @@ impl Normalizer {
                 "lowercase": lowercase,
             }),
             Normalizer::Nmt => serde_json::json!({"type": "Nmt"}),
-            Normalizer::Strip { left, right } => serde_json::json!({"type": "Strip", "strip_left": left, "strip_right": right}),
+            Normalizer::Strip { left, right } => {
+                serde_json::json!({"type": "Strip", "strip_left": left, "strip_right": right})
+            }
             Normalizer::Prepend(p) => serde_json::json!({"type": "Prepend", "prepend": p}),
             Normalizer::Replace { pattern, content } => {
                 serde_json::json!({"type": "Replace", "pattern": pattern.to_json(), "content": content})
@@ -418,10 +446,7 @@ pub fn is_bert_removed(c: char) -> bool {
     if c == '\0' || c == '\u{fffd}' {
         return true;
     }
-    matches!(
-        get_general_category(c),
-        Gc::Control | Gc::Format | Gc::PrivateUse | Gc::Surrogate
-    )
+    matches!(get_general_category(c), Gc::Control | Gc::Format | Gc::PrivateUse | Gc::Surrogate)
 }
 
 /// HF `is_whitespace`: \t \n \r or `char::is_whitespace`.
@@ -477,10 +502,7 @@ impl Normalizer {
         // Fast path: no combining mark standing on its own and none of the four chars whose
         // decomposition starts with a non-starter (U+0344, U+0F73, U+0F75, U+0F81), so NFD needs no
         // reordering across chars and each char can be decomposed, filtered and lowercased as it comes.
-        if !s
-            .chars()
-            .any(|c| canonical_combining_class(c) != 0 || matches!(c, '\u{f73}' | '\u{f75}' | '\u{f81}'))
-        {
+        if !s.chars().any(|c| canonical_combining_class(c) != 0 || matches!(c, '\u{f73}' | '\u{f75}' | '\u{f81}')) {
             let push = |d: char, out: &mut String| {
                 if strip && get_general_category(d) == Gc::NonspacingMark {
                     return;
@@ -599,42 +621,24 @@ mod tests {
     #[test]
     fn alignment_matches_hf_measurements() {
         // Expected values measured with tokenizers 0.23.3 (byte offsets here; HF reports chars).
-        assert_eq!(
-            aligned(&Normalizer::Nfc, "e\u{301}x"),
-            ("\u{e9}x".into(), vec![(0, 1), (3, 4)])
-        );
-        assert_eq!(
-            aligned(&Normalizer::Nfd, "\u{e9}x"),
-            ("e\u{301}x".into(), vec![(0, 2), (0, 2), (2, 3)])
-        );
-        assert_eq!(
-            aligned(&Normalizer::Nfkc, "\u{fb01}x"),
-            ("fix".into(), vec![(0, 3), (0, 3), (3, 4)])
-        );
+        assert_eq!(aligned(&Normalizer::Nfc, "e\u{301}x"), ("\u{e9}x".into(), vec![(0, 1), (3, 4)]));
+        assert_eq!(aligned(&Normalizer::Nfd, "\u{e9}x"), ("e\u{301}x".into(), vec![(0, 2), (0, 2), (2, 3)]));
+        assert_eq!(aligned(&Normalizer::Nfkc, "\u{fb01}x"), ("fix".into(), vec![(0, 3), (0, 3), (3, 4)]));
         assert_eq!(
             aligned(&Normalizer::StripAccents, "e\u{301}x\u{301}\u{301}y"),
             ("exy".into(), vec![(0, 1), (3, 4), (8, 9)])
         );
         // Reordering keeps positions; composition drops the absorbed char's range (HF measured).
-        assert_eq!(
-            aligned(&Normalizer::Nfd, "e\u{301}\u{323}").1,
-            vec![(0, 1), (1, 3), (3, 5)]
-        );
+        assert_eq!(aligned(&Normalizer::Nfd, "e\u{301}\u{323}").1, vec![(0, 1), (1, 3), (3, 5)]);
         assert_eq!(aligned(&Normalizer::Nfc, "e\u{301}\u{323}").1, vec![(0, 1), (3, 5)]);
         assert_eq!(aligned(&Normalizer::StripAccents, "\u{301}ab").1, vec![(2, 3), (3, 4)]);
         assert_eq!(aligned(&Normalizer::Lowercase, "\u{130}A").0, "i\u{307}a");
-        assert_eq!(
-            aligned(&Normalizer::Lowercase, "\u{130}A").1,
-            vec![(0, 2), (0, 2), (2, 3)]
-        );
+        assert_eq!(aligned(&Normalizer::Lowercase, "\u{130}A").1, vec![(0, 2), (0, 2), (2, 3)]);
     }
 
     #[test]
     fn strip_accents_removes_all_marks() {
-        assert_eq!(
-            Normalizer::StripAccents.normalize_str("a\u{903}b\u{20dd}c\u{301}d"),
-            "abcd"
-        );
+        assert_eq!(Normalizer::StripAccents.normalize_str("a\u{903}b\u{20dd}c\u{301}d"), "abcd");
     }
 
     #[test]
@@ -663,7 +667,12 @@ mod tests {
             Normalizer::StripAccents,
             Normalizer::Sequence(vec![Normalizer::Nfd, Normalizer::StripAccents, Normalizer::Lowercase]),
             Normalizer::Bert { clean_text: true, handle_chinese_chars: true, strip_accents: None, lowercase: true },
-            Normalizer::Bert { clean_text: false, handle_chinese_chars: false, strip_accents: Some(true), lowercase: false },
+            Normalizer::Bert {
+                clean_text: false,
+                handle_chinese_chars: false,
+                strip_accents: Some(true),
+                lowercase: false,
+            },
             Normalizer::Nmt,
             Normalizer::Strip { left: true, right: false },
             Normalizer::Strip { left: true, right: true },
@@ -680,14 +689,8 @@ mod tests {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
-                let pools: [(u32, u32); 6] = [
-                    (0x41, 0x7a),
-                    (0xc0, 0x17f),
-                    (0x300, 0x36f),
-                    (0x1100, 0x11ff),
-                    (0xac00, 0xac40),
-                    (0x1e00, 0x1eff),
-                ];
+                let pools: [(u32, u32); 6] =
+                    [(0x41, 0x7a), (0xc0, 0x17f), (0x300, 0x36f), (0x1100, 0x11ff), (0xac00, 0xac40), (0x1e00, 0x1eff)];
                 let (lo, hi) = pools[(x % 6) as usize];
                 if let Some(c) = char::from_u32(lo + ((x >> 8) as u32) % (hi - lo + 1)) {
                     s.push(c);
@@ -716,7 +719,8 @@ mod tests {
         assert_eq!(Normalizer::from_json(&n.to_json()).unwrap(), n);
         let e = Normalizer::from_json_str(r#"{"type":"ByteLevel"}"#).unwrap_err();
         assert!(e.contains("ByteLevel"), "{e}");
-        let e = Normalizer::from_json_str(r#"{"type":"Replace","pattern":{"Regex":"(?<=a)b"},"content":""}"#).unwrap_err();
+        let e =
+            Normalizer::from_json_str(r#"{"type":"Replace","pattern":{"Regex":"(?<=a)b"},"content":""}"#).unwrap_err();
         assert!(e.contains("(?<=a)b"), "{e}");
     }
 }

@@ -46,13 +46,8 @@ pub(crate) fn get_bool(v: &Value, k: &str, default: bool) -> bool {
 }
 
 fn parse_token_pair(v: Option<&Value>, what: &str) -> Result<(String, u32), String> {
-    let arr = v
-        .and_then(|x| x.as_array())
-        .ok_or_else(|| format!("post_processor: '{what}' must be [token, id]"))?;
-    match (
-        arr.first().and_then(|x| x.as_str()),
-        arr.get(1).and_then(|x| x.as_u64()),
-    ) {
+    let arr = v.and_then(|x| x.as_array()).ok_or_else(|| format!("post_processor: '{what}' must be [token, id]"))?;
+    match (arr.first().and_then(|x| x.as_str()), arr.get(1).and_then(|x| x.as_u64())) {
         (Some(t), Some(id)) if id <= u64::from(u32::MAX) => Ok((t.to_string(), id as u32)),
         _ => Err(format!("post_processor: '{what}' must be [token, id]")),
     }
@@ -60,18 +55,12 @@ fn parse_token_pair(v: Option<&Value>, what: &str) -> Result<(String, u32), Stri
 
 fn parse_template(v: Option<&Value>) -> Result<Vec<TemplatePiece>, String> {
     let Some(v) = v else { return Ok(Vec::new()) };
-    let arr = v
-        .as_array()
-        .ok_or("post_processor TemplateProcessing: template must be a list")?;
+    let arr = v.as_array().ok_or("post_processor TemplateProcessing: template must be a list")?;
     let mut out = Vec::new();
     for item in arr {
         if let Some(s) = item.get("SpecialToken") {
             out.push(TemplatePiece::Special {
-                id: s
-                    .get("id")
-                    .and_then(|x| x.as_str())
-                    .ok_or("TemplateProcessing: SpecialToken without id")?
-                    .into(),
+                id: s.get("id").and_then(|x| x.as_str()).ok_or("TemplateProcessing: SpecialToken without id")?.into(),
                 type_id: s.get("type_id").and_then(|x| x.as_u64()).unwrap_or(0) as u32,
             });
         } else if let Some(s) = item.get("Sequence") {
@@ -81,9 +70,7 @@ fn parse_template(v: Option<&Value>) -> Result<Vec<TemplatePiece>, String> {
                 type_id: s.get("type_id").and_then(|x| x.as_u64()).unwrap_or(0) as u32,
             });
         } else {
-            return Err(format!(
-                "post_processor TemplateProcessing: unknown template piece {item}"
-            ));
+            return Err(format!("post_processor TemplateProcessing: unknown template piece {item}"));
         }
     }
     Ok(out)
@@ -91,10 +78,7 @@ fn parse_template(v: Option<&Value>) -> Result<Vec<TemplatePiece>, String> {
 
 impl PostProcessor {
     pub fn from_json(v: &Value) -> Result<Self, String> {
-        let ty = v
-            .get("type")
-            .and_then(|t| t.as_str())
-            .ok_or("post_processor: missing string field 'type'")?;
+        let ty = v.get("type").and_then(|t| t.as_str()).ok_or("post_processor: missing string field 'type'")?;
         Ok(match ty {
             "ByteLevel" => PostProcessor::ByteLevel {
                 trim_offsets: get_bool(v, "trim_offsets", true),
@@ -116,11 +100,7 @@ impl PostProcessor {
                             .and_then(|x| x.as_array())
                             .ok_or_else(|| format!("TemplateProcessing: special token {name:?} without tokens"))?
                             .iter()
-                            .map(|x| {
-                                x.as_str()
-                                    .map(String::from)
-                                    .ok_or("TemplateProcessing: non-string token")
-                            })
+                            .map(|x| x.as_str().map(String::from).ok_or("TemplateProcessing: non-string token"))
                             .collect::<Result<_, _>>()?;
                         if ids.len() != tokens.len() {
                             return Err(format!(

@@ -87,10 +87,7 @@ fn is_white_space(c: char) -> bool {
 }
 
 fn is_letter(gc: Gc) -> bool {
-    matches!(
-        gc,
-        Gc::UppercaseLetter | Gc::LowercaseLetter | Gc::TitlecaseLetter | Gc::ModifierLetter | Gc::OtherLetter
-    )
+    matches!(gc, Gc::UppercaseLetter | Gc::LowercaseLetter | Gc::TitlecaseLetter | Gc::ModifierLetter | Gc::OtherLetter)
 }
 
 fn is_number(gc: Gc) -> bool {
@@ -476,8 +473,7 @@ impl PreTokenizer {
 
     /// Parses the JSON text of a pre-tokenizer component.
     pub fn from_json_str(s: &str) -> Result<Self, String> {
-        let v: serde_json::Value =
-            serde_json::from_str(s).map_err(|e| format!("pre_tokenizer: invalid JSON: {e}"))?;
+        let v: serde_json::Value = serde_json::from_str(s).map_err(|e| format!("pre_tokenizer: invalid JSON: {e}"))?;
         Self::from_json(&v)
     }
 
@@ -557,7 +553,10 @@ impl PreTokenizer {
             return Ok(items.remove(0));
         }
         let slices = |p: &PreTokenizer| {
-            matches!(p, PreTokenizer::Whitespace | PreTokenizer::WhitespaceSplit | PreTokenizer::Bert | PreTokenizer::Split(_))
+            matches!(
+                p,
+                PreTokenizer::Whitespace | PreTokenizer::WhitespaceSplit | PreTokenizer::Bert | PreTokenizer::Split(_)
+            )
         };
         if let Some((last, head)) = items.split_last() {
             if !head.iter().all(slices) || matches!(last, PreTokenizer::ByteLevel { .. } | PreTokenizer::Sequence(_)) {
@@ -695,17 +694,16 @@ mod tests {
         let p = PreTokenizer::from_json_str(r#"{"type":"ByteLevel","add_prefix_space":false}"#).unwrap();
         assert_eq!(p, PreTokenizer::ByteLevel { add_prefix_space: false, use_regex: true, trim_offsets: true });
         assert_eq!(PreTokenizer::from_json(&p.to_json()).unwrap(), p);
-        assert!(PreTokenizer::from_json_str(r#"{"type":"CharDelimiterSplit"}"#).unwrap_err().contains("CharDelimiterSplit"));
+        assert!(PreTokenizer::from_json_str(r#"{"type":"CharDelimiterSplit"}"#)
+            .unwrap_err()
+            .contains("CharDelimiterSplit"));
         assert!(PreTokenizer::from_json_str("{").is_err());
         let seq = r#"{"type":"Sequence","pretokenizers":[{"type":"WhitespaceSplit"},
             {"type":"Metaspace","replacement":"\u2581","prepend_scheme":"first","split":true}]}"#;
         let p = PreTokenizer::from_json_str(seq).unwrap();
         assert_eq!(PreTokenizer::from_json(&p.to_json()).unwrap(), p);
         // WhitespaceSplit, then Metaspace per word; only the word at offset 0 gets the `first` prefix.
-        assert_eq!(
-            p.pre_tokenize("ab  c"),
-            vec![("\u{2581}ab".to_string(), (0, 2)), ("c".to_string(), (4, 5))]
-        );
+        assert_eq!(p.pre_tokenize("ab  c"), vec![("\u{2581}ab".to_string(), (0, 2)), ("c".to_string(), (4, 5))]);
         let bad = r#"{"type":"Sequence","pretokenizers":[{"type":"Metaspace"},{"type":"Whitespace"}]}"#;
         assert!(PreTokenizer::from_json_str(bad).unwrap_err().contains("Sequence"));
     }
@@ -733,7 +731,10 @@ mod tests {
                 WCls::Space => b'S',
             };
             if k != bl[cp as usize] || w != wsd[cp as usize] {
-                bad.push(format!("{cp:X}:{}{}/{}{}", k as char, bl[cp as usize] as char, w as char, wsd[cp as usize] as char));
+                bad.push(format!(
+                    "{cp:X}:{}{}/{}{}",
+                    k as char, bl[cp as usize] as char, w as char, wsd[cp as usize] as char
+                ));
             }
         }
         assert!(bad.is_empty(), "{} mismatches: {:?}", bad.len(), &bad[..bad.len().min(200)]);

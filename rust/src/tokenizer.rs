@@ -51,14 +51,14 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use serde_json::Value;
 
-use crate::decode::Decoder;
-use crate::postprocess::{get_bool, PostProcessor, TemplatePiece};
 use crate::added::{AddedToken, AddedVocab, Piece};
 use crate::bpe::encode::{BpeModel, BpeOptions, Sym};
-use crate::model::Model;
+use crate::decode::Decoder;
 use crate::encoding::{Direction, Encoding, Padding, TokenTable, Truncation, EXTRA_BIT};
+use crate::model::Model;
 use crate::normalize::Normalizer;
 use crate::parallel::parallel_allowed;
+use crate::postprocess::{get_bool, PostProcessor, TemplatePiece};
 use crate::pretok::PreTokenizer;
 
 mod ranged;
@@ -156,6 +156,9 @@ fn parse_direction(v: Option<&Value>) -> Result<Direction, String> {
     }
 }
 
+/// One chunk of an ids-only batch: (all ids of its texts, id count per text).
+pub type FlatChunk = (Vec<u32>, Vec<u32>);
+
 impl Tokenizer {
     /// Parses the text of an HF tokenizer.json.
     pub fn from_json_str(s: &str) -> Result<Self, String> {
@@ -185,19 +188,13 @@ impl Tokenizer {
         };
         let mut tok = Tokenizer::new(model, normalizer, pre_tokenizer, post, decoder, added)?;
         if let Some(t) = section("truncation") {
-            let max_length = t
-                .get("max_length")
-                .and_then(|x| x.as_u64())
-                .ok_or("truncation: missing max_length")? as usize;
+            let max_length =
+                t.get("max_length").and_then(|x| x.as_u64()).ok_or("truncation: missing max_length")? as usize;
             tok.set_truncation(Some(Truncation {
                 max_length,
                 stride: t.get("stride").and_then(|x| x.as_u64()).unwrap_or(0) as usize,
                 direction: parse_direction(t.get("direction"))?,
-                strategy: t
-                    .get("strategy")
-                    .and_then(|x| x.as_str())
-                    .unwrap_or("LongestFirst")
-                    .to_string(),
+                strategy: t.get("strategy").and_then(|x| x.as_str()).unwrap_or("LongestFirst").to_string(),
             }))?;
         }
         if let Some(p) = section("padding") {
@@ -217,11 +214,7 @@ impl Tokenizer {
                 pad_to_multiple_of: p.get("pad_to_multiple_of").and_then(|x| x.as_u64()).map(|x| x as usize),
                 pad_id: p.get("pad_id").and_then(|x| x.as_u64()).unwrap_or(0) as u32,
                 pad_type_id: p.get("pad_type_id").and_then(|x| x.as_u64()).unwrap_or(0) as u32,
-                pad_token: p
-                    .get("pad_token")
-                    .and_then(|x| x.as_str())
-                    .unwrap_or("[PAD]")
-                    .to_string(),
+                pad_token: p.get("pad_token").and_then(|x| x.as_str()).unwrap_or("[PAD]").to_string(),
             }));
         }
         Ok(tok)
@@ -236,9 +229,8 @@ impl Tokenizer {
         added_tokens: Vec<AddedToken>,
     ) -> Result<Self, String> {
         let model: Model = model.into();
-        let mut strings: Vec<String> = (0..model.id_bound())
-            .map(|i| model.id_to_token(i as u32).unwrap_or("").to_string())
-            .collect();
+        let mut strings: Vec<String> =
+            (0..model.id_bound()).map(|i| model.id_to_token(i as u32).unwrap_or("").to_string()).collect();
         let intern = |strings: &mut Vec<String>, id: u32, s: &str| -> u32 {
             if strings.get(id as usize).is_some_and(|t| t == s) {
                 return id;
@@ -246,10 +238,7 @@ impl Tokenizer {
             strings.push(s.to_string());
             (strings.len() - 1) as u32
         };
-        let added_index: Vec<u32> = added_tokens
-            .iter()
-            .map(|t| intern(&mut strings, t.id, &t.content))
-            .collect();
+        let added_index: Vec<u32> = added_tokens.iter().map(|t| intern(&mut strings, t.id, &t.content)).collect();
         let mut template_idx = HashMap::new();
         let mut collect_specials = |p: &PostProcessor, strings: &mut Vec<String>| {
             let mut stack = vec![p];
@@ -257,11 +246,8 @@ impl Tokenizer {
                 match p {
                     PostProcessor::Template { specials, .. } => {
                         for (name, (ids, toks)) in specials {
-                            let v: Vec<(u32, u32)> = ids
-                                .iter()
-                                .zip(toks)
-                                .map(|(&id, t)| (id, intern(strings, id, t)))
-                                .collect();
+                            let v: Vec<(u32, u32)> =
+                                ids.iter().zip(toks).map(|(&id, t)| (id, intern(strings, id, t))).collect();
                             template_idx.insert(name.clone(), v);
                         }
                     }
@@ -280,11 +266,7 @@ impl Tokenizer {
             collect_specials(p, &mut strings);
         }
         let trim_counts = strings.iter().map(|s| count_space_chars(s)).collect();
-        let special_contents = added_tokens
-            .iter()
-            .filter(|t| t.special)
-            .map(|t| t.content.clone())
-            .collect();
+        let special_contents = added_tokens.iter().filter(|t| t.special).map(|t| t.content.clone()).collect();
         let fast_bytes = matches!(pre_tokenizer, Some(PreTokenizer::ByteLevel { .. })) && model.has_byte_fast_path();
         let added = AddedVocab::new(added_tokens, normalizer.as_ref());
         let single_frame = post.as_ref().map_or(Some((Vec::new(), Vec::new())), single_frame);
@@ -361,30 +343,16 @@ impl Tokenizer {
     // ---- vocabulary ----
 
     pub fn token_to_id(&self, t: &str) -> Option<u32> {
-        self.added
-            .tokens
-            .iter()
-            .find(|a| a.content == t)
-            .map(|a| a.id)
-            .or_else(|| self.model.token_to_id(t))
+        self.added.tokens.iter().find(|a| a.content == t).map(|a| a.id).or_else(|| self.model.token_to_id(t))
     }
 
     pub fn id_to_token(&self, id: u32) -> Option<String> {
-        self.added
-            .id_to_token(id)
-            .map(|a| a.content.clone())
-            .or_else(|| self.model.id_to_token(id).map(String::from))
+        self.added.id_to_token(id).map(|a| a.content.clone()).or_else(|| self.model.id_to_token(id).map(String::from))
     }
 
     /// Vocab size including added tokens that are not in the model's vocab (HF's default).
     pub fn vocab_size(&self) -> usize {
-        self.model.vocab_size()
-            + self
-                .added
-                .tokens
-                .iter()
-                .filter(|a| self.model.id_to_token(a.id).is_none())
-                .count()
+        self.model.vocab_size() + self.added.tokens.iter().filter(|a| self.model.id_to_token(a.id).is_none()).count()
     }
 
     // ---- encoding ----
@@ -432,9 +400,8 @@ impl Tokenizer {
         texts: &[S],
         add_special_tokens: bool,
     ) -> Result<Vec<Encoding>, String> {
-        let mut out: Vec<Encoding> = par_map(texts, |t| self.encode(t.as_ref(), add_special_tokens))
-            .into_iter()
-            .collect::<Result<_, _>>()?;
+        let mut out: Vec<Encoding> =
+            par_map(texts, |t| self.encode(t.as_ref(), add_special_tokens)).into_iter().collect::<Result<_, _>>()?;
         if let Some(p) = &self.padding {
             self.pad_batch(p, &mut out);
         }
@@ -521,15 +488,9 @@ impl Tokenizer {
         add_special_tokens: bool,
     ) -> Result<Vec<Vec<u32>>, String> {
         if self.padding.is_some() {
-            return Ok(self
-                .encode_batch(texts, add_special_tokens)?
-                .into_iter()
-                .map(|e| e.ids)
-                .collect());
+            return Ok(self.encode_batch(texts, add_special_tokens)?.into_iter().map(|e| e.ids).collect());
         }
-        par_map(texts, |t| self.encode_ids(t.as_ref(), add_special_tokens))
-            .into_iter()
-            .collect()
+        par_map(texts, |t| self.encode_ids(t.as_ref(), add_special_tokens)).into_iter().collect()
     }
 
     /// Ids-only batch as flat chunks: for each chunk of consecutive texts, (all ids, id count per
@@ -538,7 +499,7 @@ impl Tokenizer {
         &self,
         texts: &[S],
         add_special_tokens: bool,
-    ) -> Result<Vec<(Vec<u32>, Vec<u32>)>, String> {
+    ) -> Result<Vec<FlatChunk>, String> {
         if self.padding.is_some() {
             let encs = self.encode_batch(texts, add_special_tokens)?;
             let lens = encs.iter().map(|e| e.len() as u32).collect();
@@ -565,9 +526,8 @@ impl Tokenizer {
         match &self.pre_tokenizer {
             Some(p) if self.fast_bytes => p.for_each_raw_piece(t, |raw| {
                 *salt += 1;
-                if let Err(e) = self
-                    .model
-                    .tokenize_raw_bytes_with(raw.as_bytes(), *salt, |s| ids.extend(s.iter().map(|x| x.0)))
+                if let Err(e) =
+                    self.model.tokenize_raw_bytes_with(raw.as_bytes(), *salt, |s| ids.extend(s.iter().map(|x| x.0)))
                 {
                     err.get_or_insert(e.to_string());
                 }
@@ -583,19 +543,14 @@ impl Tokenizer {
                     } else {
                         raw
                     };
-                    if let Err(e) = self
-                        .model
-                        .tokenize_with(w, *salt, |s| ids.extend(s.iter().map(|x| x.0)))
-                    {
+                    if let Err(e) = self.model.tokenize_with(w, *salt, |s| ids.extend(s.iter().map(|x| x.0))) {
                         err.get_or_insert(e.to_string());
                     }
                 })
             }
             None => {
                 *salt += 1;
-                self.model
-                    .tokenize_with(t, *salt, |s| ids.extend(s.iter().map(|x| x.0)))
-                    .map_err(|e| e.to_string())?
+                self.model.tokenize_with(t, *salt, |s| ids.extend(s.iter().map(|x| x.0))).map_err(|e| e.to_string())?
             }
         }
         err.map_or(Ok(()), Err)
@@ -622,11 +577,7 @@ impl Tokenizer {
     /// slice for normalized tokens, whitespace included for lstrip/rstrip), not the token's content.
     fn push_added(&self, enc: &mut Encoding, i: usize, matched: &str, offsets: (usize, usize)) {
         let tok = &self.added.tokens[i];
-        let idx = if matched == tok.content {
-            self.added_index[i]
-        } else {
-            enc.push_extra(matched)
-        };
+        let idx = if matched == tok.content { self.added_index[i] } else { enc.push_extra(matched) };
         enc.push(tok.id, idx, offsets, 0, false);
     }
 
@@ -754,11 +705,7 @@ impl Tokenizer {
                     for &(id, a, b) in &ranges {
                         let b = b.min(n_raw);
                         let lo = byte_at(a).map_or(0, |x| floor_boundary(t, x));
-                        let hi = if b <= a {
-                            lo
-                        } else {
-                            byte_at(b - 1).map_or(first_len, |x| char_end_at(t, x))
-                        };
+                        let hi = if b <= a { lo } else { byte_at(b - 1).map_or(first_len, |x| char_end_at(t, x)) };
                         enc.push(id, id, map(base + lo, base + hi.max(lo)), 0, false);
                     }
                 })
@@ -774,9 +721,7 @@ impl Tokenizer {
             }),
             None => {
                 *salt += 1;
-                self.model
-                    .tokenize_into(t, *salt, &mut syms)
-                    .map_err(|e| e.to_string())?;
+                self.model.tokenize_into(t, *salt, &mut syms).map_err(|e| e.to_string())?;
                 push_syms(enc, &syms, t.len(), |lo, hi| map(base + lo, base + hi));
             }
         }
@@ -828,10 +773,7 @@ impl Tokenizer {
         add_special: bool,
     ) -> Vec<Encoding> {
         match p {
-            PostProcessor::ByteLevel {
-                trim_offsets,
-                add_prefix_space,
-            } => {
+            PostProcessor::ByteLevel { trim_offsets, add_prefix_space } => {
                 if *trim_offsets {
                     for e in &mut encs {
                         self.trim_offsets(texts, e, *add_prefix_space);
@@ -839,9 +781,9 @@ impl Tokenizer {
                 }
                 encs
             }
-            PostProcessor::Sequence(v) => v
-                .iter()
-                .fold(encs, |acc, p| self.process_encodings(p, texts, acc, add_special)),
+            PostProcessor::Sequence(v) => {
+                v.iter().fold(encs, |acc, p| self.process_encodings(p, texts, acc, add_special))
+            }
             PostProcessor::Template { single, pair, .. } => {
                 let template = if encs.len() == 2 { pair } else { single };
                 let mut out = Vec::with_capacity(template.len());
@@ -884,12 +826,7 @@ impl Tokenizer {
                     })
                     .collect()
             }
-            PostProcessor::Roberta {
-                sep,
-                cls,
-                trim_offsets,
-                add_prefix_space,
-            } => {
+            PostProcessor::Roberta { sep, cls, trim_offsets, add_prefix_space } => {
                 if *trim_offsets {
                     for e in &mut encs {
                         self.trim_offsets(texts, e, *add_prefix_space);
@@ -916,10 +853,7 @@ impl Tokenizer {
 
     /// (id, token index) of a Bert/Roberta special token.
     fn special(&self, name: &str, id: u32) -> (u32, u32) {
-        self.template_idx
-            .get(name)
-            .and_then(|v| v.first().copied())
-            .unwrap_or((id, id))
+        self.template_idx.get(name).and_then(|v| v.first().copied()).unwrap_or((id, id))
     }
 
     /// HF ByteLevel `process_offsets`: offsets skip the leading/trailing spaces (`Ġ`) of tokens.
@@ -943,9 +877,9 @@ impl Tokenizer {
                 if (i == 0 || s == 0) && add_prefix_space && lead == 1 {
                     lead = 0;
                 }
-                let ns = text.get(s..).map_or(s, |rest| {
-                    s + rest.char_indices().nth(lead as usize).map_or(rest.len(), |(k, _)| k)
-                });
+                let ns = text
+                    .get(s..)
+                    .map_or(s, |rest| s + rest.char_indices().nth(lead as usize).map_or(rest.len(), |(k, _)| k));
                 s = ns.min(e);
             }
             if trail > 0 {
@@ -966,11 +900,8 @@ impl Tokenizer {
         let tokens: Vec<String> = ids
             .iter()
             .filter_map(|&id| {
-                let t = self
-                    .added
-                    .id_to_token(id)
-                    .map(|a| a.content.as_str())
-                    .or_else(|| self.model.id_to_token(id))?;
+                let t =
+                    self.added.id_to_token(id).map(|a| a.content.as_str()).or_else(|| self.model.id_to_token(id))?;
                 if skip_special_tokens && self.special_contents.contains(t) {
                     return None;
                 }
@@ -1125,7 +1056,7 @@ fn truncate_encodings(
                 target.truncate(n - to_remove, t.stride, t.direction)?;
             } else {
                 return Err(
-                    "truncation error: sequence to truncate is too short to respect the provided max_length".into(),
+                    "truncation error: sequence to truncate is too short to respect the provided max_length".into()
                 );
             }
         }
@@ -1159,17 +1090,11 @@ pub fn parse_bpe(v: &Value) -> Result<BpeModel, String> {
             return Err(format!("unsupported model type '{ty}'"));
         }
     }
-    let vocab_obj = v
-        .get("vocab")
-        .and_then(|x| x.as_object())
-        .ok_or("model: missing object 'vocab'")?;
+    let vocab_obj = v.get("vocab").and_then(|x| x.as_object()).ok_or("model: missing object 'vocab'")?;
     let mut vocab: HashMap<String, u32, ahash::RandomState> =
         HashMap::with_capacity_and_hasher(vocab_obj.len(), ahash::RandomState::new());
     for (k, id) in vocab_obj {
-        let id = id
-            .as_u64()
-            .filter(|&x| x <= u64::from(u32::MAX))
-            .ok_or_else(|| format!("model: bad id for {k:?}"))?;
+        let id = id.as_u64().filter(|&x| x <= u64::from(u32::MAX)).ok_or_else(|| format!("model: bad id for {k:?}"))?;
         vocab.insert(k.clone(), id as u32);
     }
     let mut merges = Vec::new();
@@ -1221,20 +1146,10 @@ mod tests {
         for t in ["Ġt", "he", "Ġthe", "Ġc", "Ġca", "Ġcat", "<|endoftext|>"] {
             vocab.push(t.into());
         }
-        let vocab_json: serde_json::Map<String, Value> = vocab
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.clone(), Value::from(i as u64)))
-            .collect();
+        let vocab_json: serde_json::Map<String, Value> =
+            vocab.iter().enumerate().map(|(i, t)| (t.clone(), Value::from(i as u64))).collect();
         let eot = vocab.len() - 1;
-        let merges = vec![
-            ["Ġ", "t"],
-            ["h", "e"],
-            ["Ġt", "he"],
-            ["Ġ", "c"],
-            ["Ġc", "a"],
-            ["Ġca", "t"],
-        ];
+        let merges = vec![["Ġ", "t"], ["h", "e"], ["Ġt", "he"], ["Ġ", "c"], ["Ġc", "a"], ["Ġca", "t"]];
         serde_json::json!({
             "version": "1.0",
             "added_tokens": [{"id": eot, "content": "<|endoftext|>", "single_word": false, "lstrip": false,
@@ -1255,10 +1170,7 @@ mod tests {
         let enc = tok.encode(text, true).unwrap();
         let toks: Vec<&str> = (0..enc.len()).map(|i| enc.token_str(tok.table(), i)).collect();
         assert_eq!(toks, vec!["t", "he", "Ġcat", "<|endoftext|>", "Ġ", "Ã", "©"]);
-        assert_eq!(
-            enc.offsets,
-            vec![(0, 1), (1, 3), (3, 7), (7, 20), (20, 21), (21, 23), (21, 23)]
-        );
+        assert_eq!(enc.offsets, vec![(0, 1), (1, 3), (3, 7), (7, 20), (20, 21), (21, 23), (21, 23)]);
         assert_eq!(tok.encode_ids(text, true).unwrap(), enc.ids);
         assert_eq!(tok.decode(&enc.ids, false), text);
         assert_eq!(tok.decode(&enc.ids, true), "the cat é");
@@ -1293,9 +1205,7 @@ mod tests {
             pad_type_id: 0,
             pad_token: "[PAD]".into(),
         }));
-        let b = tok
-            .encode_batch(&[" the".to_string(), " the the".to_string()], true)
-            .unwrap();
+        let b = tok.encode_batch(&[" the".to_string(), " the the".to_string()], true).unwrap();
         assert_eq!(b[0].ids, vec![0, 262, 258]);
         assert_eq!(b[0].attention_mask, vec![0, 1, 1]);
         assert_eq!(b[0].token_str(tok.table(), 0), "[PAD]");
@@ -1303,8 +1213,7 @@ mod tests {
 
     #[test]
     fn unsupported_components_are_named() {
-        let j =
-            byte_level_json("null").replace(r#""decoder":{"type":"ByteLevel"}"#, r#""decoder":{"type":"CTC"}"#);
+        let j = byte_level_json("null").replace(r#""decoder":{"type":"ByteLevel"}"#, r#""decoder":{"type":"CTC"}"#);
         let e = Tokenizer::from_json_str(&j).unwrap_err();
         assert!(e.contains("decoder") && e.contains("CTC"), "{e}");
         let j = byte_level_json(r#"{"type":"Weird"}"#);

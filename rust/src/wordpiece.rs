@@ -73,9 +73,7 @@ impl Criterion {
         match s {
             "likelihood" => Ok(Criterion::Likelihood),
             "frequency" => Ok(Criterion::Frequency),
-            other => Err(format!(
-                "unknown criterion {other:?} (expected 'likelihood' or 'frequency')"
-            )),
+            other => Err(format!("unknown criterion {other:?} (expected 'likelihood' or 'frequency')")),
         }
     }
 }
@@ -161,13 +159,7 @@ impl Pairs {
         let n = self.info.len() as u32;
         let idx = *self.index.entry(key).or_insert(n);
         if idx == n {
-            self.info.push(PairInfo {
-                key,
-                count: 0,
-                version: 0,
-                stamp: 0,
-                pos: Vec::new(),
-            });
+            self.info.push(PairInfo { key, count: 0, version: 0, stamp: 0, pos: Vec::new() });
         }
         idx
     }
@@ -179,9 +171,7 @@ fn train_likelihood(
     progress: &mut ProgressFn<'_>,
 ) -> Result<Vec<String>, TrainError> {
     let prefix = cfg.continuing_subword_prefix.as_deref().unwrap_or("##");
-    let total_units = words
-        .iter()
-        .fold(0u128, |acc, (w, c)| acc + (*c as u128) * (w.chars().count() as u128));
+    let total_units = words.iter().fold(0u128, |acc, (w, c)| acc + (*c as u128) * (w.chars().count() as u128));
     if total_units >= 1u128 << 42 {
         return Err(TrainError::Config(format!(
             "the corpus has {total_units} characters counted with multiplicity; the likelihood trainer supports < 2^42"
@@ -199,17 +189,10 @@ fn train_likelihood(
             uc[s as usize] += c;
         }
     }
-    progress(Progress {
-        stage: Stage::Count,
-        current: 0,
-        total: words.len() as u64,
-    })
-    .map_err(TrainError::Aborted)?;
+    progress(Progress { stage: Stage::Count, current: 0, total: words.len() as u64 }).map_err(TrainError::Aborted)?;
     let (counts, initial) = count_pairs(&ws);
-    let mut pairs = Pairs {
-        index: AHashMap::with_capacity(initial.len() * 2),
-        info: Vec::with_capacity(initial.len() * 2),
-    };
+    let mut pairs =
+        Pairs { index: AHashMap::with_capacity(initial.len() * 2), info: Vec::with_capacity(initial.len() * 2) };
     let mut pairs_of: Vec<Vec<u32>> = vec![Vec::new(); voc.id2w.len()];
     for (key, pos) in initial {
         let idx = pairs.get_or_add(key);
@@ -237,30 +220,20 @@ fn train_likelihood(
         })
     };
     let rebuild = |pairs: &Pairs, id_len: &[u32], uc: &[u64]| -> BinaryHeap<Cand> {
-        let v: Vec<Cand> = (0..pairs.info.len() as u32)
-            .filter_map(|i| candidate(i, &pairs.info[i as usize], id_len, uc))
-            .collect();
+        let v: Vec<Cand> =
+            (0..pairs.info.len() as u32).filter_map(|i| candidate(i, &pairs.info[i as usize], id_len, uc)).collect();
         BinaryHeap::from(v)
     };
     let mut heap = rebuild(&pairs, &voc.id_len, &uc);
-    progress(Progress {
-        stage: Stage::Count,
-        current: words.len() as u64,
-        total: words.len() as u64,
-    })
-    .map_err(TrainError::Aborted)?;
+    progress(Progress { stage: Stage::Count, current: words.len() as u64, total: words.len() as u64 })
+        .map_err(TrainError::Aborted)?;
 
     let total_merges = cfg.vocab_size.saturating_sub(voc.id2w.len()) as u64;
     let mut done: u64 = 0;
     let mut step: u32 = 0;
     let mut changes: Vec<Change> = Vec::new();
     let mut touched: Vec<u32> = Vec::new();
-    progress(Progress {
-        stage: Stage::Merge,
-        current: 0,
-        total: total_merges,
-    })
-    .map_err(TrainError::Aborted)?;
+    progress(Progress { stage: Stage::Merge, current: 0, total: total_merges }).map_err(TrainError::Aborted)?;
     while voc.id2w.len() < cfg.vocab_size {
         let Some(top) = heap.pop() else { break };
         let info = &mut pairs.info[top.idx as usize];
@@ -268,9 +241,7 @@ fn train_likelihood(
             continue;
         }
         let (a, b) = unpack(top.pair);
-        let part_b = voc.id2w[b as usize]
-            .strip_prefix(prefix)
-            .unwrap_or(&voc.id2w[b as usize]);
+        let part_b = voc.id2w[b as usize].strip_prefix(prefix).unwrap_or(&voc.id2w[b as usize]);
         let new_tok = format!("{}{}", voc.id2w[a as usize], part_b);
         let new_len = voc.id_len[a as usize].saturating_add(voc.id_len[b as usize]);
         let new_id = voc.add(new_tok, new_len);
@@ -284,9 +255,7 @@ fn train_likelihood(
         pos.sort_unstable();
         pos.dedup();
         let weight = |ws: &crate::bpe::train::Words| -> u64 {
-            pos.iter()
-                .map(|&w| ws.len[w as usize] as u64 * ws.count[w as usize])
-                .sum()
+            pos.iter().map(|&w| ws.len[w as usize] as u64 * ws.count[w as usize]).sum()
         };
         let before = weight(&ws);
         changes.clear();
@@ -353,20 +322,11 @@ fn train_likelihood(
         }
         done += 1;
         if done.is_multiple_of(PROGRESS_EVERY) {
-            progress(Progress {
-                stage: Stage::Merge,
-                current: done,
-                total: total_merges,
-            })
-            .map_err(TrainError::Aborted)?;
+            progress(Progress { stage: Stage::Merge, current: done, total: total_merges })
+                .map_err(TrainError::Aborted)?;
         }
     }
-    progress(Progress {
-        stage: Stage::Merge,
-        current: done,
-        total: total_merges,
-    })
-    .map_err(TrainError::Aborted)?;
+    progress(Progress { stage: Stage::Merge, current: done, total: total_merges }).map_err(TrainError::Aborted)?;
     Ok(voc.id2w)
 }
 
@@ -385,10 +345,7 @@ impl std::fmt::Display for WordPieceError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             WordPieceError::MissingUnkToken(t) => {
-                write!(
-                    f,
-                    "WordPiece: a word cannot be spelled and the unk token {t:?} is not in the vocab"
-                )
+                write!(f, "WordPiece: a word cannot be spelled and the unk token {t:?} is not in the vocab")
             }
             WordPieceError::Vocab(m) => write!(f, "WordPiece vocab: {m}"),
         }
@@ -427,9 +384,7 @@ impl WordPieceModel {
         let mut id2tok: Vec<Option<String>> = vec![None; bound];
         for (t, &i) in &vocab {
             if let Some(prev) = &id2tok[i as usize] {
-                return Err(WordPieceError::Vocab(format!(
-                    "id {i} is given to both {prev:?} and {t:?}"
-                )));
+                return Err(WordPieceError::Vocab(format!("id {i} is given to both {prev:?} and {t:?}")));
             }
             id2tok[i as usize] = Some(t.clone());
         }
@@ -461,16 +416,11 @@ impl WordPieceModel {
 
     /// Parses an HF tokenizer.json `{"type": "WordPiece", ...}` model section.
     pub fn from_json(v: &serde_json::Value) -> Result<Self, String> {
-        let vocab_obj = v
-            .get("vocab")
-            .and_then(|x| x.as_object())
-            .ok_or("model: missing object 'vocab'")?;
+        let vocab_obj = v.get("vocab").and_then(|x| x.as_object()).ok_or("model: missing object 'vocab'")?;
         let mut vocab = AHashMap::with_capacity(vocab_obj.len());
         for (k, id) in vocab_obj {
-            let id = id
-                .as_u64()
-                .filter(|&x| x < u64::from(u32::MAX))
-                .ok_or_else(|| format!("model: bad id for {k:?}"))?;
+            let id =
+                id.as_u64().filter(|&x| x < u64::from(u32::MAX)).ok_or_else(|| format!("model: bad id for {k:?}"))?;
             vocab.insert(k.clone(), id as u32);
         }
         let s = |k: &str, d: &str| -> Result<String, String> {
@@ -484,13 +434,8 @@ impl WordPieceModel {
             None | Some(serde_json::Value::Null) => 100,
             Some(x) => x.as_u64().ok_or("model: max_input_chars_per_word must be an integer")? as usize,
         };
-        WordPieceModel::new(
-            vocab,
-            &s("unk_token", "[UNK]")?,
-            &s("continuing_subword_prefix", "##")?,
-            max,
-        )
-        .map_err(|e| e.to_string())
+        WordPieceModel::new(vocab, &s("unk_token", "[UNK]")?, &s("continuing_subword_prefix", "##")?, max)
+            .map_err(|e| e.to_string())
     }
 
     pub fn token_to_id(&self, t: &str) -> Option<u32> {
@@ -525,9 +470,7 @@ impl WordPieceModel {
         let base = out.len();
         let unk = |out: &mut Vec<Sym>| -> Result<(), WordPieceError> {
             out.truncate(base);
-            let id = self
-                .unk_id
-                .ok_or_else(|| WordPieceError::MissingUnkToken(self.unk_token.clone()))?;
+            let id = self.unk_id.ok_or_else(|| WordPieceError::MissingUnkToken(self.unk_token.clone()))?;
             out.push((id, word.len() as u32));
             Ok(())
         };
@@ -537,11 +480,8 @@ impl WordPieceModel {
         let n = word.len();
         let mut start = 0;
         while start < n {
-            let (map, limit) = if start == 0 {
-                (&self.vocab, self.max_bytes)
-            } else {
-                (&self.cont, self.max_cont_bytes)
-            };
+            let (map, limit) =
+                if start == 0 { (&self.vocab, self.max_bytes) } else { (&self.cont, self.max_cont_bytes) };
             let mut end = n.min(start + limit);
             while !word.is_char_boundary(end) {
                 end -= 1;
@@ -574,10 +514,7 @@ mod tests {
     use super::*;
 
     fn cfg(vocab_size: usize) -> BpeTrainerConfig {
-        BpeTrainerConfig {
-            vocab_size,
-            ..Default::default()
-        }
+        BpeTrainerConfig { vocab_size, ..Default::default() }
     }
 
     fn words(ws: &[(&str, u64)]) -> Vec<(String, u64)> {
@@ -588,9 +525,7 @@ mod tests {
     fn likelihood_prefers_rare_units_that_always_co_occur() {
         // "q" is always followed by "u": score(q,##u) = 3/(3*3); (t,##h) has a higher count but a lower score.
         let w = words(&[("qu", 3), ("th", 10), ("ta", 5), ("ah", 5)]);
-        let base = train(&w, &cfg(1), Criterion::Likelihood, &mut |_| Ok(()))
-            .unwrap()
-            .len();
+        let base = train(&w, &cfg(1), Criterion::Likelihood, &mut |_| Ok(())).unwrap().len();
         let v = train(&w, &cfg(base + 1), Criterion::Likelihood, &mut |_| Ok(())).unwrap();
         assert_eq!(v.last().map(String::as_str), Some("qu"));
         let f = train(&w, &cfg(base + 1), Criterion::Frequency, &mut |_| Ok(())).unwrap();
@@ -604,10 +539,7 @@ mod tests {
         let mut segs: Vec<(Vec<String>, u64)> = words
             .iter()
             .map(|(w, c)| {
-                let s = w
-                    .chars()
-                    .enumerate()
-                    .map(|(i, ch)| if i == 0 { ch.to_string() } else { format!("##{ch}") });
+                let s = w.chars().enumerate().map(|(i, ch)| if i == 0 { ch.to_string() } else { format!("##{ch}") });
                 (s.collect(), *c)
             })
             .collect();
@@ -667,9 +599,8 @@ mod tests {
             let alphabet: Vec<char> = "abcdé".chars().take(2 + (next() % 4) as usize).collect();
             let mut ws: Vec<(String, u64)> = Vec::new();
             for _ in 0..(1 + next() % 10) {
-                let w: String = (0..(1 + next() % 7))
-                    .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
-                    .collect();
+                let w: String =
+                    (0..(1 + next() % 7)).map(|_| alphabet[(next() % alphabet.len() as u64) as usize]).collect();
                 if !ws.iter().any(|(x, _)| *x == w) {
                     ws.push((w, 1 + next() % 9));
                 }
@@ -704,9 +635,6 @@ mod tests {
         let no_unk: AHashMap<String, u32> = [("a".to_string(), 0)].into_iter().collect();
         let m = WordPieceModel::new(no_unk, "[UNK]", "##", 100).unwrap();
         out.clear();
-        assert!(matches!(
-            m.tokenize_into("b", &mut out),
-            Err(WordPieceError::MissingUnkToken(_))
-        ));
+        assert!(matches!(m.tokenize_into("b", &mut out), Err(WordPieceError::MissingUnkToken(_))));
     }
 }

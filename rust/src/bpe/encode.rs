@@ -282,21 +282,16 @@ impl BpeModel {
         let prefix_len = opts.continuing_subword_prefix.as_ref().map_or(0, |p| p.len());
         let mut map = PairMap::with_capacity_and_hasher(merges.len(), Default::default());
         for (rank, (a, b)) in merges.iter().enumerate() {
-            let ida = *vocab
-                .get(a)
-                .ok_or_else(|| BpeError::MergeTokenOutOfVocabulary(a.clone()))?;
-            let idb = *vocab
-                .get(b)
-                .ok_or_else(|| BpeError::MergeTokenOutOfVocabulary(b.clone()))?;
+            let ida = *vocab.get(a).ok_or_else(|| BpeError::MergeTokenOutOfVocabulary(a.clone()))?;
+            let idb = *vocab.get(b).ok_or_else(|| BpeError::MergeTokenOutOfVocabulary(b.clone()))?;
             // HF strips prefix_len bytes from `b` unconditionally; we do the same, but refuse a
             // cut that is out of range or inside a char instead of panicking.
             let tail = b.get(prefix_len..).ok_or_else(|| {
                 BpeError::Invalid(format!("merge ({a:?}, {b:?}): second part is shorter than the prefix"))
             })?;
             let new_token = format!("{a}{tail}");
-            let new_id = *vocab
-                .get(&new_token)
-                .ok_or_else(|| BpeError::MergeTokenOutOfVocabulary(new_token.clone()))?;
+            let new_id =
+                *vocab.get(&new_token).ok_or_else(|| BpeError::MergeTokenOutOfVocabulary(new_token.clone()))?;
             map.insert(pack(ida, idb), (rank as u32, new_id));
         }
         let table = bytes_to_unicode();
@@ -553,10 +548,7 @@ impl BpeModel {
             }
             if let Some(unk_tok) = &self.opts.unk_token {
                 let unk_id = || {
-                    self.vocab
-                        .get(unk_tok)
-                        .copied()
-                        .ok_or_else(|| BpeError::UnkTokenOutOfVocabulary(unk_tok.clone()))
+                    self.vocab.get(unk_tok).copied().ok_or_else(|| BpeError::UnkTokenOutOfVocabulary(unk_tok.clone()))
                 };
                 unk = match unk {
                     Some((id, len)) if self.opts.fuse_unk => Some((id, len + byte_len)),
@@ -591,10 +583,8 @@ impl BpeModel {
         }
         // Linear scan: ranks[i] = (rank, new id) of the pair (syms[i], syms[i+1]).
         const NONE: (u32, u32) = (u32::MAX, 0);
-        let mut ranks: Vec<(u32, u32)> = syms
-            .windows(2)
-            .map(|w| self.rank_of(w[0].0, w[1].0).unwrap_or(NONE))
-            .collect();
+        let mut ranks: Vec<(u32, u32)> =
+            syms.windows(2).map(|w| self.rank_of(w[0].0, w[1].0).unwrap_or(NONE)).collect();
         loop {
             let mut best = usize::MAX;
             let mut best_rank = u32::MAX;
@@ -691,11 +681,7 @@ mod tests {
     use super::*;
 
     fn model(vocab: &[&str], merges: &[(&str, &str)], opts: BpeOptions) -> BpeModel {
-        let v = vocab
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.to_string(), i as u32))
-            .collect();
+        let v = vocab.iter().enumerate().map(|(i, t)| (t.to_string(), i as u32)).collect();
         let m: Vec<(String, String)> = merges.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
         BpeModel::new(v, &m, opts).unwrap()
     }
@@ -709,44 +695,25 @@ mod tests {
     #[test]
     fn merges_by_rank_leftmost_first() {
         // a=0 b=1 ab=2 aab? no: "aaa" with merge a+a -> "aa a" (left to right, non-overlapping).
-        let m = model(
-            &["a", "b", "aa", "ab"],
-            &[("a", "a"), ("a", "b")],
-            BpeOptions::default(),
-        );
+        let m = model(&["a", "b", "aa", "ab"], &[("a", "a"), ("a", "b")], BpeOptions::default());
         assert_eq!(ids(&m, "aaa"), vec![(2, 2), (0, 1)]);
         assert_eq!(ids(&m, "aab"), vec![(2, 2), (1, 1)]);
         // Rank decides, not position: (a,b) has rank 0 here.
-        let m = model(
-            &["a", "b", "aa", "ab"],
-            &[("a", "b"), ("a", "a")],
-            BpeOptions::default(),
-        );
+        let m = model(&["a", "b", "aa", "ab"], &[("a", "b"), ("a", "a")], BpeOptions::default());
         assert_eq!(ids(&m, "aab"), vec![(0, 1), (3, 2)]);
     }
 
     #[test]
     fn duplicate_merge_last_rank_wins() {
         // (b,c) listed first and last: its rank is 2, so (a,b) (rank 1) wins on "abc".
-        let m = model(
-            &["a", "b", "c", "bc", "ab"],
-            &[("b", "c"), ("a", "b"), ("b", "c")],
-            BpeOptions::default(),
-        );
+        let m = model(&["a", "b", "c", "bc", "ab"], &[("b", "c"), ("a", "b"), ("b", "c")], BpeOptions::default());
         assert_eq!(ids(&m, "abc"), vec![(4, 2), (2, 1)]);
     }
 
     #[test]
     fn heap_and_scan_agree() {
         let vocab = ["a", "b", "c", "ab", "bc", "abc", "ca", "cab", "bca"];
-        let merges = [
-            ("a", "b"),
-            ("b", "c"),
-            ("ab", "c"),
-            ("c", "a"),
-            ("c", "ab"),
-            ("bc", "a"),
-        ];
+        let merges = [("a", "b"), ("b", "c"), ("ab", "c"), ("c", "a"), ("c", "ab"), ("bc", "a")];
         let m = model(&vocab, &merges, BpeOptions::default());
         let mut x: u64 = 7;
         for len in 2..120 {
@@ -788,33 +755,16 @@ mod tests {
 
     #[test]
     fn unk_fuse_and_byte_fallback() {
-        let opts = BpeOptions {
-            unk_token: Some("<unk>".into()),
-            ..Default::default()
-        };
+        let opts = BpeOptions { unk_token: Some("<unk>".into()), ..Default::default() };
         let m = model(&["<unk>", "a"], &[], opts.clone());
         assert_eq!(ids(&m, "axya"), vec![(1, 1), (0, 1), (0, 1), (1, 1)]);
-        let m = model(
-            &["<unk>", "a"],
-            &[],
-            BpeOptions {
-                fuse_unk: true,
-                ..opts.clone()
-            },
-        );
+        let m = model(&["<unk>", "a"], &[], BpeOptions { fuse_unk: true, ..opts.clone() });
         assert_eq!(ids(&m, "axéa"), vec![(1, 1), (0, 3), (1, 1)]);
         // No unk token: unknown chars vanish.
         let m = model(&["a"], &[], BpeOptions::default());
         assert_eq!(ids(&m, "xax"), vec![(0, 1)]);
         // Byte fallback: é = C3 A9.
-        let m = model(
-            &["a", "<0xC3>", "<0xA9>"],
-            &[],
-            BpeOptions {
-                byte_fallback: true,
-                ..Default::default()
-            },
-        );
+        let m = model(&["a", "<0xC3>", "<0xA9>"], &[], BpeOptions { byte_fallback: true, ..Default::default() });
         assert_eq!(ids(&m, "aé"), vec![(0, 1), (1, 1), (2, 1)]);
         // Unk set but missing from the vocab: an error, only when needed.
         let m = model(&["a"], &[], opts);
@@ -868,11 +818,7 @@ mod tests {
         vocab.push("he".into());
         vocab.push("Ġthe".into());
         let v = vocab.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
-        let merges = vec![
-            ("Ġ".to_string(), "t".to_string()),
-            ("h".into(), "e".into()),
-            ("Ġt".into(), "he".into()),
-        ];
+        let merges = vec![("Ġ".to_string(), "t".to_string()), ("h".into(), "e".into()), ("Ġt".into(), "he".into())];
         let m = BpeModel::new(v, &merges, BpeOptions::default()).unwrap();
         assert!(m.has_byte_fast_path());
         for raw in [" the", " thé", "hello", " the the"] {
@@ -880,10 +826,7 @@ mod tests {
             let mut a = Vec::new();
             m.tokenize_raw_bytes(raw.as_bytes(), 0, &mut a).unwrap();
             let b = ids(&m, &mapped);
-            assert_eq!(
-                a.iter().map(|s| s.0).collect::<Vec<_>>(),
-                b.iter().map(|s| s.0).collect::<Vec<_>>()
-            );
+            assert_eq!(a.iter().map(|s| s.0).collect::<Vec<_>>(), b.iter().map(|s| s.0).collect::<Vec<_>>());
             assert_eq!(a.iter().map(|s| s.1).sum::<u32>() as usize, raw.len());
         }
     }

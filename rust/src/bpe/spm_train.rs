@@ -316,7 +316,7 @@ pub fn train_spm_bpe(
         pieces.push((text.to_string(), -(pieces.len() as f32)));
         t.accept(best);
         t.flush_pending();
-        if pieces.len() % 256 == 0 {
+        if pieces.len().is_multiple_of(256) {
             progress(pieces.len(), target)?;
         }
     }
@@ -334,14 +334,17 @@ mod tests {
     use crate::spm::{count_words, prepare, SpmSpec};
 
     fn run(lines: &[&str], vocab: usize, f: impl Fn(&mut SpmSpec)) -> Vec<String> {
-        let mut spec = SpmSpec { vocab_size: vocab, normalization: crate::spm::Normalization::Identity, ..Default::default() };
+        let mut spec =
+            SpmSpec { vocab_size: vocab, normalization: crate::spm::Normalization::Identity, ..Default::default() };
         spec.character_coverage = 1.0;
         spec.hard_vocab_limit = false;
         f(&mut spec);
         let c = prepare(lines, &spec).unwrap();
         let words = count_words(&c, &spec);
         let target = vocab - c.meta.len() - c.required_chars.len();
-        train_spm_bpe(&words, &c.required_chars, target, &spec, &mut |_, _| Ok(())).unwrap().pieces
+        train_spm_bpe(&words, &c.required_chars, target, &spec, &mut |_, _| Ok(()))
+            .unwrap()
+            .pieces
             .into_iter()
             .map(|p| p.0)
             .collect()

@@ -503,16 +503,15 @@ pub fn train(
         }
         let done = merges.len() as u64;
         if done.is_multiple_of(PROGRESS_EVERY) {
-            progress(Progress { stage: Stage::Merge, current: done, total: total_merges }).map_err(TrainError::Aborted)?;
+            progress(Progress { stage: Stage::Merge, current: done, total: total_merges })
+                .map_err(TrainError::Aborted)?;
         }
     }
     progress(Progress { stage: Stage::Merge, current: merges.len() as u64, total: total_merges })
         .map_err(TrainError::Aborted)?;
 
-    let merges = merges
-        .into_iter()
-        .map(|(a, b)| (voc.id2w[a as usize].clone(), voc.id2w[b as usize].clone()))
-        .collect();
+    let merges =
+        merges.into_iter().map(|(a, b)| (voc.id2w[a as usize].clone(), voc.id2w[b as usize].clone())).collect();
     Ok(BpeModelOut { vocab: voc.id2w, merges })
 }
 

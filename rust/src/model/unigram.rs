@@ -48,7 +48,8 @@ impl UnigramPipe {
             Some(x) => Some(
                 x.as_u64()
                     .filter(|&u| (u as usize) < pieces.len())
-                    .ok_or_else(|| format!("model Unigram: unk_id {x} is not an index of the vocab"))? as u32,
+                    .ok_or_else(|| format!("model Unigram: unk_id {x} is not an index of the vocab"))?
+                    as u32,
             ),
         };
         let byte_fallback = crate::postprocess::get_bool(v, "byte_fallback", false);
@@ -87,14 +88,22 @@ impl UnigramPipe {
         while k < pieces.len() {
             let (id, s, e) = pieces[k];
             let piece_len = self.model.pieces[id as usize].0.len();
-            if e - s == 1 && piece_len != 1 && self.model.byte_fallback && is_byte_piece(&self.model.pieces[id as usize].0) {
+            if e - s == 1
+                && piece_len != 1
+                && self.model.byte_fallback
+                && is_byte_piece(&self.model.pieces[id as usize].0)
+            {
                 // A byte-fallback run (the model spells unknowns one byte per token): give every byte
                 // token the range of the whole run.
                 let mut j = k;
-                while j + 1 < pieces.len() && pieces[j + 1].1 == pieces[j].2 && pieces[j + 1].2 - pieces[j + 1].1 == 1 && {
-                    let p = &self.model.pieces[pieces[j + 1].0 as usize].0;
-                    p.len() != 1 && is_byte_piece(p)
-                } {
+                while j + 1 < pieces.len()
+                    && pieces[j + 1].1 == pieces[j].2
+                    && pieces[j + 1].2 - pieces[j + 1].1 == 1
+                    && {
+                        let p = &self.model.pieces[pieces[j + 1].0 as usize].0;
+                        p.len() != 1 && is_byte_piece(p)
+                    }
+                {
                     j += 1;
                 }
                 let end = pieces[j].2;

@@ -31,7 +31,9 @@ pub(super) fn nmt(chars: Vec<AlignedChar>) -> Vec<AlignedChar> {
         .filter(|(c, _)| !matches!(*c as u32, 0x01..=0x08 | 0x0B | 0x0E..=0x1F | 0x7F | 0x8F | 0x9F))
         .map(|(c, r)| {
             let m = match c as u32 {
-                0x09 | 0x0A | 0x0C | 0x0D | 0x1680 | 0x200B..=0x200F | 0x2028 | 0x2029 | 0x2581 | 0xFEFF | 0xFFFD => ' ',
+                0x09 | 0x0A | 0x0C | 0x0D | 0x1680 | 0x200B..=0x200F | 0x2028 | 0x2029 | 0x2581 | 0xFEFF | 0xFFFD => {
+                    ' '
+                }
                 _ => c,
             };
             (m, r)
@@ -119,21 +121,24 @@ fn oniguruma_only_feature(r: &str) -> Option<&'static str> {
             '[' if chars.get(i + 1) == Some(&':') => return Some("a POSIX class (Unicode in Oniguruma)"),
             '[' => in_class += 1,
             ']' if in_class > 0 => in_class -= 1,
-            '(' if in_class == 0 && chars.get(i + 1) == Some(&'?') => match chars.get(i + 2) {
-                Some('=') | Some('!') => return Some("look-ahead"),
-                Some('<') if matches!(chars.get(i + 3), Some('=') | Some('!')) => return Some("look-behind"),
-                Some('>') => return Some("an atomic group"),
-                _ => {
-                    let flags: String = chars[i + 2..].iter().take_while(|c| c.is_ascii_alphabetic() || **c == '-').collect();
-                    let on = flags.split('-').next().unwrap_or("");
-                    if flags.contains('m') || flags.contains('s') {
-                        return Some("the inline flag m or s (Oniguruma's (?m) is dot-all)");
-                    }
-                    if on.contains('i') {
-                        return Some("case-insensitive matching (Oniguruma folds \u{df} to ss, the regex crate char to char)");
+            '(' if in_class == 0 && chars.get(i + 1) == Some(&'?') => {
+                match chars.get(i + 2) {
+                    Some('=') | Some('!') => return Some("look-ahead"),
+                    Some('<') if matches!(chars.get(i + 3), Some('=') | Some('!')) => return Some("look-behind"),
+                    Some('>') => return Some("an atomic group"),
+                    _ => {
+                        let flags: String =
+                            chars[i + 2..].iter().take_while(|c| c.is_ascii_alphabetic() || **c == '-').collect();
+                        let on = flags.split('-').next().unwrap_or("");
+                        if flags.contains('m') || flags.contains('s') {
+                            return Some("the inline flag m or s (Oniguruma's (?m) is dot-all)");
+                        }
+                        if on.contains('i') {
+                            return Some("case-insensitive matching (Oniguruma folds \u{df} to ss, the regex crate char to char)");
+                        }
                     }
                 }
-            },
+            }
             '+' if in_class == 0 && i > 0 && matches!(chars[i - 1], '+' | '*' | '?') && !is_escaped(&chars, i - 1) => {
                 return Some("a possessive quantifier")
             }
@@ -460,7 +465,21 @@ mod tests {
 
     #[test]
     fn oniguruma_only_regexes_are_refused_by_name() {
-        for r in ["(?<=a)b", "(?!a)", "(a)\\1", "(?>a)", "a++", "\\Z", "[[:alpha:]]", "(?m).", "(?is)x", "(?i)ss", "(?i:a)", "\\h", "\\R"] {
+        for r in [
+            "(?<=a)b",
+            "(?!a)",
+            "(a)\\1",
+            "(?>a)",
+            "a++",
+            "\\Z",
+            "[[:alpha:]]",
+            "(?m).",
+            "(?is)x",
+            "(?i)ss",
+            "(?i:a)",
+            "\\h",
+            "\\R",
+        ] {
             let e = ReplacePattern::from_json(&json!({"Regex": r}), "normalizer").unwrap_err();
             assert!(e.contains(&format!("{r:?}")), "{e}");
         }
@@ -471,8 +490,12 @@ mod tests {
 
     #[test]
     fn precompiled_clusters_are_extended_graphemes() {
-        let clusters: Vec<&str> = "e\u{301}x\r\n\u{1100}\u{1161}\u{11a8}\u{1f1eb}\u{1f1f7}\u{1f1e9}".graphemes(true).collect();
-        assert_eq!(clusters, vec!["e\u{301}", "x", "\r\n", "\u{1100}\u{1161}\u{11a8}", "\u{1f1eb}\u{1f1f7}", "\u{1f1e9}"]);
+        let clusters: Vec<&str> =
+            "e\u{301}x\r\n\u{1100}\u{1161}\u{11a8}\u{1f1eb}\u{1f1f7}\u{1f1e9}".graphemes(true).collect();
+        assert_eq!(
+            clusters,
+            vec!["e\u{301}", "x", "\r\n", "\u{1100}\u{1161}\u{11a8}", "\u{1f1eb}\u{1f1f7}", "\u{1f1e9}"]
+        );
     }
 
     #[test]

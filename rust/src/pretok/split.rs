@@ -46,7 +46,8 @@ pub struct Split {
 impl Split {
     pub fn from_json(v: &Value) -> Result<Self, String> {
         let pattern = ReplacePattern::parse(v.get("pattern").unwrap_or(&Value::Null), "pre_tokenizer Split")?;
-        let name = v.get("behavior").and_then(|b| b.as_str()).ok_or("pre_tokenizer Split: missing string 'behavior'")?;
+        let name =
+            v.get("behavior").and_then(|b| b.as_str()).ok_or("pre_tokenizer Split: missing string 'behavior'")?;
         let behavior = SplitBehavior::ALL
             .iter()
             .find(|(_, n)| n.eq_ignore_ascii_case(name))

@@ -12,8 +12,8 @@ use crate::bpe::spm_train::train_spm_bpe as train_core;
 use std::sync::Arc;
 
 use crate::spm::encode::SpmBpeModel;
-use crate::spm::{CharsMap, PieceType, SpmNormalizer};
 use crate::spm::{assemble, count_words, normalize_for_py, prepare, SpmCorpus, SpmSpec};
+use crate::spm::{CharsMap, PieceType, SpmNormalizer};
 
 fn lines_of(lines: &Bound<'_, PyList>) -> PyResult<Vec<String>> {
     let mut out = Vec::with_capacity(lines.len());
@@ -53,9 +53,7 @@ fn spm_prepare<'py>(
     let spec = SpmSpec::from_json_str(spec_json).map_err(PyValueError::new_err)?;
     let lines = lines_of(lines)?;
     let p = super::build_pool(threads)?;
-    let corpus = py
-        .detach(|| super::in_pool(&p, || prepare(&lines, &spec)))
-        .map_err(PyValueError::new_err)?;
+    let corpus = py.detach(|| super::in_pool(&p, || prepare(&lines, &spec))).map_err(PyValueError::new_err)?;
     let st = stats(py, &corpus)?;
     let req = corpus.required_chars.iter().map(|(c, n)| (c.to_string(), *n)).collect();
     let meta = corpus.meta.iter().map(|(i, p, t)| (*i, p.clone(), *t as i32)).collect();

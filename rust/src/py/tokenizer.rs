@@ -87,9 +87,7 @@ impl PyEncoding {
 
     #[getter]
     fn tokens(&self) -> Vec<String> {
-        (0..self.enc.len())
-            .map(|i| self.enc.token_str(&self.table, i).to_string())
-            .collect()
+        (0..self.enc.len()).map(|i| self.enc.token_str(&self.table, i).to_string()).collect()
     }
 
     /// Character offsets into the original text.
@@ -115,11 +113,7 @@ impl PyEncoding {
     /// Per token: 0 (the text), 1 (the pair) or None (special and padding tokens).
     #[getter]
     fn sequence_ids(&self) -> Vec<Option<u8>> {
-        self.enc
-            .seq
-            .iter()
-            .map(|&s| if s == NO_SEQ { None } else { Some(s) })
-            .collect()
+        self.enc.seq.iter().map(|&s| if s == NO_SEQ { None } else { Some(s) }).collect()
     }
 
     /// Byte offsets into the UTF-8 encoding of the original text.
@@ -152,11 +146,7 @@ impl PyEncoding {
     }
 
     fn __repr__(&self) -> String {
-        format!(
-            "Encoding(num_tokens={}, overflowing={})",
-            self.enc.len(),
-            self.enc.overflowing.len()
-        )
+        format!("Encoding(num_tokens={}, overflowing={})", self.enc.len(), self.enc.overflowing.len())
     }
 
     /// A copy cut to `max_length` tokens (HF `Encoding.truncate`: the rest goes to `overflowing`,
@@ -164,8 +154,7 @@ impl PyEncoding {
     #[pyo3(signature = (max_length, stride = 0, direction = "right"))]
     fn truncate(&self, max_length: usize, stride: usize, direction: &str) -> PyResult<PyEncoding> {
         let mut e = self.enc.clone();
-        e.truncate(max_length, stride, parse_direction(direction)?)
-            .map_err(PyValueError::new_err)?;
+        e.truncate(max_length, stride, parse_direction(direction)?).map_err(PyValueError::new_err)?;
         Ok(PyEncoding::wrap(e, self.texts.clone(), self.table.clone()))
     }
 
@@ -180,14 +169,7 @@ impl PyEncoding {
         direction: &str,
     ) -> PyResult<PyEncoding> {
         let mut e = self.enc.clone();
-        e.pad_with_str(
-            length,
-            pad_id,
-            pad_type_id,
-            &self.table,
-            pad_token,
-            parse_direction(direction)?,
-        );
+        e.pad_with_str(length, pad_id, pad_type_id, &self.table, pad_token, parse_direction(direction)?);
         Ok(PyEncoding::wrap(e, self.texts.clone(), self.table.clone()))
     }
 }
@@ -203,10 +185,7 @@ pub struct PyCoreTokenizer {
 
 impl PyCoreTokenizer {
     fn get(&self) -> PyResult<Arc<Tokenizer>> {
-        self.inner
-            .read()
-            .map(|g| g.clone())
-            .map_err(|_| PyRuntimeError::new_err("tokenizer lock poisoned"))
+        self.inner.read().map(|g| g.clone()).map_err(|_| PyRuntimeError::new_err("tokenizer lock poisoned"))
     }
 }
 
@@ -215,13 +194,11 @@ impl PyCoreTokenizer {
     #[new]
     fn new(tokenizer_json: &str) -> PyResult<Self> {
         let t = Tokenizer::from_json_str(tokenizer_json).map_err(PyValueError::new_err)?;
-        Ok(PyCoreTokenizer {
-            inner: RwLock::new(Arc::new(t)),
-            json: tokenizer_json.to_string(),
-        })
+        Ok(PyCoreTokenizer { inner: RwLock::new(Arc::new(t)), json: tokenizer_json.to_string() })
     }
 
     /// Pickle support: rebuilt from the JSON text, with the current dropout settings.
+    #[allow(clippy::type_complexity)] // the (callable, args, state) triple pickle expects
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (String,), (Option<f32>, u64))> {
         let this = slf.get();
         let tok = this.get()?;
@@ -244,14 +221,8 @@ impl PyCoreTokenizer {
         let tok = self.get()?;
         let a = text.to_str()?;
         let b = pair.as_ref().map(|p| p.to_str()).transpose()?;
-        let enc = py
-            .detach(|| tok.encode_pair(a, b, add_special_tokens))
-            .map_err(PyValueError::new_err)?;
-        Ok(PyEncoding::wrap(
-            enc,
-            Arc::new((text.unbind(), pair.map(Bound::unbind))),
-            tok.table().clone(),
-        ))
+        let enc = py.detach(|| tok.encode_pair(a, b, add_special_tokens)).map_err(PyValueError::new_err)?;
+        Ok(PyEncoding::wrap(enc, Arc::new((text.unbind(), pair.map(Bound::unbind))), tok.table().clone()))
     }
 
     /// Encodes a batch in parallel (GIL released); `pairs`, if given, holds one second sequence (or
@@ -278,10 +249,8 @@ impl PyCoreTokenizer {
                         texts.len()
                     )));
                 }
-                let pstrs: Vec<Option<&str>> = pairs
-                    .iter()
-                    .map(|p| p.as_ref().map(|s| s.to_str()).transpose())
-                    .collect::<PyResult<_>>()?;
+                let pstrs: Vec<Option<&str>> =
+                    pairs.iter().map(|p| p.as_ref().map(|s| s.to_str()).transpose()).collect::<PyResult<_>>()?;
                 let inputs: Vec<(&str, Option<&str>)> = strs.iter().copied().zip(pstrs).collect();
                 py.detach(|| tok.encode_batch_pairs(&inputs, add_special_tokens))
             }
@@ -303,8 +272,7 @@ impl PyCoreTokenizer {
     fn encode_ids(&self, py: Python<'_>, text: Bound<'_, PyString>, add_special_tokens: bool) -> PyResult<Vec<u32>> {
         let tok = self.get()?;
         let t = text.to_str()?;
-        py.detach(|| tok.encode_ids(t, add_special_tokens))
-            .map_err(PyValueError::new_err)
+        py.detach(|| tok.encode_ids(t, add_special_tokens)).map_err(PyValueError::new_err)
     }
 
     /// Ids-only batch. The texts are read in place (no copy: the UTF-8 buffers belong to the Python
@@ -320,9 +288,8 @@ impl PyCoreTokenizer {
     ) -> PyResult<Bound<'py, PyList>> {
         let tok = self.get()?;
         let strs: Vec<&str> = texts.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
-        let chunks = py
-            .detach(|| tok.encode_batch_ids_flat(&strs, add_special_tokens))
-            .map_err(PyValueError::new_err)?;
+        let chunks =
+            py.detach(|| tok.encode_batch_ids_flat(&strs, add_special_tokens)).map_err(PyValueError::new_err)?;
         let _pause = super::GcPause::new(py)?;
         let out = PyList::empty(py);
         for (ids, lens) in &chunks {
@@ -363,10 +330,7 @@ impl PyCoreTokenizer {
     /// BPE-dropout probability (None or 0 = off) and the seed of our deterministic RNG.
     #[pyo3(signature = (p, seed = 0))]
     fn set_dropout(&self, p: Option<f32>, seed: u64) -> PyResult<()> {
-        let mut guard = self
-            .inner
-            .write()
-            .map_err(|_| PyRuntimeError::new_err("tokenizer lock poisoned"))?;
+        let mut guard = self.inner.write().map_err(|_| PyRuntimeError::new_err("tokenizer lock poisoned"))?;
         let mut t = (**guard).clone();
         t.set_dropout(p, seed).map_err(PyValueError::new_err)?;
         *guard = Arc::new(t);
@@ -384,19 +348,13 @@ pub struct PyPreTokenizer {
 impl PyPreTokenizer {
     #[new]
     fn new(spec_json: &str) -> PyResult<Self> {
-        Ok(PyPreTokenizer {
-            inner: PreTokenizer::from_json_str(spec_json).map_err(PyValueError::new_err)?,
-        })
+        Ok(PyPreTokenizer { inner: PreTokenizer::from_json_str(spec_json).map_err(PyValueError::new_err)? })
     }
 
     /// Pieces as the model sees them, with CHARACTER offsets (HF's `pre_tokenize_str`).
     fn pre_tokenize_str(&self, text: &str) -> Vec<(String, (usize, usize))> {
         let conv = CharOffsets::new(text);
-        self.inner
-            .pre_tokenize(text)
-            .into_iter()
-            .map(|(p, o)| (p, conv.convert(o)))
-            .collect()
+        self.inner.pre_tokenize(text).into_iter().map(|(p, o)| (p, conv.convert(o))).collect()
     }
 }
 
@@ -410,9 +368,7 @@ pub struct PyNormalizer {
 impl PyNormalizer {
     #[new]
     fn new(spec_json: &str) -> PyResult<Self> {
-        Ok(PyNormalizer {
-            inner: Normalizer::from_json_str(spec_json).map_err(PyValueError::new_err)?,
-        })
+        Ok(PyNormalizer { inner: Normalizer::from_json_str(spec_json).map_err(PyValueError::new_err)? })
     }
 
     fn normalize_str(&self, text: &str) -> String {

@@ -248,14 +248,11 @@ pub(crate) fn extract_words(words: &Bound<'_, PyAny>) -> PyResult<Vec<(String, u
             .ok()
             .filter(|t| t.len() == 2)
             .ok_or_else(|| PyValueError::new_err(format!("words[{i}] must be a (str, int) tuple")))?;
-        let w: String = t
-            .get_item(0)?
-            .extract()
-            .map_err(|_| PyValueError::new_err(format!("words[{i}][0] must be str")))?;
-        let c: u64 = t
-            .get_item(1)?
-            .extract()
-            .map_err(|_| PyValueError::new_err(format!("words[{i}][1] must be an int >= 0 (got a negative or non-int count)")))?;
+        let w: String =
+            t.get_item(0)?.extract().map_err(|_| PyValueError::new_err(format!("words[{i}][0] must be str")))?;
+        let c: u64 = t.get_item(1)?.extract().map_err(|_| {
+            PyValueError::new_err(format!("words[{i}][1] must be an int >= 0 (got a negative or non-int count)"))
+        })?;
         ws.push((w, c));
     }
     Ok(ws)

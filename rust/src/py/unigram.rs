@@ -14,6 +14,9 @@ use crate::unigram::{Compat, PieceKind, UnigramModel};
 
 use super::spm::PySpmTextNormalizer;
 
+/// A segmentation as Python gets it: (ids, character offsets).
+type IdsWithOffsets = (Vec<u32>, Vec<(usize, usize)>);
+
 /// Texts per rayon task at least: one line is a microsecond or two of work, so splitting down
 /// to single lines spends a noticeable share on task hand-off.
 const BATCH_MIN_LEN: usize = 256;
@@ -79,7 +82,7 @@ fn flat_to_lists<'py>(py: Python<'py>, ints: &[Py<PyAny>], flat: &[FlatIds]) -> 
     PyList::new(py, lists)
 }
 
-fn char_offsets(text: &str, pieces: &[(u32, usize, usize)]) -> (Vec<u32>, Vec<(usize, usize)>) {
+fn char_offsets(text: &str, pieces: &[(u32, usize, usize)]) -> IdsWithOffsets {
     // byte -> char index table
     let mut char_at = vec![0usize; text.len() + 1];
     let mut ci = 0;
@@ -132,7 +135,7 @@ impl PyUnigramModel {
     }
 
     /// Viterbi: (ids, character offsets).
-    fn encode(&self, py: Python<'_>, text: &str) -> PyResult<(Vec<u32>, Vec<(usize, usize)>)> {
+    fn encode(&self, py: Python<'_>, text: &str) -> PyResult<IdsWithOffsets> {
         let p = py.detach(|| self.inner.encode(text)).map_err(PyValueError::new_err)?;
         Ok(char_offsets(text, &p))
     }
@@ -181,7 +184,7 @@ impl PyUnigramModel {
         nbest_size: i64,
         seed: u64,
         count: usize,
-    ) -> PyResult<Vec<(Vec<u32>, Vec<(usize, usize)>)>> {
+    ) -> PyResult<Vec<IdsWithOffsets>> {
         let r: Result<Vec<_>, String> = py.detach(|| {
             let mut rng = Rng::new(seed);
             (0..count).map(|_| self.inner.sample(text, alpha, nbest_size, &mut rng)).collect()
@@ -198,7 +201,9 @@ impl PyUnigramModel {
 impl PyUnigramModel {
     fn lists<'py>(&self, py: Python<'py>, flat: &[FlatIds]) -> PyResult<Bound<'py, PyList>> {
         let ints = self.ints.get_or_try_init(py, || {
-            (0..self.inner.pieces.len()).map(|i| Ok(i.into_pyobject(py)?.into_any().unbind())).collect::<PyResult<Vec<_>>>()
+            (0..self.inner.pieces.len())
+                .map(|i| Ok(i.into_pyobject(py)?.into_any().unbind()))
+                .collect::<PyResult<Vec<_>>>()
         })?;
         flat_to_lists(py, ints, flat)
     }

@@ -39,13 +39,7 @@ fn train_wordpiece(
         None,
     );
     let inner = &counter.inner;
-    run_trainer(
-        py,
-        || inner.words_unsorted(),
-        progress,
-        &counter.pool,
-        |w, cb| train(w, &cfg, crit, cb),
-    )
+    run_trainer(py, || inner.words_unsorted(), progress, &counter.pool, |w, cb| train(w, &cfg, crit, cb))
 }
 
 /// Like `train_wordpiece`, on explicit `(word, count)` pairs, plus `threads`.

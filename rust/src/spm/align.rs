@@ -119,7 +119,8 @@ mod tests {
 
     #[test]
     fn text_equals_normalize_and_alignment_has_one_entry_per_byte_plus_end() {
-        for (remove, dummy, suffix) in [(true, true, false), (false, true, false), (true, false, false), (true, true, true)]
+        for (remove, dummy, suffix) in
+            [(true, true, false), (false, true, false), (true, false, false), (true, true, true)]
         {
             let n = normalizer(remove, dummy, suffix);
             for text in ["", "   ", "  ab   cd  ", "ab", "a\u{2581}b ", "é  ü", " x"] {

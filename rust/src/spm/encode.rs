@@ -181,12 +181,7 @@ impl SpmBpeModel {
         let mut frozen: Vec<bool> = Vec::with_capacity(s.len());
         let mut i = 0;
         while i < s.len() {
-            let user = self
-                .user_defined
-                .iter()
-                .filter(|u| s[i..].starts_with(u.as_str()))
-                .map(|u| u.len())
-                .max();
+            let user = self.user_defined.iter().filter(|u| s[i..].starts_with(u.as_str())).map(|u| u.len()).max();
             let l = user.unwrap_or_else(|| s[i..].chars().next().map_or(1, char::len_utf8));
             starts.push(i);
             lens.push(l);
@@ -275,8 +270,7 @@ mod tests {
             ("b".to_string(), -5.0, PieceType::Normal),
             ("c".to_string(), -6.0, PieceType::Normal),
         ];
-        let mut spec = SpmSpec::default();
-        spec.normalization = crate::spm::Normalization::Identity;
+        let spec = SpmSpec { normalization: crate::spm::Normalization::Identity, ..SpmSpec::default() };
         let m = SpmBpeModel::new(pieces, SpmNormalizer::from_spec(&spec), false).unwrap();
         assert_eq!(m.encode("abc abx"), vec![3, 1, 6, 0]);
         assert_eq!(m.encode("xy"), vec![4, 0]);

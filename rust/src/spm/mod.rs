@@ -66,9 +66,9 @@ impl Normalization {
             "identity" => Ok(Normalization::Identity),
             "nmt_nfkc" => Ok(Normalization::NmtNfkc),
             "nfkc" => Ok(Normalization::Nfkc),
-            other => Err(format!(
-                "unsupported normalization_rule_name {other:?} (supported: identity, nmt_nfkc, nfkc)"
-            )),
+            other => {
+                Err(format!("unsupported normalization_rule_name {other:?} (supported: identity, nmt_nfkc, nfkc)"))
+            }
         }
     }
 }
@@ -144,7 +144,7 @@ impl Default for SpmSpec {
 
 fn decode_hex(text: &str) -> Result<Vec<u8>, String> {
     let b = text.as_bytes();
-    if b.len() % 2 != 0 {
+    if !b.len().is_multiple_of(2) {
         return Err("precompiled_charsmap_hex has an odd length".into());
     }
     let digit = |c: u8| (c as char).to_digit(16).ok_or("precompiled_charsmap_hex is not hexadecimal");
@@ -227,8 +227,8 @@ impl SpmSpec {
 /// NMT rule for one character: `None` = delete, `Some(' ')` = a space, else unchanged.
 fn nmt_map(c: char) -> Option<char> {
     match c as u32 {
-        0x09 | 0x0A | 0x0C | 0x0D | 0x1680 | 0x200B | 0x200C | 0x200E | 0x200F | 0x2028 | 0x2029 | 0x2581
-        | 0xFEFF | 0xFFFD => Some(' '),
+        0x09 | 0x0A | 0x0C | 0x0D | 0x1680 | 0x200B | 0x200C | 0x200E | 0x200F | 0x2028 | 0x2029 | 0x2581 | 0xFEFF
+        | 0xFFFD => Some(' '),
         0x00..=0x08 | 0x0B | 0x0E..=0x1F | 0x7F | 0x8F | 0x9F => None,
         _ => Some(c),
     }
@@ -254,7 +254,7 @@ impl CharsMap {
             return Err("precompiled_charsmap is truncated".into());
         }
         let n = u32::from_le_bytes([blob[0], blob[1], blob[2], blob[3]]) as usize;
-        if n % 4 != 0 || 4 + n > blob.len() || n == 0 {
+        if !n.is_multiple_of(4) || 4 + n > blob.len() || n == 0 {
             return Err("precompiled_charsmap is malformed (bad trie size)".into());
         }
         let units: Vec<u32> =
@@ -270,9 +270,8 @@ impl CharsMap {
                     Some(u) if m.starts[b as usize] => {
                         let base = id ^ offset(u);
                         (u >> 8) & 1 == 0
-                            && (1..128u32).all(|c| {
-                                m.units.get(base ^ c as usize).is_none_or(|&v| v & (0x8000_0000 | 0xFF) != c)
-                            })
+                            && (1..128u32)
+                                .all(|c| m.units.get(base ^ c as usize).is_none_or(|&v| v & (0x8000_0000 | 0xFF) != c))
                     }
                     _ => true,
                 };
@@ -377,14 +376,11 @@ impl SpmNormalizer {
             return m.apply(text);
         }
         // Fast path: printable ASCII (and spaces) is unchanged by NFKC and the NMT rules.
-        if self.normalization == Normalization::Identity
-            || text.bytes().all(|b| (0x20..0x7F).contains(&b))
-        {
+        if self.normalization == Normalization::Identity || text.bytes().all(|b| (0x20..0x7F).contains(&b)) {
             return text.to_string();
         }
-        let quick_yes = || {
-            unicode_normalization::is_nfkc_quick(text.chars()) == unicode_normalization::IsNormalized::Yes
-        };
+        let quick_yes =
+            || unicode_normalization::is_nfkc_quick(text.chars()) == unicode_normalization::IsNormalized::Yes;
         match self.normalization {
             Normalization::Identity => text.to_string(),
             Normalization::Nfkc if quick_yes() => text.to_string(),
@@ -577,9 +573,9 @@ pub fn is_valid_piece(chars: &[char], spec: &SpmSpec) -> bool {
         if c == WS {
             if !spec.allow_whitespace_only_pieces || !all_ws {
                 let bad = if spec.treat_whitespace_as_suffix {
-                    (spec.split_by_whitespace && pos < n - 1) || (!spec.split_by_whitespace && pos < n - 1 && pos == 0)
+                    pos < n - 1 && (spec.split_by_whitespace || pos == 0)
                 } else {
-                    (spec.split_by_whitespace && pos > 0) || (!spec.split_by_whitespace && pos > 0 && pos == n - 1)
+                    pos > 0 && (spec.split_by_whitespace || pos == n - 1)
                 };
                 if bad {
                     return false;
@@ -1029,11 +1025,30 @@ mod tests {
 
     #[test]
     fn normalize_into_equals_normalize() {
-        let texts = ["", " ", "  a", "a  ", " Hello   world ", "x", "a b  c   d", "é a", "tab\there", "a\u{2581}b",
-            "  mixed  é  ", "~!@# $%^", "“quoted” — it’s", "ﬁ ① Ⅻ", "a\u{00A0}b", "\u{3000}x\u{200B}y", "A\u{0301} e\u{0301}"];
+        let texts = [
+            "",
+            " ",
+            "  a",
+            "a  ",
+            " Hello   world ",
+            "x",
+            "a b  c   d",
+            "é a",
+            "tab\there",
+            "a\u{2581}b",
+            "  mixed  é  ",
+            "~!@# $%^",
+            "“quoted” — it’s",
+            "ﬁ ① Ⅻ",
+            "a\u{00A0}b",
+            "\u{3000}x\u{200B}y",
+            "A\u{0301} e\u{0301}",
+        ];
         for flags in 0..32u8 {
             let mut s = spec();
-            s.normalization = [Normalization::NmtNfkc, Normalization::Nfkc, Normalization::Identity, Normalization::NmtNfkc][(flags >> 3) as usize];
+            s.normalization =
+                [Normalization::NmtNfkc, Normalization::Nfkc, Normalization::Identity, Normalization::NmtNfkc]
+                    [(flags >> 3) as usize];
             s.add_dummy_prefix = flags & 1 != 0;
             s.remove_extra_whitespaces = flags & 2 != 0;
             s.treat_whitespace_as_suffix = flags & 4 != 0;

@@ -23,9 +23,9 @@ impl Tokenizer {
     /// Metaspace with `prepend_scheme: first` needs the original offsets of each text (whether it
     /// starts the input), which only the full path has.
     pub(super) fn needs_original_offsets(&self) -> bool {
-        self.pre_tokenizer.as_ref().is_some_and(
-            |p| matches!(p.last(), PreTokenizer::Metaspace(m) if m.prepend_scheme == PrependScheme::First),
-        )
+        self.pre_tokenizer
+            .as_ref()
+            .is_some_and(|p| matches!(p.last(), PreTokenizer::Metaspace(m) if m.prepend_scheme == PrependScheme::First))
     }
 
     /// The model's tokens of `word` as ranges (consecutive lengths for BPE / WordPiece).
@@ -55,11 +55,8 @@ impl Tokenizer {
     ) {
         for r in ranges {
             let text = &word[r.start..r.end];
-            let idx = if r.text_is_token && self.model.id_to_token(r.id) != Some(text) {
-                enc.push_extra(text)
-            } else {
-                r.id
-            };
+            let idx =
+                if r.text_is_token && self.model.id_to_token(r.id) != Some(text) { enc.push_extra(text) } else { r.id };
             enc.push(r.id, idx, to_orig(r.start, r.end), 0, false);
         }
     }

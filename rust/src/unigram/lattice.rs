@@ -99,7 +99,6 @@ struct Hyp {
     next: Option<u32>, // index into the hypothesis arena
     fx: f64,
     gx: f64,
-    seq: u64,
 }
 
 #[derive(PartialEq)]
@@ -270,7 +269,7 @@ impl Lattice {
         let mut hyps: Vec<Hyp> = Vec::new();
         let mut agenda = BinaryHeap::new();
         let mut seq = 0u64;
-        hyps.push(Hyp { node: EOS as u32, next: None, fx: best[EOS], gx: 0.0, seq });
+        hyps.push(Hyp { node: EOS as u32, next: None, fx: best[EOS], gx: 0.0 });
         agenda.push(Agenda { fx: best[EOS], seq, hyp: 0 });
         while let Some(top) = agenda.pop() {
             let h = top.hyp as usize;
@@ -299,7 +298,7 @@ impl Lattice {
                 let fx = c.r(best[l] + gx_top);
                 let gx = c.r(self.nodes[l].score + gx_top);
                 let idx = hyps.len() as u32;
-                hyps.push(Hyp { node: l as u32, next: Some(h as u32), fx, gx, seq });
+                hyps.push(Hyp { node: l as u32, next: Some(h as u32), fx, gx });
                 agenda.push(Agenda { fx, seq, hyp: idx });
             }
             // Keep memory bounded as SentencePiece does.
@@ -315,7 +314,6 @@ impl Lattice {
                 agenda = v.into_iter().collect();
             }
         }
-        let _ = hyps.iter().map(|h| h.seq).count();
         out
     }
 

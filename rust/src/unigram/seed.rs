@@ -205,7 +205,7 @@ pub fn for_each_lcp_interval(lcp: &[u32], mut f: impl FnMut(usize, usize, u32)) 
     // (left bound, depth); the root (depth 0) stays at the bottom
     let mut stack: Vec<(usize, u32)> = vec![(0, 0)];
     for i in 1..=n {
-        let h = if i < n { lcp[i] } else { 0 };
+        let h = lcp.get(i).copied().unwrap_or(0); // past the end: depth 0 closes every interval
         let mut left = i - 1;
         while let Some(&(l, d)) = stack.last() {
             if h >= d {

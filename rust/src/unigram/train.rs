@@ -236,11 +236,7 @@ pub struct WhitespaceRules {
 impl WhitespaceRules {
     pub fn probe(valid: &Validity) -> WhitespaceRules {
         let (a, ws) = ('a', '\u{2581}');
-        WhitespaceRules {
-            spans_words: valid(&[a, ws, a]),
-            suffix: valid(&[a, ws]),
-            whitespace_only: valid(&[ws, ws]),
-        }
+        WhitespaceRules { spans_words: valid(&[a, ws, a]), suffix: valid(&[a, ws]), whitespace_only: valid(&[ws, ws]) }
     }
 
     /// Byte offsets where `s` splits into units that no valid piece crosses (needs `!spans_words`):
@@ -292,8 +288,7 @@ fn seed_spm(input: &TrainInput, cfg: &UnigramTrainerConfig, valid: &Validity) ->
     }
     let mut chars: Vec<(char, u64)> = chars.into_iter().collect();
     chars.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    let mut seeds: Vec<(String, f64)> =
-        chars.into_iter().map(|(c, n)| (c.to_string(), n as f32 as f64)).collect();
+    let mut seeds: Vec<(String, f64)> = chars.into_iter().map(|(c, n)| (c.to_string(), n as f32 as f64)).collect();
     seeds.extend(subs);
     seeds
 }
@@ -765,11 +760,8 @@ pub fn train(
         Compat::Hf => cfg.vocab_size * 11 / 10,
     };
     // SentencePiece splits the sentences into words for EM only with split_by_whitespace
-    let em_units: &[(String, u64)] = if c == Compat::Spm && WhitespaceRules::probe(valid).spans_words {
-        &input.sentences
-    } else {
-        &input.words
-    };
+    let em_units: &[(String, u64)] =
+        if c == Compat::Spm && WhitespaceRules::probe(valid).spans_words { &input.sentences } else { &input.words };
     let mut model = Model::new(seeds, c);
     let mut round = 0usize;
     loop {

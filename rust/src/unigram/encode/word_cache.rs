@@ -129,6 +129,9 @@ fn hash_key(key: u128) -> u64 {
 
 const EMPTY: u128 = 0;
 
+/// A long word's (budget, piece ids): words the fixed-size entries cannot hold.
+type LongEntry = (f64, Box<[i32]>);
+
 /// Words of up to 15 bytes, keyed by their bytes packed in a u128 with the length on top (never
 /// 0, the empty slot), in an open-addressing table with linear probing. Hand-made rather than a
 /// `HashMap` so that the slots of a whole line's words can be prefetched before they are read:
@@ -138,7 +141,7 @@ struct WordCache {
     len: usize,
     /// Words too long for a packed key, or whose path has more than [`MAX_PIECES`] pieces (their
     /// short slot then holds [`NOT_CACHED`]): (budget, piece ids) by the word's bytes.
-    long: HashMap<Box<[u8]>, (f64, Box<[i32]>), ahash::RandomState>,
+    long: HashMap<Box<[u8]>, LongEntry, ahash::RandomState>,
 }
 
 /// Entries of the long-word table before it is emptied.
