@@ -23,6 +23,9 @@ Known differences from sentencepiece (none shows on the test corpora):
   differently.
 * ``input_sentence_size`` sampling uses our reservoir sampler (``--seed``), not sentencepiece's
   random generator, so the sampled lines differ; with the same lines the result is identical.
+  sentencepiece's own sample cannot be reproduced: 0.2.3 seeds absl's ``BitGen`` with a fixed seed,
+  but absl salts it per process, so two sentencepiece runs on the same file pick different lines
+  (measured). Without shuffling both take the first usable lines, and the models are identical.
 * Lines are read as sentencepiece reads files: split at ``\n`` only (a trailing ``\r`` stays).
 
 >>> model = train_spm_bpe(["low lower lowest"] * 3, SpmBpeTrainer(vocab_size=20,
