@@ -1,6 +1,6 @@
 # Typed stubs for the private native module `subword._core` (hand-written; keep in step with rust/src/py*.rs).
 # R-TRAIN owns the training section, R-ENC the tokenizer section; add your own lines there.
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Literal
 
 __version__: str
@@ -16,7 +16,7 @@ class WordCounter:
     def __len__(self) -> int: ...
 
 def train_bpe(
-    counter: WordCounter,
+    source: WordCounter | Iterable[tuple[str, int]],
     *,
     vocab_size: int,
     min_frequency: int = 0,
@@ -27,37 +27,12 @@ def train_bpe(
     continuing_subword_prefix: str | None = None,
     end_of_word_suffix: str | None = None,
     progress: Callable[[str, int, int], None] | None = None,
-) -> tuple[list[str], list[tuple[str, str]]]: ...
-def train_bpe_words(
-    words: list[tuple[str, int]],
-    *,
-    vocab_size: int,
-    min_frequency: int = 0,
-    special_tokens: list[str] = ...,
-    initial_alphabet: list[str] = ...,
-    limit_alphabet: int | None = None,
-    max_token_length: int | None = None,
-    continuing_subword_prefix: str | None = None,
-    end_of_word_suffix: str | None = None,
-    progress: Callable[[str, int, int], None] | None = None,
+    threads: int | None = None,
 ) -> tuple[list[str], list[tuple[str, str]]]: ...
 
 # ---- WordPiece training (py/wordpiece.rs): returns the vocab in id order ----
 def train_wordpiece(
-    counter: WordCounter,
-    *,
-    vocab_size: int,
-    criterion: Literal["likelihood", "frequency"] = "likelihood",
-    min_frequency: int = 0,
-    special_tokens: list[str] = ...,
-    initial_alphabet: list[str] = ...,
-    limit_alphabet: int | None = None,
-    max_token_length: int | None = None,
-    continuing_subword_prefix: str = "##",
-    progress: Callable[[str, int, int], None] | None = None,
-) -> list[str]: ...
-def train_wordpiece_words(
-    words: list[tuple[str, int]],
+    source: WordCounter | Iterable[tuple[str, int]],
     *,
     vocab_size: int,
     criterion: Literal["likelihood", "frequency"] = "likelihood",

@@ -63,7 +63,7 @@ def hf_model(tok) -> tuple[list[str], list[tuple[str, str]]]:
 def ours_all(words: dict[str, int], **opts):
     """(reference, rust) results for the same words."""
     ref = reference.train_bpe(words, **opts)
-    rust = core.train_bpe_words(list(words.items()), **opts)
+    rust = core.train_bpe(list(words.items()), **opts)
     return ref, (rust[0], [tuple(m) for m in rust[1]])
 
 
@@ -216,7 +216,7 @@ def test_prefix_and_suffix_match_hf_on_tie_free_corpora():
 
 
 def test_prefix_variants_are_numbered_in_codepoint_order():
-    vocab, merges = core.train_bpe_words([("abc", 2), ("b", 1)], vocab_size=100, continuing_subword_prefix="##",
+    vocab, merges = core.train_bpe([("abc", 2), ("b", 1)], vocab_size=100, continuing_subword_prefix="##",
                                          end_of_word_suffix="</w>")
     assert vocab[:6] == ["a", "b", "c", "##b", "##c</w>", "b</w>"]
     assert (vocab, merges) == reference.train_bpe({"abc": 2, "b": 1}, vocab_size=100,
@@ -377,11 +377,25 @@ def test_core_errors_are_value_errors():
     with pytest.raises(ValueError, match="unsupported pre_tokenizer type 'Digits'"):
         core.WordCounter('{"type": "Digits"}')
     with pytest.raises(ValueError, match="words\\[0\\]"):
-        core.train_bpe_words([("a", -1)], vocab_size=10)
+        core.train_bpe([("a", -1)], vocab_size=10)
     with pytest.raises(ValueError, match="threads"):
         core.WordCounter('{"type": "Whitespace"}', None, 0)
     with pytest.raises(ValueError, match="word counts sum to"):
-        core.train_bpe_words([("ab", 2**63), ("ba", 2**63)], vocab_size=10)
+        core.train_bpe([("ab", 2**63), ("ba", 2**63)], vocab_size=10)
+    counter = core.WordCounter('{"type": "Whitespace"}')
+    counter.feed(["ab ab ba\n"])
+    with pytest.raises(ValueError, match="threads: a WordCounter trains with the thread pool it counted with"):
+        core.train_bpe(counter, vocab_size=10, threads=2)
+
+
+def test_core_trains_the_same_from_a_counter_and_from_its_words():
+    """One binding takes either source; a counter's words given as pairs give the same model."""
+    counter = core.WordCounter('{"type": "Whitespace"}')
+    counter.feed(corpus_lines("tinyshakespeare.txt")[:3000])
+    for train, kw in ((core.train_bpe, {}), (core.train_wordpiece, {"criterion": "likelihood"})):
+        from_counter = train(counter, vocab_size=400, **kw)
+        assert from_counter == train(counter.words(), vocab_size=400, threads=1, **kw)
+        assert from_counter == train(iter(counter.words()), vocab_size=400, threads=2, **kw)
 
 
 # ==== the reference encoder ====

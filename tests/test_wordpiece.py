@@ -33,7 +33,7 @@ def _random_corpus(rng: random.Random) -> dict[str, int]:
 
 
 def _rust(words: dict[str, int], **kw) -> list[str]:
-    return core_class("train_wordpiece_words")(list(words.items()), **kw)
+    return core_class("train_wordpiece")(list(words.items()), **kw)
 
 
 # ==== trainer: Rust == reference ====

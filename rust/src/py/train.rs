@@ -1,4 +1,4 @@
-//! Bindings for training: `WordCounter`, `train_bpe`, `train_bpe_words`.
+//! Bindings for training: `WordCounter` and `train_bpe` (on a counter or on explicit word counts).
 //!
 //! Type conversion and GIL handling only. The heavy work runs with the GIL released; the progress
 //! callback re-acquires it every few hundred merges, runs the Python callable and checks signals,
@@ -112,19 +112,6 @@ pub(crate) fn config(
     }
 }
 
-/// Runs the trainer without the GIL, calling `progress(stage, current, total)` with the GIL.
-fn run_training(
-    py: Python<'_>,
-    words: impl FnOnce() -> Vec<(String, u64)> + Send,
-    cfg: &BpeTrainerConfig,
-    progress: Option<Py<PyAny>>,
-    pool: &Option<Arc<rayon::ThreadPool>>,
-) -> PyResult<Trained> {
-    run_trainer(py, words, progress, pool, |words, cb| {
-        train(words, cfg, cb).map(|BpeModelOut { vocab, merges }| (vocab, merges))
-    })
-}
-
 /// Runs `trainer` on the words without the GIL; the progress callback and signal checks run with
 /// it. Shared by the BPE and WordPiece bindings.
 pub(crate) fn run_trainer<T: Send>(
@@ -168,50 +155,54 @@ pub(crate) fn run_trainer<T: Send>(
     }
 }
 
-/// Trains an HF-compatible BPE model on the words of a `WordCounter`.
-/// Returns `(vocab in id order, merges in rank order)`.
-#[pyfunction]
-#[pyo3(signature = (counter, *, vocab_size, min_frequency = 0, special_tokens = Vec::new(),
-    initial_alphabet = Vec::new(), limit_alphabet = None, max_token_length = None,
-    continuing_subword_prefix = None, end_of_word_suffix = None, progress = None))]
-#[allow(clippy::too_many_arguments)]
-fn train_bpe(
-    py: Python<'_>,
-    counter: PyRef<'_, PyWordCounter>,
-    vocab_size: usize,
-    min_frequency: u64,
-    special_tokens: Vec<String>,
-    initial_alphabet: Vec<String>,
-    limit_alphabet: Option<usize>,
-    max_token_length: Option<usize>,
-    continuing_subword_prefix: Option<String>,
-    end_of_word_suffix: Option<String>,
-    progress: Option<Py<PyAny>>,
-) -> PyResult<Trained> {
-    let cfg = config(
-        vocab_size,
-        min_frequency,
-        special_tokens,
-        initial_alphabet,
-        limit_alphabet,
-        max_token_length,
-        continuing_subword_prefix,
-        end_of_word_suffix,
-    );
-    let inner = &counter.inner;
-    run_training(py, || inner.words_unsorted(), &cfg, progress, &counter.pool)
+/// Where the training words come from: a `WordCounter` (its words and its thread pool) or explicit
+/// `(word, count)` pairs (words as the model sees them) with a pool of `threads`.
+pub(crate) enum WordSource<'py> {
+    Counter(PyRef<'py, PyWordCounter>),
+    Pairs(Vec<(String, u64)>, Option<Arc<rayon::ThreadPool>>),
 }
 
-/// Trains an HF-compatible BPE model on explicit `(word, count)` pairs (words as the model sees
-/// them). Same options as `train_bpe`, plus `threads`.
+impl<'py> WordSource<'py> {
+    pub(crate) fn from_py(source: &Bound<'py, PyAny>, threads: Option<usize>) -> PyResult<Self> {
+        if let Ok(counter) = source.downcast::<PyWordCounter>() {
+            if threads.is_some() {
+                return Err(PyValueError::new_err(
+                    "threads: a WordCounter trains with the thread pool it counted with",
+                ));
+            }
+            return Ok(WordSource::Counter(counter.try_borrow()?));
+        }
+        Ok(WordSource::Pairs(extract_words(source)?, build_pool(threads)?))
+    }
+
+    /// Runs `trainer` on these words (see [`run_trainer`]).
+    pub(crate) fn train<T: Send>(
+        self,
+        py: Python<'_>,
+        progress: Option<Py<PyAny>>,
+        trainer: impl FnOnce(&[(String, u64)], &mut crate::bpe::train::ProgressFn<'_>) -> Result<T, TrainError> + Send,
+    ) -> PyResult<T> {
+        match self {
+            WordSource::Counter(counter) => {
+                let inner = &counter.inner;
+                run_trainer(py, || inner.words_unsorted(), progress, &counter.pool, trainer)
+            }
+            WordSource::Pairs(words, pool) => run_trainer(py, move || words, progress, &pool, trainer),
+        }
+    }
+}
+
+/// Trains an HF-compatible BPE model on `source`: a `WordCounter`, or `(word, count)` pairs (words
+/// as the model sees them; `threads` sizes their pool). Returns `(vocab in id order, merges in
+/// rank order)`.
 #[pyfunction]
-#[pyo3(signature = (words, *, vocab_size, min_frequency = 0, special_tokens = Vec::new(),
+#[pyo3(signature = (source, *, vocab_size, min_frequency = 0, special_tokens = Vec::new(),
     initial_alphabet = Vec::new(), limit_alphabet = None, max_token_length = None,
     continuing_subword_prefix = None, end_of_word_suffix = None, progress = None, threads = None))]
 #[allow(clippy::too_many_arguments)]
-fn train_bpe_words(
+fn train_bpe(
     py: Python<'_>,
-    words: &Bound<'_, PyAny>,
+    source: &Bound<'_, PyAny>,
     vocab_size: usize,
     min_frequency: u64,
     special_tokens: Vec<String>,
@@ -223,7 +214,6 @@ fn train_bpe_words(
     progress: Option<Py<PyAny>>,
     threads: Option<usize>,
 ) -> PyResult<Trained> {
-    let ws = extract_words(words)?;
     let cfg = config(
         vocab_size,
         min_frequency,
@@ -234,8 +224,8 @@ fn train_bpe_words(
         continuing_subword_prefix,
         end_of_word_suffix,
     );
-    let pool = build_pool(threads)?;
-    run_training(py, move || ws, &cfg, progress, &pool)
+    WordSource::from_py(source, threads)?
+        .train(py, progress, |words, cb| train(words, &cfg, cb).map(|BpeModelOut { vocab, merges }| (vocab, merges)))
 }
 
 /// `(str, int)` pairs from a Python iterable, with errors naming the bad item.
@@ -261,6 +251,5 @@ pub(crate) fn extract_words(words: &Bound<'_, PyAny>) -> PyResult<Vec<(String, u
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyWordCounter>()?;
     m.add_function(wrap_pyfunction!(train_bpe, m)?)?;
-    m.add_function(wrap_pyfunction!(train_bpe_words, m)?)?;
     Ok(())
 }
