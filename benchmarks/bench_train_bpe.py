@@ -17,7 +17,6 @@ Run it on a quiet machine (``uptime`` load < 1.0); the load is recorded with the
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import logging
 import os

@@ -46,6 +46,16 @@ def build(impl: str, layers: int, seq_len: int, device: str) -> torch.nn.Module:
     return model.to(device).eval()
 
 
+def forward_call(model: torch.nn.Module, impl: str, ids: torch.Tensor) -> Callable[[], object]:
+    """One eval forward of ``model`` on ``ids`` (transformers' models take keyword ids)."""
+
+    def call() -> object:
+        with torch.no_grad():
+            return model(input_ids=ids) if impl == "hf" else model(ids)
+
+    return call
+
+
 def timed(call: Callable[[], object], repeats: int, device: str) -> float:
     """Median seconds per call after one warm-up."""
     sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
@@ -91,12 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     ids = torch.randint(1000, 30000, (1, args.seq_len), device=args.device)
     for impl in ("ours", "hf"):
-        model = build(impl, args.layers, args.seq_len, args.device)
-
-        def call() -> object:
-            with torch.no_grad():
-                return model(input_ids=ids) if impl == "hf" else model(ids)
-
+        call = forward_call(build(impl, args.layers, args.seq_len, args.device), impl, ids)
         t = timed(call, args.repeats, args.device)
         print(f"\n== {impl}: {t * 1e3:.2f} ms per eval forward (T={args.seq_len}, {args.layers} layers, "
               f"{args.device})", flush=True)
@@ -107,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
             BlockSparseAttention.CHUNK_BYTES = default_chunk
             print(f"   ours with one chunk of middle blocks: {t1 * 1e3:.2f} ms", flush=True)
         print(profile_table(call, args.device, args.rows), flush=True)
-        del model
+        del call  # frees the model before the next one is built
     return 0
 
 

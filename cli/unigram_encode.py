@@ -39,7 +39,7 @@ def encode_lines(path: Path, lines: Iterable[str], out: TextIO, *, output_format
     except (SpmFormatError, ValueError) as exc:
         raise click.ClickException(f"{path}: {exc}") from None
     pieces = enc.pieces()
-    if sample and (alpha < 0 or alpha != alpha):
+    if sample and not alpha >= 0:  # also refuses NaN
         raise click.BadParameter(f"must be >= 0, got {alpha}", param_hint="'--alpha'")
     for k, line in enumerate(lines):
         offsets = None

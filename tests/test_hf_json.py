@@ -12,7 +12,6 @@ from _hf_fixtures import byte_level_hf, eval_lines, training_lines, whitespace_h
 from subword import BPE, Tokenizer
 from subword._native import has_core_class
 from subword.errors import FormatError, UnsupportedComponentError
-from subword.formats import hf_json
 from subword.pre_tokenizers import ByteLevel
 
 tokenizers = pytest.importorskip("tokenizers")
