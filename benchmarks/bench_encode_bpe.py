@@ -27,6 +27,8 @@ import statistics
 import time
 from pathlib import Path
 
+from results_md import replace_section  # benchmarks/ is the script's own folder
+
 log = logging.getLogger("bench_encode_bpe")
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -232,22 +234,7 @@ def write_section(args, results: dict, cpu_rate: dict, ratios: dict, nbytes: int
         "Command: `python benchmarks/bench_encode_bpe.py --results benchmarks/RESULTS.md`",
         end,
     ]
-    text = args.results.read_text(encoding="utf-8") if args.results.exists() else "# Benchmark results\n"
-    old_header = "## Encode throughput (bench_encode_bpe.py)"
-    if start in text and end in text:
-        a, b = text.index(start), text.index(end) + len(end)
-        text = text[:a] + "\n".join(body) + text[b:]
-    elif old_header in text:  # an unmarked section from an earlier run of this script
-        a = text.index(old_header)
-        nxt = text.find("\n## ", a + len(old_header))
-        nxt_marker = text.find("\n<!--", a)
-        cut = min(x for x in (nxt, nxt_marker, len(text)) if x != -1)
-        text = text[:a] + "\n".join(body) + "\n" + text[cut:].lstrip("\n")
-    else:
-        text = text.rstrip("\n") + "\n\n" + "\n".join(body) + "\n"
-    tmp = args.results.with_suffix(".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, args.results)
+    replace_section("\n".join(body), start, end, args.results)
 
 
 if __name__ == "__main__":

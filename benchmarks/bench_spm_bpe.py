@@ -24,6 +24,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from results_md import replace_section  # benchmarks/ is the script's own folder
+
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpora" / "gutenberg_en_20M.txt"
 RESULTS = ROOT / "benchmarks" / "RESULTS.md"
@@ -116,19 +118,6 @@ def render(train: dict, enc: dict, load: tuple[tuple[float, ...], tuple[float, .
     ])
 
 
-def write_section(text: str) -> None:
-    """Replaces our section of RESULTS.md (other benchmarks own the rest), atomically."""
-    old = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
-    if START in old and END in old:
-        new = old[: old.index(START)] + text + old[old.index(END) + len(END):]
-    else:
-        new = old.rstrip("\n") + "\n\n" + text + "\n"
-    fd, tmp = tempfile.mkstemp(dir=RESULTS.parent, prefix=".RESULTS.", suffix=".md")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(new)
-    os.replace(tmp, RESULTS)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
@@ -155,7 +144,7 @@ def main() -> None:
     text = render({**times, "identical": identical}, enc, (before, after), args.runs)
     print(text)
     if not args.no_write:
-        write_section(text)
+        replace_section(text, START, END, RESULTS)
         log.info("updated %s", RESULTS)
 
 

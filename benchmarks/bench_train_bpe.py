@@ -28,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from results_md import replace_section  # benchmarks/ is the script's own folder
+
 log = logging.getLogger("bench_train_bpe")
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -162,21 +164,6 @@ def render(corpus: Path, ours: dict, hf: dict, ref: dict | None, load: tuple[flo
     return "\n".join(lines)
 
 
-def write_section(text: str) -> None:
-    """Replace our section of RESULTS.md (other benchmarks own the rest), atomically."""
-    old = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
-    if START in old and END in old:
-        head, rest = old.split(START, 1)
-        _, tail = rest.split(END, 1)
-        new = head + text + tail
-    else:
-        new = old.rstrip("\n") + "\n\n" + text + "\n"
-    fd, tmp = tempfile.mkstemp(dir=RESULTS.parent, prefix=".RESULTS.", suffix=".md")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(new)
-    os.replace(tmp, RESULTS)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
@@ -208,7 +195,7 @@ def main() -> None:
     text = render(args.corpus, ours, hf, ref, load, cmd.strip())
     print(text)
     if not args.no_write:
-        write_section(text)
+        replace_section(text, START, END, RESULTS)
         log.info("updated %s", RESULTS)
 
 

@@ -34,6 +34,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from results_md import replace_section  # benchmarks/ is the script's own folder
+
 log = logging.getLogger("bench_unigram")
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -242,15 +244,7 @@ def _replace_encoding_paragraph(paragraph: str) -> None:
 
 
 def _write(section: str) -> None:
-    text = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else ""
-    block = f"{START}\n{section}\n{END}"
-    if START in text and END in text:
-        text = text[: text.index(START)] + block + text[text.index(END) + len(END):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    tmp = RESULTS.with_suffix(".md.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, RESULTS)
+    replace_section(f"{START}\n{section}\n{END}", START, END, RESULTS)
 
 
 def main() -> None:

@@ -26,9 +26,10 @@ import math
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
+
+from results_md import replace_section  # benchmarks/ is the script's own folder
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -238,20 +239,6 @@ def render(corpus: Path, vocab_size: int, tr: dict, enc: dict, q: dict, load: tu
     return "\n".join(lines)
 
 
-def write_section(text: str) -> None:
-    """Replace our marked section of RESULTS.md (other benchmarks own the rest), atomically."""
-    old = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
-    if START in old and END in old:
-        head, rest = old.split(START, 1)
-        new = head + text + rest.split(END, 1)[1]
-    else:
-        new = old.rstrip("\n") + "\n\n" + text + "\n"
-    fd, tmp = tempfile.mkstemp(dir=RESULTS.parent, prefix=".RESULTS.", suffix=".md")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(new)
-    os.replace(tmp, RESULTS)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpora" / "gutenberg_en_20M.txt")
@@ -270,7 +257,7 @@ def main() -> None:
     text = render(args.corpus, args.vocab_size, tr, enc, q, (round(load_before, 2), round(load_after, 2)), cmd.strip())
     print(text)
     if not args.no_write:
-        write_section(text)
+        replace_section(text, START, END, RESULTS)
         log.info("updated %s", RESULTS)
 
 
