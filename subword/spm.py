@@ -229,6 +229,32 @@ class SpmBpeTrainer(SpmOptions):
             raise ValueError(f"threads must be a positive int or None, got {self.threads!r}")
 
 
+def _assemble(meta: list[tuple[int, str, int]], pieces: Iterable[tuple[str, float]],
+              opts: SpmOptions) -> list[tuple[str, float, int]]:
+    """The vocabulary in id order, as sentencepiece assembles it: meta pieces (``<unk>``, ``<s>``,
+    user-defined, ...) at their ids with score 0, trained pieces (type NORMAL) in the free ids in
+    order. Raises when the pieces run out before ``vocab_size`` under ``hard_vocab_limit``.
+
+    >>> _assemble([(0, "<unk>", 2)], [("a", -1.0), ("b", -2.0)], SpmOptions(vocab_size=3))
+    [('<unk>', 0.0, 2), ('a', -1.0, 1), ('b', -2.0, 1)]
+    """
+    by_id = {i: (p, t) for i, p, t in meta}
+    out: list[tuple[str, float, int]] = []
+    rest = iter(pieces)
+    for i in range(opts.vocab_size):
+        if i in by_id:
+            out.append((by_id[i][0], 0.0, by_id[i][1]))
+            continue
+        nxt = next(rest, None)
+        if nxt is None:
+            break
+        out.append((nxt[0], nxt[1], 1))
+    if opts.hard_vocab_limit and len(out) != opts.vocab_size:
+        raise ValueError(f"Vocabulary size too high ({opts.vocab_size}): this corpus gives at most {len(out)} "
+                         "pieces. Lower vocab_size or set hard_vocab_limit=False")
+    return out
+
+
 def _select(lines: Iterable[str], opts: SpmOptions, seed: int) -> list[str]:
     """``input_sentence_size``: like sentencepiece, count only lines it would load (non-empty, not
     longer than ``max_sentence_length`` bytes, without U+2585), then keep the first N or a sample."""

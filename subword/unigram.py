@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from subword.formats.spm import MODEL_TYPES, SpmModelFile
-from subword.spm import SpmOptions, _select
+from subword.spm import SpmOptions, _assemble, _select
 
 __all__ = ["UnigramTrainer", "train_unigram", "UnigramEncoder", "metaspace_words", "train_unigram_hf", "HfUnigramEncoder"]
 
@@ -153,21 +153,7 @@ def _reference_train(lines: list[str], trainer: UnigramTrainer) -> tuple[list[tu
                        max_piece_length=trainer.max_sentencepiece_length,
                        seed_size=trainer.seed_sentencepiece_size, num_threads=trainer.num_threads,
                        valid=_validity(spec))
-    by_id = {i: (p, t) for i, p, t in meta}
-    out: list[tuple[str, float, int]] = []
-    it = iter(pieces)
-    for i in range(trainer.vocab_size):
-        if i in by_id:
-            out.append((by_id[i][0], 0.0, by_id[i][1]))
-            continue
-        nxt = next(it, None)
-        if nxt is None:
-            break
-        out.append((nxt[0], nxt[1], 1))
-    if trainer.hard_vocab_limit and len(out) != trainer.vocab_size:
-        raise ValueError(f"Vocabulary size too high ({trainer.vocab_size}): this corpus gives at most "
-                         f"{len(out)} pieces. Lower vocab_size or set hard_vocab_limit=False")
-    return out, stats
+    return _assemble(meta, pieces, trainer), stats
 
 
 class UnigramEncoder:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from subword.spm import _assemble
+
 
 def train(lines: list[str], trainer: Any) -> tuple[list[tuple[str, float, int]], dict[str, int]]:
     """Trains on ``lines`` with :class:`subword.spm.SpmBpeTrainer` options; returns
@@ -94,19 +96,6 @@ def train(lines: list[str], trainer: Any) -> tuple[list[tuple[str, float, int]],
                 j += 1
     pieces += [(c, -float(len(pieces) + i)) for i, (c, _) in enumerate(required)]
 
-    by_id = {i: (p, t) for i, p, t in meta}
-    vocab: list[tuple[str, float, int]] = []
-    rest = iter(pieces)
-    for i in range(trainer.vocab_size):
-        if i in by_id:
-            vocab.append((by_id[i][0], 0.0, by_id[i][1]))
-        else:
-            nxt = next(rest, None)
-            if nxt is None:
-                break
-            vocab.append((nxt[0], nxt[1], 1))
-    if trainer.hard_vocab_limit and len(vocab) != trainer.vocab_size:
-        raise ValueError(f"Vocabulary size too high ({trainer.vocab_size}): this corpus gives at most {len(vocab)} "
-                         "pieces. Lower vocab_size or set hard_vocab_limit=False")
+    vocab = _assemble(meta, pieces, trainer)
     stats = dict(stats, merged=len(pieces) - len(required))
     return vocab, stats
