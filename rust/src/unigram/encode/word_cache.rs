@@ -233,6 +233,8 @@ impl WordCache {
     }
 }
 
+/// The packed key of a word of up to 15 bytes: its bytes, zeros, and its length in the top byte
+/// (never 0, the empty slot's key); `None` for longer words.
 #[inline]
 fn short_key(word: &[u8]) -> Option<u128> {
     if word.len() > 15 {
@@ -242,6 +244,24 @@ fn short_key(word: &[u8]) -> Option<u128> {
     buf[..word.len()].copy_from_slice(word);
     buf[15] = word.len() as u8;
     Some(u128::from_le_bytes(buf))
+}
+
+/// [`short_key`] of `bytes[p..q]` ([`EMPTY`] when too long), reading 16 bytes at once where the
+/// text has them: one load and a mask instead of a copy of variable length.
+#[inline(always)]
+fn short_key_at(bytes: &[u8], p: usize, q: usize) -> u128 {
+    let n = q - p;
+    if n > 15 {
+        return EMPTY;
+    }
+    match bytes.get(p..p + 16) {
+        Some(window) => {
+            let mut buf = [0u8; 16];
+            buf.copy_from_slice(window);
+            (u128::from_le_bytes(buf) & ((1u128 << (8 * n)) - 1)) | ((n as u128) << 120)
+        }
+        None => short_key(&bytes[p..q]).unwrap_or(EMPTY),
+    }
 }
 
 thread_local! {
@@ -306,36 +326,49 @@ impl UnigramModel {
     /// [`UnigramModel::encode_ids_into`] with the cache: words from the cache where their budget
     /// allows, otherwise run from the exact `B`; unknowns fused over the whole string.
     pub(super) fn encode_ids_cached(&self, text: &str, w: &mut Work, out: &mut Vec<u32>) -> Result<(), String> {
-        let bytes = text.as_bytes();
-        let c = self.compat;
+        let start = out.len();
+        let mut no_spans = Vec::new();
+        if self.cached_pass::<false>(text, w, out, &mut no_spans) {
+            return Ok(());
+        }
+        // An unknown piece: they are fused over the whole string, which needs the pieces' byte
+        // spans. Rare enough to run the pass again recording them.
+        out.truncate(start);
         let mut sentence = std::mem::take(&mut w.sentence);
         sentence.clear();
+        self.cached_pass::<true>(text, w, out, &mut sentence);
+        let raw = sentence
+            .iter()
+            .map(|&(id, s, e)| (if id >= 0 { Some(id as u32) } else { None }, s as usize, e as usize))
+            .collect();
+        let r = self.finish(text, raw).map(|pieces| out.extend(pieces.into_iter().map(|x| x.0)));
+        w.sentence = sentence;
+        r
+    }
+
+    /// One pass over the words of `text`. Without `SPANS`, appends the ids to `ids` and returns
+    /// false (leaving `ids` part-written) at the first unknown piece; with `SPANS`, appends every
+    /// raw piece (id or -1 for unk, byte start, byte end) to `spans` and returns true.
+    #[inline(always)]
+    fn cached_pass<const SPANS: bool>(
+        &self,
+        text: &str,
+        w: &mut Work,
+        ids: &mut Vec<u32>,
+        spans: &mut Vec<(i32, u32, u32)>,
+    ) -> bool {
+        let bytes = text.as_bytes();
+        let c = self.compat;
+        let unk = self.unk_id.map_or(-1, |u| u as i32);
         CACHES.with(|cell| {
             let mut caches = cell.borrow_mut();
-            // most recently used last: a model's cache stays while it is in use, whatever other
-            // models come and go
-            let last = caches.len().wrapping_sub(1);
-            let slot = match caches.iter().rposition(|(id, _)| *id == self.instance) {
-                Some(s) if s == last => s,
-                Some(s) => {
-                    caches[s..].rotate_left(1);
-                    last
-                }
-                None => {
-                    if caches.len() >= MAX_MODELS_PER_THREAD {
-                        caches.remove(0);
-                    }
-                    caches.push((self.instance, WordCache::default()));
-                    caches.len() - 1
-                }
-            };
-            let cache = &mut caches[slot].1;
+            let cache = Self::cache_of(&mut caches, self.instance);
             // the line's words with their packed keys (0: too long to pack) and hashes; all their
             // slots are prefetched before the first is read
             let words = &mut w.words;
             words.clear();
             for_each_word(text, self.ws_split, |p, q| {
-                let key = short_key(&bytes[p..q]).unwrap_or(EMPTY);
+                let key = short_key_at(bytes, p, q);
                 words.push((p as u32, q as u32, key, hash_key(key)));
             });
             for &(_, _, key, hash) in words.iter() {
@@ -346,51 +379,68 @@ impl UnigramModel {
             // The string's Viterbi value at the current word boundary, exactly as the whole-string
             // pass has it.
             let mut b = 0.0f64;
-            let mut ids = std::mem::take(&mut w.path);
+            let mut path = std::mem::take(&mut w.path);
+            let mut complete = true;
             for k in 0..w.words.len() {
                 let (p, q, key, hash) = w.words[k];
                 let (p, q) = (p as usize, q as usize);
                 let word = &bytes[p..q];
-                // (budget, ids) of the word's local path, from the short or the long table
-                let mut found: Option<(f64, &[i32])> = None;
+                // (budget, ids) of the word's local path: the short table's entry (one probe; a
+                // miss computes and inserts it), or the long table's
+                let mut short = NOT_CACHED;
                 if key != EMPTY {
-                    if cache.get(key, hash).is_none() {
-                        let budget = self.local_path(word, w, &mut ids);
-                        let e = if ids.len() <= MAX_PIECES {
-                            let mut fixed = [0i32; MAX_PIECES];
-                            fixed[..ids.len()].copy_from_slice(&ids);
-                            Cached { budget, ids: fixed, len: ids.len() as u32 }
-                        } else {
-                            cache.insert_long(word, budget, &ids);
-                            NOT_CACHED
-                        };
-                        cache.insert(key, hash, e);
-                    }
-                    if let Some(e) = cache.get(key, hash) {
-                        if e.len as usize <= MAX_PIECES {
-                            found = Some((e.budget, &e.ids[..e.len as usize]));
+                    short = match cache.get(key, hash) {
+                        Some(e) => *e,
+                        None => {
+                            let budget = self.local_path(word, w, &mut path);
+                            let e = if path.len() <= MAX_PIECES {
+                                let mut fixed = [0i32; MAX_PIECES];
+                                fixed[..path.len()].copy_from_slice(&path);
+                                Cached { budget, ids: fixed, len: path.len() as u32 }
+                            } else {
+                                cache.insert_long(word, budget, &path);
+                                NOT_CACHED
+                            };
+                            cache.insert(key, hash, e);
+                            e
                         }
-                    }
+                    };
                 }
-                if found.is_none() && word.len() <= MAX_LONG_WORD_BYTES {
+                let found: Option<(f64, &[i32])> = if short.len as usize <= MAX_PIECES {
+                    Some((short.budget, &short.ids[..short.len as usize]))
+                } else if word.len() <= MAX_LONG_WORD_BYTES {
                     if !cache.long.contains_key(word) {
-                        let budget = self.local_path(word, w, &mut ids);
-                        cache.insert_long(word, budget, &ids);
+                        let budget = self.local_path(word, w, &mut path);
+                        cache.insert_long(word, budget, &path);
                     }
-                    found = cache.long.get(word).map(|(budget, ids)| (*budget, &ids[..]));
-                }
-                if let Some((budget, path)) = found {
+                    cache.long.get(word).map(|(budget, ids)| (*budget, &ids[..]))
+                } else {
+                    None
+                };
+                if let Some((budget, cached)) = found {
                     if b == 0.0 || b.abs() < budget {
                         let mut at = p;
-                        for &id in path {
-                            let (s, len) = if id >= 0 {
-                                (self.trie_score[id as usize], self.piece_len[id as usize] as usize)
+                        for &id in cached {
+                            if SPANS {
+                                let (s, len) = if id >= 0 {
+                                    (self.trie_score[id as usize], self.piece_len[id as usize] as usize)
+                                } else {
+                                    (self.unk_score, super::utf8_width(bytes[at]))
+                                };
+                                b = c.r(b + s);
+                                spans.push((id, at as u32, (at + len) as u32));
+                                at += len;
                             } else {
-                                (self.unk_score, super::utf8_width(bytes[at]))
-                            };
-                            b = c.r(b + s);
-                            sentence.push((id, at as u32, (at + len) as u32));
-                            at += len;
+                                if id < 0 || id == unk {
+                                    complete = false;
+                                    break;
+                                }
+                                b = c.r(b + self.trie_score[id as usize]);
+                                ids.push(id as u32);
+                            }
+                        }
+                        if !complete {
+                            break;
                         }
                         continue;
                     }
@@ -398,30 +448,55 @@ impl UnigramModel {
                 // the whole-string computation for this word
                 self.forward::<false>(word, b, w);
                 b = w.score[word.len()];
-                let start_len = sentence.len();
+                let first = if SPANS { spans.len() } else { ids.len() };
                 let mut end = word.len();
                 while end > 0 {
                     let start = w.from[end];
-                    sentence.push((w.piece[end] as i32, (p + start) as u32, (p + end) as u32));
+                    let id = w.piece[end] as i32;
+                    if SPANS {
+                        spans.push((id, (p + start) as u32, (p + end) as u32));
+                    } else if id < 0 || id == unk {
+                        complete = false;
+                        break;
+                    } else {
+                        ids.push(id as u32);
+                    }
                     end = start;
                 }
-                sentence[start_len..].reverse();
+                if !complete {
+                    break;
+                }
+                if SPANS {
+                    spans[first..].reverse();
+                } else {
+                    ids[first..].reverse();
+                }
             }
-            w.path = ids;
-        });
-        let unk = self.unk_id.map(|u| u as i32);
-        let r = if sentence.iter().all(|x| x.0 >= 0 && Some(x.0) != unk) {
-            out.extend(sentence.iter().map(|x| x.0 as u32));
-            Ok(())
-        } else {
-            let raw = sentence
-                .iter()
-                .map(|&(id, s, e)| (if id >= 0 { Some(id as u32) } else { None }, s as usize, e as usize))
-                .collect();
-            self.finish(text, raw).map(|pieces| out.extend(pieces.into_iter().map(|x| x.0)))
+            w.path = path;
+            complete
+        })
+    }
+
+    /// This thread's cache for the model `instance`, made (and the least recently used one
+    /// dropped) when needed. The most recently used is kept last: a model's cache stays while it
+    /// is in use, whatever other models come and go.
+    fn cache_of(caches: &mut Vec<(u64, WordCache)>, instance: u64) -> &mut WordCache {
+        let last = caches.len().wrapping_sub(1);
+        let slot = match caches.iter().rposition(|(id, _)| *id == instance) {
+            Some(s) if s == last => s,
+            Some(s) => {
+                caches[s..].rotate_left(1);
+                last
+            }
+            None => {
+                if caches.len() >= MAX_MODELS_PER_THREAD {
+                    caches.remove(0);
+                }
+                caches.push((instance, WordCache::default()));
+                caches.len() - 1
+            }
         };
-        w.sentence = sentence;
-        r
+        &mut caches[slot].1
     }
 
     /// The word's Viterbi path from 0 (piece ids into `ids`, emptied first) and its budget.
@@ -563,6 +638,16 @@ mod tests {
             }
         }
         assert!(naive_differs > 0, "no near tie flipped: the test exercises nothing");
+    }
+
+    #[test]
+    fn key_read_in_place_equals_the_copied_key() {
+        let text = "▁ab▁é▁exactlyfifteen▁sixteen_bytes_▁z".as_bytes();
+        for p in 0..text.len() {
+            for q in p..=text.len() {
+                assert_eq!(short_key_at(text, p, q), short_key(&text[p..q]).unwrap_or(EMPTY), "{p}..{q}");
+            }
+        }
     }
 
     #[test]
