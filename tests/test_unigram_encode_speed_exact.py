@@ -137,3 +137,27 @@ def test_suffix_mode_and_byte_fallback_match_sentencepiece(tmp_path: Path) -> No
     held = _tail(200_000)
     texts = held + _long_lines(held, 60) + ["naïve café — 日本語 ünïcödé ☃☃ x ☃", "☃ ☃", "x☃ ☃y"]
     assert enc.encode_batch(texts) == sp.encode(texts)
+
+
+@needs_corpora
+@pytest.mark.parametrize("flags", [
+    {},
+    {"remove_extra_whitespaces": False},
+    {"add_dummy_prefix": False},
+    {"remove_extra_whitespaces": False, "add_dummy_prefix": False},
+    {"treat_whitespace_as_suffix": True, "remove_extra_whitespaces": False},
+])
+def test_batch_normalization_matches_sentencepiece_whitespace_rules(tmp_path: Path, flags: dict) -> None:
+    """The batch path streams the model's charsmap output into the whitespace rules (no string in
+    between); runs of spaces, spaces the charsmap makes (NBSP, ideographic space), leading and
+    trailing ones and a literal `▁` must come out as sentencepiece has them, in every mode."""
+    path = _train(tmp_path, _head(300_000), 1500, **flags)
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    enc = UnigramEncoder(read_model(path))
+    texts = ["", " ", "   ", "a", "  lead", "trail  ", "  both   ends  ", "in   between", "tab\there",
+             "no\u00a0break \u00a0 space", "\u3000ideographic\u3000space\u3000", "ﬁne ① Ⅻ “quoted” — it’s",
+             "literal \u2581 mark\u2581", "\u2581", " \u2581 ", "e\u0301 A\u0301", "x\u200by", "café  naïve ",
+             "ＦＵＬＬ　ｗｉｄｔｈ  ", "\u00a0", " \u00a0 "] + _tail(60_000)
+    want = sp.encode(texts)
+    assert enc.encode_batch(texts) == want
+    assert [enc.encode(t) for t in texts] == want

@@ -312,8 +312,37 @@ impl CharsMap {
 
     /// Rewrites `text` by longest match (unmatched characters are kept).
     pub fn apply(&self, text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        if self.apply_with(text, |chunk| out.push_str(chunk)) {
+            return out;
+        }
+        // a replacement that is not UTF-8 (a damaged table): repaired over the whole output, where
+        // its bytes may join the next ones
+        let mut bytes: Vec<u8> = Vec::with_capacity(text.len());
+        self.for_each_chunk(text, |chunk| bytes.extend_from_slice(chunk));
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    /// [`Self::apply`] as a stream: `emit` gets the rewritten text piece by piece (runs of copied
+    /// characters and replacements), with no string built in between. Stops and returns false at
+    /// a replacement that is not UTF-8.
+    pub fn apply_with(&self, text: &str, mut emit: impl FnMut(&str)) -> bool {
+        let mut valid = true;
+        self.for_each_chunk(text, |chunk| {
+            if valid {
+                match std::str::from_utf8(chunk) {
+                    Ok(s) => emit(s),
+                    Err(_) => valid = false,
+                }
+            }
+        });
+        valid
+    }
+
+    /// The rewritten text as byte chunks: runs of copied whole characters and replacements.
+    #[inline(always)]
+    fn for_each_chunk(&self, text: &str, mut emit: impl FnMut(&[u8])) {
         let b = text.as_bytes();
-        let mut out: Vec<u8> = Vec::with_capacity(b.len());
         let mut i = 0;
         while i < b.len() {
             let plain = |k: usize| {
@@ -328,23 +357,22 @@ impl CharsMap {
                 while j < b.len() && ((b[j] & 0xC0) == 0x80 || plain(j)) {
                     j += 1;
                 }
-                out.extend_from_slice(&b[i..j]);
+                emit(&b[i..j]);
                 i = j;
                 continue;
             }
             match self.longest_prefix(&b[i..]) {
                 Some((len, rep)) => {
-                    out.extend_from_slice(rep);
+                    emit(rep);
                     i += len;
                 }
                 None => {
                     let l = text[i..].chars().next().map_or(1, char::len_utf8);
-                    out.extend_from_slice(&b[i..i + l]);
+                    emit(&b[i..i + l]);
                     i += l;
                 }
             }
         }
-        String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
     }
 }
 
@@ -454,53 +482,94 @@ impl SpmNormalizer {
         }
     }
 
-    /// [`Self::normalize`] written into `out` (emptied first). Text the character rules leave as
-    /// it is (printable ASCII, or NFKC text with no NMT rule to apply, when there is no model
-    /// charsmap) takes a path over byte runs with no intermediate string: batch encoders call
-    /// this for every line.
+    /// [`Self::normalize`] written into `out` (emptied first), with no intermediate string where
+    /// it can: text the character rules leave as it is (printable ASCII, or NFKC text with no NMT
+    /// rule to apply, when there is no model charsmap) goes straight to the whitespace handling,
+    /// and so does the output of a model's charsmap as it is produced. Batch encoders call this
+    /// for every line.
     pub fn normalize_into(&self, text: &str, out: &mut String) {
         out.clear();
-        if !self.chars_unchanged(text) {
+        let unchanged = self.chars_unchanged(text);
+        if !unchanged && self.charsmap.is_none() {
             out.push_str(&self.normalize(text));
             return;
         }
-        let remove = self.remove_extra_whitespaces;
-        let body = if remove { text.trim_start_matches(' ') } else { text };
-        if body.is_empty() {
+        let mut folder = SpaceFolder {
+            out,
+            remove: self.remove_extra_whitespaces,
+            prefix: self.add_dummy_prefix && !self.treat_whitespace_as_suffix,
+            started: false,
+            prev_space: false,
+        };
+        let streamed = match &self.charsmap {
+            Some(map) if !unchanged => map.apply_with(text, |chunk| folder.feed(chunk)),
+            _ => {
+                folder.feed(text);
+                true
+            }
+        };
+        if !streamed {
+            // a damaged charsmap: the whole-string path repairs its output
+            out.clear();
+            out.push_str(&self.normalize(text));
             return;
         }
-        if self.add_dummy_prefix && !self.treat_whitespace_as_suffix {
-            out.push(WS);
-        }
-        // `pending`: spaces since the last text (each one a `▁`, a whole run one `▁` when
-        // removing extras)
-        let b = body.as_bytes();
-        let mut pending = 0usize;
-        let mut i = 0;
-        while i < b.len() {
-            if b[i] == b' ' {
-                pending += 1;
-                i += 1;
-                continue;
-            }
-            let j = find_byte(b, i, b' ').unwrap_or(b.len());
-            if pending > 0 {
-                (0..if remove { 1 } else { pending }).for_each(|_| out.push(WS));
-                pending = 0;
-            }
-            out.push_str(&body[i..j]);
-            i = j;
-        }
-        if !remove {
-            (0..pending).for_each(|_| out.push(WS));
-        }
-        if remove {
+        if self.remove_extra_whitespaces {
             while out.ends_with(WS) {
                 out.pop();
             }
         }
         if self.add_dummy_prefix && self.treat_whitespace_as_suffix && !out.is_empty() {
             out.push(WS);
+        }
+    }
+}
+
+/// The whitespace rules of [`SpmNormalizer::normalize`] applied to the character-mapped text as
+/// it streams in: each space becomes `▁` (a run of them one `▁` when removing extras, and none at
+/// the start), and the dummy prefix goes before the first byte kept. Trailing `▁` and the suffix
+/// `▁` are the caller's, once the text is complete.
+struct SpaceFolder<'a> {
+    out: &'a mut String,
+    /// `remove_extra_whitespaces`.
+    remove: bool,
+    /// A dummy `▁` goes first (`add_dummy_prefix` without `treat_whitespace_as_suffix`).
+    prefix: bool,
+    /// Something has been kept.
+    started: bool,
+    /// The last byte kept was a space.
+    prev_space: bool,
+}
+
+impl SpaceFolder<'_> {
+    fn feed(&mut self, chunk: &str) {
+        let bytes = chunk.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] == b' ' {
+                if !(self.remove && (self.prev_space || !self.started)) {
+                    self.start();
+                    self.out.push(WS);
+                }
+                self.prev_space = true;
+                i += 1;
+            } else {
+                // spaces are one-byte characters: `i` and `j` are character boundaries
+                let j = find_byte(bytes, i, b' ').unwrap_or(bytes.len());
+                self.start();
+                self.out.push_str(&chunk[i..j]);
+                self.prev_space = false;
+                i = j;
+            }
+        }
+    }
+
+    fn start(&mut self) {
+        if !self.started {
+            self.started = true;
+            if self.prefix {
+                self.out.push(WS);
+            }
         }
     }
 }
