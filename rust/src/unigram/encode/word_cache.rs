@@ -178,7 +178,10 @@ impl WordCache {
         // that of a live slot anyway.
         unsafe {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            _mm_prefetch::<_MM_HINT_T0>((slot as *const (u128, Cached)).cast::<i8>());
+            // a 48-byte slot may straddle two cache lines: ask for the line of its last byte too
+            let first = (slot as *const (u128, Cached)).cast::<i8>();
+            _mm_prefetch::<_MM_HINT_T0>(first);
+            _mm_prefetch::<_MM_HINT_T0>(first.wrapping_add(std::mem::size_of::<(u128, Cached)>() - 1));
         }
         #[cfg(not(target_arch = "x86_64"))]
         let _ = slot;
