@@ -433,24 +433,26 @@ impl SpmNormalizer {
     pub fn normalize(&self, text: &str) -> String {
         let mapped = self.map_chars(text);
         let mut out = String::with_capacity(mapped.len() + 3);
-        let body: &str = if self.remove_extra_whitespaces { mapped.trim_start_matches(' ') } else { &mapped };
-        if body.is_empty() {
-            return out;
-        }
-        if self.add_dummy_prefix && !self.treat_whitespace_as_suffix {
-            out.push(WS);
-        }
-        let mut prev_space = false;
-        for c in body.chars() {
-            if c == ' ' {
-                if !(self.remove_extra_whitespaces && prev_space) {
-                    out.push(WS);
-                }
-                prev_space = true;
-            } else {
-                out.push(c);
-                prev_space = false;
-            }
+        self.fold_spaces(&mut out, |folder| {
+            folder.feed(&mapped);
+            true
+        });
+        out
+    }
+
+    /// The whitespace rules over character-mapped text, which `feed` hands to the [`SpaceFolder`]
+    /// whole or as it is produced, written to `out`. False (with `out` part-written) when `feed`
+    /// gives up.
+    fn fold_spaces(&self, out: &mut String, feed: impl FnOnce(&mut SpaceFolder<'_>) -> bool) -> bool {
+        let mut folder = SpaceFolder {
+            out,
+            remove: self.remove_extra_whitespaces,
+            prefix: self.add_dummy_prefix && !self.treat_whitespace_as_suffix,
+            started: false,
+            prev_space: false,
+        };
+        if !feed(&mut folder) {
+            return false;
         }
         if self.remove_extra_whitespaces {
             while out.ends_with(WS) {
@@ -460,7 +462,7 @@ impl SpmNormalizer {
         if self.add_dummy_prefix && self.treat_whitespace_as_suffix && !out.is_empty() {
             out.push(WS);
         }
-        out
+        true
     }
 }
 
@@ -494,41 +496,25 @@ impl SpmNormalizer {
             out.push_str(&self.normalize(text));
             return;
         }
-        let mut folder = SpaceFolder {
-            out,
-            remove: self.remove_extra_whitespaces,
-            prefix: self.add_dummy_prefix && !self.treat_whitespace_as_suffix,
-            started: false,
-            prev_space: false,
-        };
-        let streamed = match &self.charsmap {
+        let streamed = self.fold_spaces(out, |folder| match &self.charsmap {
             Some(map) if !unchanged => map.apply_with(text, |chunk| folder.feed(chunk)),
             _ => {
                 folder.feed(text);
                 true
             }
-        };
+        });
         if !streamed {
             // a damaged charsmap: the whole-string path repairs its output
             out.clear();
             out.push_str(&self.normalize(text));
-            return;
-        }
-        if self.remove_extra_whitespaces {
-            while out.ends_with(WS) {
-                out.pop();
-            }
-        }
-        if self.add_dummy_prefix && self.treat_whitespace_as_suffix && !out.is_empty() {
-            out.push(WS);
         }
     }
 }
 
-/// The whitespace rules of [`SpmNormalizer::normalize`] applied to the character-mapped text as
-/// it streams in: each space becomes `▁` (a run of them one `▁` when removing extras, and none at
-/// the start), and the dummy prefix goes before the first byte kept. Trailing `▁` and the suffix
-/// `▁` are the caller's, once the text is complete.
+/// SentencePiece's whitespace rules applied to the character-mapped text as it streams in: each
+/// space becomes `▁` (a run of them one `▁` when removing extras, and none at the start), and the
+/// dummy prefix goes before the first byte kept. Trailing `▁` and the suffix `▁` are added by
+/// [`SpmNormalizer::fold_spaces`] once the text is complete.
 struct SpaceFolder<'a> {
     out: &'a mut String,
     /// `remove_extra_whitespaces`.
