@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from results_md import replace_section  # benchmarks/ is the script's own folder
@@ -174,27 +175,25 @@ def bench_encode_only(corpus: Path, runs: int, tmp: Path, held_out_mb: float = 3
     # sessions' load on the shared cores disturbs much less than the wall time
     cpu: dict[str, list[float]] = {"spm": [], "fresh": [], "kept": []}
     load_before = _load()
+
+    def timed(name: str, call: Callable[[], list[list[int]]]) -> list[list[int]]:
+        """Runs one contestant, recording its wall and CPU seconds; the result is freed by the caller,
+        outside the timing (freeing 60k lists is not part of encoding)."""
+        c0, t0 = time.process_time(), time.perf_counter()
+        result = call()
+        times[name].append(time.perf_counter() - t0)
+        cpu[name].append(time.process_time() - c0)
+        return result
+
     for _ in range(runs):
-        # each result is freed outside the timings (freeing 60k lists is not part of encoding)
-        c0, t0 = time.process_time(), time.perf_counter()
-        theirs = sp.encode(lines)
-        times["spm"].append(time.perf_counter() - t0)
-        cpu["spm"].append(time.process_time() - c0)
+        theirs = timed("spm", lambda: sp.encode(lines))
         fresh = UnigramEncoder(model)  # built outside the timing; its word cache is empty
-        c0, t0 = time.process_time(), time.perf_counter()
-        ours = fresh.encode_batch(lines)
-        times["fresh"].append(time.perf_counter() - t0)
-        cpu["fresh"].append(time.process_time() - c0)
-        if ours != theirs:
-            raise AssertionError("ids differ from sentencepiece (fresh encoder)")
-        del ours
-        c0, t0 = time.process_time(), time.perf_counter()
-        ours = kept.encode_batch(lines)
-        times["kept"].append(time.perf_counter() - t0)
-        cpu["kept"].append(time.process_time() - c0)
-        if ours != theirs:
-            raise AssertionError("ids differ from sentencepiece (kept encoder)")
-        del theirs, ours
+        for name, enc in (("fresh", fresh), ("kept", kept)):
+            ours = timed(name, lambda enc=enc: enc.encode_batch(lines))
+            if ours != theirs:
+                raise AssertionError(f"ids differ from sentencepiece ({name} encoder)")
+            del ours
+        del theirs
     out = {k: {"best": mb / min(v), "median": mb / statistics.median(v), "cpu": mb / statistics.median(cpu[k])}
            for k, v in times.items()}
     out.update(mb=mb, lines=len(lines), runs=runs, held_out_mb=held_out_mb, load_before=load_before,
@@ -244,8 +243,7 @@ def _replace_encoding_paragraph(paragraph: str) -> None:
     for p in body.split("\n\n"):
         if p.startswith(("Encoding (", "Encoding only", "Re-measured after the byte-level")):
             in_old = True
-        elif not (in_old and (p.startswith("|") or p.startswith("Command: `python benchmarks/bench_unigram.py "
-                                                                "--encode-only"))):
+        elif not (in_old and p.startswith(("|", "Command: `python benchmarks/bench_unigram.py --encode-only"))):
             in_old = False
             paras.append(p)
     at = next((i + 1 for i, p in enumerate(paras) if p.startswith("|")), len(paras))
