@@ -113,7 +113,7 @@ impl SpmPipeline {
                 self.bpe_ranges(&norm, &ids)
             }
         };
-        Ok(self.encoding(&pieces, &to_orig))
+        Ok(self.encoding(&norm, &pieces, &to_orig))
     }
 
     /// Ids only, through the encoders' fast paths (word caches).
@@ -162,7 +162,7 @@ impl SpmPipeline {
     pub fn nbest(&self, text: &str, n: usize) -> Result<Vec<(Encoding, f64)>, String> {
         let m = self.unigram("n-best segmentation")?;
         let (norm, to_orig) = self.normalizer.normalize_aligned(text);
-        Ok(m.nbest(&norm, n)?.into_iter().map(|(p, s)| (self.encoding(&p, &to_orig), s)).collect())
+        Ok(m.nbest(&norm, n)?.into_iter().map(|(p, s)| (self.encoding(&norm, &p, &to_orig), s)).collect())
     }
 
     /// `count` sampled segmentations (Unigram only), see [`UnigramModel::sample`].
@@ -170,7 +170,7 @@ impl SpmPipeline {
         let m = self.unigram("sampling")?;
         let (norm, to_orig) = self.normalizer.normalize_aligned(text);
         let mut rng = Rng::new(seed);
-        (0..count).map(|_| Ok(self.encoding(&m.sample(&norm, alpha, nbest_size, &mut rng)?, &to_orig))).collect()
+        (0..count).map(|_| Ok(self.encoding(&norm, &m.sample(&norm, alpha, nbest_size, &mut rng)?, &to_orig))).collect()
     }
 
     fn unigram(&self, what: &str) -> Result<&UnigramModel, String> {
@@ -180,11 +180,17 @@ impl SpmPipeline {
         }
     }
 
-    fn encoding(&self, pieces: &[(u32, usize, usize)], to_orig: &[usize]) -> Encoding {
+    /// The Encoding of `pieces` (ids with byte ranges in `norm`). As in sentencepiece, the token of
+    /// an unknown piece is the normalized text it covers, not `<unk>`.
+    fn encoding(&self, norm: &str, pieces: &[(u32, usize, usize)], to_orig: &[usize]) -> Encoding {
         let mut enc = Encoding::with_capacity(pieces.len());
         let at = |i: usize| to_orig[i.min(to_orig.len() - 1)];
         for &(id, a, b) in pieces {
-            enc.push(id, id, (at(a), at(b)), 0, false);
+            let token = match norm.get(a..b) {
+                Some(surface) if id == self.unk_id && !surface.is_empty() => enc.push_extra(surface),
+                _ => id,
+            };
+            enc.push(id, token, (at(a), at(b)), 0, false);
         }
         enc
     }
