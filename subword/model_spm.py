@@ -54,9 +54,12 @@ class SentencePieceModel:
         except SpmFormatError as exc:
             raise ModelError(str(exc)) from None
         self.file = model_file
-        vocab: dict[str, int] = {}
-        for i, (piece, _, _) in enumerate(model_file.pieces):
-            vocab.setdefault(piece, i)
+        pieces = model_file.pieces
+        vocab = {p[0]: i for i, p in enumerate(pieces)}
+        if len(vocab) != len(pieces):  # a piece given twice: its first id, as sentencepiece's piece_to_id
+            vocab = {}
+            for i, (piece, _, _) in enumerate(pieces):
+                vocab.setdefault(piece, i)
         self.vocab = vocab
 
     @property
