@@ -3,19 +3,21 @@ or ``compat="hf"`` as HF's ``UnigramTrainer``) and encoding (Viterbi, n-best, sa
 
 :class:`UnigramTrainer` extends sentencepiece's options (:class:`subword.spm.SpmOptions`) with the
 Unigram ones (``shrinking_factor``, ``num_sub_iterations``, ``seed_sentencepiece_size``,
-``num_threads``). :func:`train_unigram` returns the ``.model`` content; :class:`UnigramEncoder`
-encodes text with such a model exactly as ``sentencepiece.SentencePieceProcessor`` does (float32
-Viterbi, its tie rule), and samples segmentations for subword regularisation from the exact
-distribution ``p(x) ∝ exp(alpha * score(x))``.
+``num_threads``). :func:`train_unigram` returns the ``.model`` content; encoding goes through the one
+front door, ``Tokenizer.from_file("x.model")`` or :func:`subword.formats.spm.tokenizer_from_model`, which
+runs sentencepiece's algorithm exactly (float32 Viterbi, its tie rule) and offers n-best and sampling
+from the exact distribution ``p(x) ∝ exp(alpha * score(x))`` (``Tokenizer.nbest`` / ``Tokenizer.sample``).
+:class:`UnigramEncoder` and :class:`HfUnigramEncoder` remain for one release as thin wrappers.
 
 Results depend on ``num_threads`` (the E-step is split into that many stripes whose float sums are
 added in order, as in sentencepiece), never on the number of CPU threads actually used.
 
+>>> from subword.formats.spm import tokenizer_from_model
 >>> lines = ["the cat sat on the mat", "the dog sat on the log"] * 20
 >>> model = train_unigram(lines, UnigramTrainer(vocab_size=30, normalization_rule_name="identity",
 ...                                             hard_vocab_limit=False))
->>> enc = UnigramEncoder(model)
->>> enc.decode(enc.encode("the cat sat"))
+>>> tok = tokenizer_from_model(model)
+>>> tok.decode(tok.encode("the cat sat").ids)
 'the cat sat'
 """
 
