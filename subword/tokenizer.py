@@ -710,7 +710,9 @@ class Tokenizer:
         """
         from subword.formats import hf_json
 
-        return hf_json.save_pretrained_files(self, directory, **special_token_roles)
+        # A SentencePiece model goes to transformers as its exact HF conversion (or is refused with the reason).
+        tok = type(self).from_str(self.to_json_str()) if isinstance(self.model, SentencePieceModel) else self
+        return hf_json.save_pretrained_files(tok, directory, **special_token_roles)
 
     # ==== dunder ====
 

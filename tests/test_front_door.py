@@ -334,6 +334,20 @@ def test_spm_bpe_to_json_and_back(tmp_path: Path, models: dict[str, Path], lines
     assert tokenizers.Tokenizer.from_file(str(tmp_path / "direct.json")).encode(texts[0]).ids == sp.encode(texts[0])
 
 
+def test_save_pretrained_of_a_model_file_loads_in_transformers(tmp_path: Path, models: dict[str, Path],
+                                                              lines: list[str]) -> None:
+    transformers = pytest.importorskip("transformers")
+    src = models["spm-bpe"]
+    sp = spm.SentencePieceProcessor(model_file=str(src))
+    Tokenizer.from_file(src).save_pretrained(tmp_path / "hf")
+    fast = transformers.PreTrainedTokenizerFast(tokenizer_file=str(tmp_path / "hf" / "tokenizer.json"))
+    texts = lines[-50:]
+    assert [fast.encode(t, add_special_tokens=False) for t in texts] == sp.encode(texts)
+    assert Tokenizer.from_file(tmp_path / "hf").encode_batch_ids(texts) == sp.encode(texts)
+    with pytest.raises(ConversionError, match="float64"):
+        Tokenizer.from_file(models["spm-unigram"]).save_pretrained(tmp_path / "u")
+
+
 def test_conversions_that_are_not_exact_are_refused(tmp_path: Path, models: dict[str, Path]) -> None:
     from subword import BPE
     from subword.pre_tokenizers import ByteLevel
