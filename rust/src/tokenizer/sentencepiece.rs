@@ -26,8 +26,13 @@ use crate::unigram::{Compat, PieceKind, UnigramModel};
 /// Texts per rayon task at least (one line is about a microsecond of work).
 const BATCH_MIN_LEN: usize = 256;
 
-/// Which sentencepiece algorithm segments the normalized text.
+/// Per rayon task: the ids of its texts back to back, and how many belong to each text.
+pub type FlatIds = (Vec<u32>, Vec<u32>);
+
+/// Which sentencepiece algorithm segments the normalized text. One per tokenizer, so the size
+/// difference of the variants costs nothing worth a box.
 #[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)]
 pub enum SpmAlgorithm {
     Unigram(UnigramModel),
     Bpe(SpmBpeModel),
@@ -139,8 +144,8 @@ impl SpmPipeline {
     }
 
     /// Ids of many texts in parallel: per rayon task, the ids back to back and the count per text.
-    pub fn encode_batch_ids_flat(&self, texts: &[&str]) -> Result<Vec<(Vec<u32>, Vec<u32>)>, String> {
-        let run = |part: &[&str]| -> Result<(Vec<u32>, Vec<u32>), String> {
+    pub fn encode_batch_ids_flat(&self, texts: &[&str]) -> Result<Vec<FlatIds>, String> {
+        let run = |part: &[&str]| -> Result<FlatIds, String> {
             let mut ids = Vec::with_capacity(part.len() * 16);
             let mut lens = Vec::with_capacity(part.len());
             let mut buf = String::new();
@@ -208,7 +213,7 @@ impl SpmPipeline {
                 PieceType::Unknown => self.unknown_len(norm, pos, ids.get(k + 1).copied()),
                 _ => {
                     let p = self.table.get(id);
-                    if norm[pos..].starts_with(p) {
+                    if norm.get(pos..).is_some_and(|rest| rest.starts_with(p)) {
                         p.len()
                     } else {
                         next_char_len(norm, pos)
@@ -226,14 +231,16 @@ impl SpmPipeline {
     }
 
     fn unknown_len(&self, norm: &str, pos: usize, next: Option<u32>) -> usize {
-        let rest = &norm[pos..];
+        // `pos` is on a character boundary here (the bytes of a character are emitted together);
+        // `get` keeps a surprise from panicking.
+        let Some(rest) = norm.get(pos..) else { return 1 };
         let Some(next) = next else { return rest.len() };
         let first = next_char_len(norm, pos);
         match self.kinds.get(next as usize) {
             Some(PieceType::Byte) | Some(PieceType::Unknown) | None => first,
             Some(_) => {
                 let p = self.table.get(next);
-                rest[first..].find(p).map_or(first, |i| first + i)
+                rest.get(first..).and_then(|r| r.find(p)).map_or(first, |i| first + i)
             }
         }
     }
@@ -360,7 +367,7 @@ pub fn read_leading_pieces(buf: &[u8]) -> (Vec<(String, f32, i32)>, usize) {
 }
 
 fn next_char_len(s: &str, pos: usize) -> usize {
-    s[pos..].chars().next().map_or(0, char::len_utf8)
+    s.get(pos..).and_then(|r| r.chars().next()).map_or(1, char::len_utf8)
 }
 
 #[cfg(test)]
