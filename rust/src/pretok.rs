@@ -23,6 +23,7 @@
 use unicode_general_category::{get_general_category, GeneralCategory as Gc};
 
 pub mod metaspace;
+pub mod modern;
 pub mod split;
 
 pub use metaspace::{Metaspace, PrependScheme};

@@ -1127,6 +1127,7 @@ pub fn parse_bpe(v: &Value) -> Result<BpeModel, String> {
         fuse_unk: get_bool(v, "fuse_unk", false),
         byte_fallback: get_bool(v, "byte_fallback", false),
         ignore_merges: get_bool(v, "ignore_merges", false),
+        merge_by_token_id: get_bool(v, "merge_by_token_id", false),
         continuing_subword_prefix: opt_str("continuing_subword_prefix"),
         end_of_word_suffix: opt_str("end_of_word_suffix"),
         dropout,
