@@ -210,6 +210,8 @@ class BPE(_VocabModel):
 
 
 def _parse_merge(m: object, rank: int) -> tuple[str, str]:
+    if type(m) is tuple and len(m) == 2 and type(m[0]) is str and type(m[1]) is str:
+        return m  # the common case first: a 200k-token vocabulary has ~500k merges
     if isinstance(m, str):
         # Legacy "a b" form. Splitting on the first space is HF's rule; tokens cannot contain spaces here.
         parts = m.split(" ")

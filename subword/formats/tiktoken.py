@@ -158,7 +158,7 @@ def read_ranks(path: str | os.PathLike[str]) -> dict[bytes, int]:
         if len(parts) != 2 or not parts[1].isdigit():
             raise FormatError(f"{path}:{lineno}: expected 'base64-token rank', got {line[:60]!r}")
         try:
-            token = base64.b64decode(parts[0], validate=True)
+            token = binascii.a2b_base64(parts[0], strict_mode=True)
         except (binascii.Error, ValueError):
             raise FormatError(f"{path}:{lineno}: invalid base64 token {parts[0][:60]!r}") from None
         rank = int(parts[1])
@@ -318,7 +318,8 @@ def from_ranks(ranks: Mapping[bytes, int], pattern: str, special_tokens: Mapping
                           "missing); a byte-level BPE needs all 256")
     split_regex = hf_pattern(pattern)
     table = pre_tokenizers.bytes_to_unicode()
-    strings = {t: "".join(table[b] for b in t) for t in ranks}
+    to_chars = {b: c for b, c in enumerate(table)}
+    strings = {t: t.decode("latin-1").translate(to_chars) for t in ranks}
     vocab = {strings[t]: r for t, r in ranks.items()}
     # Every split of every token into two tokens is a merge (as transformers' converter writes them, in its
     # order): tiktoken may join any two adjacent parts whose concatenation has a rank.

@@ -387,13 +387,14 @@ impl BpeModel {
         if word.is_empty() {
             return Ok(());
         }
-        if self.opts.ignore_merges {
-            if let Some(&id) = self.vocab.get(word) {
-                sink(&[(id, word.len() as u32)]);
+        // `ignore_merges`: a word in the vocab is one token. Without dropout that is decided once per word,
+        // inside the cache (a vocab lookup per occurrence was a quarter of tiktoken-style encoding).
+        let whole = || if self.opts.ignore_merges { self.vocab.get(word).map(|&id| vec![(id, word.len() as u32)]) } else { None };
+        if self.dropout_active() {
+            if let Some(one) = whole() {
+                sink(&one);
                 return Ok(());
             }
-        }
-        if self.dropout_active() {
             let mut syms = self.initial_symbols(word)?;
             self.merge_heap(&mut syms, Some(self.rng_for(word.as_bytes(), salt)));
             sink(&syms);
@@ -402,6 +403,9 @@ impl BpeModel {
         self.cached(
             word.as_bytes(),
             || {
+                if let Some(one) = whole() {
+                    return Ok(one);
+                }
                 let mut syms = self.initial_symbols(word)?;
                 self.merge(&mut syms);
                 Ok(syms)
@@ -425,20 +429,25 @@ impl BpeModel {
         if raw.is_empty() {
             return Ok(());
         }
-        if self.opts.ignore_merges {
-            let table = byte_chars();
-            let mapped: String = raw.iter().map(|&b| table[b as usize]).collect();
-            if let Some(&id) = self.vocab.get(&mapped) {
-                sink(&[(id, raw.len() as u32)]);
-                return Ok(());
-            }
-        }
         if raw.len() == 1 {
             sink(&[(byte_ids[raw[0] as usize], 1)]);
             return Ok(());
         }
+        // `ignore_merges`, decided once per word inside the cache (see `tokenize_with`).
+        let whole = || {
+            if !self.opts.ignore_merges {
+                return None;
+            }
+            let table = byte_chars();
+            let mapped: String = raw.iter().map(|&b| table[b as usize]).collect();
+            self.vocab.get(&mapped).map(|&id| vec![(id, raw.len() as u32)])
+        };
         let init = || raw.iter().map(|&b| (byte_ids[b as usize], 1u32)).collect::<Vec<Sym>>();
         if self.dropout_active() {
+            if let Some(one) = whole() {
+                sink(&one);
+                return Ok(());
+            }
             let mut syms = init();
             self.merge_heap(&mut syms, Some(self.rng_for(raw, salt)));
             sink(&syms);
@@ -447,6 +456,9 @@ impl BpeModel {
         self.cached(
             raw,
             || {
+                if let Some(one) = whole() {
+                    return Ok(one);
+                }
                 let mut syms = init();
                 self.merge(&mut syms);
                 Ok(syms)
@@ -860,5 +872,29 @@ mod tests {
         let v = [("a".to_string(), 0u32)].into_iter().collect();
         let e = BpeModel::new(v, &[("a".into(), "b".into())], BpeOptions::default()).unwrap_err();
         assert_eq!(e, BpeError::MergeTokenOutOfVocabulary("b".into()));
+    }
+
+    #[test]
+    fn merge_by_token_id_takes_the_smallest_merged_id_leftmost() {
+        // [ab, a, ba]: ab+a and a+ba both make aba. In list order a+ba comes first (HF); by merged id the
+        // two tie and the left pair wins (tiktoken).
+        let vocab = ["a", "b", "ab", "ba", "aba"];
+        let merges = [("a", "b"), ("b", "a"), ("a", "ba"), ("ab", "a")];
+        let hf = model(&vocab, &merges, BpeOptions::default());
+        let tk = model(&vocab, &merges, BpeOptions { merge_by_token_id: true, ..Default::default() });
+        // "ababa": a+b (id 2) merges first, leftmost: [ab, a, b, a] -> [ab, ab, a] -> [ab, aba].
+        assert_eq!(ids(&tk, "ababa"), vec![(2, 2), (4, 3)]);
+        assert_eq!(ids(&hf, "ababa"), vec![(2, 2), (4, 3)]);
+        // "abba" -> [ab, b, a] -> ab+ba? not a token; b+a (3) -> [ab, ba]; same both ways.
+        assert_eq!(ids(&tk, "abba"), ids(&hf, "abba"));
+        // "aba" by HF's list: a+b (rank 0) -> [ab, a] -> ab+a (rank 3) -> aba. By id the same.
+        assert_eq!(ids(&tk, "aba"), vec![(4, 3)]);
+        // List order and merged ids disagree: (b, a) is listed before (a, b), but ab has the smaller id.
+        let hf2 = model(&["a", "b", "ab", "ba", "abab"], &[("b", "a"), ("a", "b"), ("ab", "ab")], BpeOptions::default());
+        let tk2 = model(&["a", "b", "ab", "ba", "abab"], &[("b", "a"), ("a", "b"), ("ab", "ab")],
+                        BpeOptions { merge_by_token_id: true, ..Default::default() });
+        // "abab": HF merges b+a first -> [a, ba, b]; tiktoken a+b (id 2) -> [ab, ab] -> abab.
+        assert_eq!(ids(&hf2, "abab"), vec![(0, 1), (3, 2), (1, 1)]);
+        assert_eq!(ids(&tk2, "abab"), vec![(4, 4)]);
     }
 }
