@@ -335,3 +335,12 @@ def test_export_refuses_what_tiktoken_would_encode_differently(tmp_path):
     wordpiece = Tokenizer.from_str(json.dumps({"model": {"type": "WordPiece", "vocab": {"[UNK]": 0, "a": 1}}}))
     with pytest.raises(FormatError, match="not a WordPiece model"):
         tkfmt.save(wordpiece, tmp_path / "w.tiktoken")
+
+
+@pytest.mark.parametrize("module", ["subword.formats.tiktoken", "subword.reference.tiktoken_bpe"])
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0

@@ -518,7 +518,13 @@ impl PreTokenizer {
             }
             PreTokenizer::WhitespaceSplit => split_on_whitespace(text, |s, e| f(&text[s..e], (s, e))),
             PreTokenizer::Split(split) => split.split(text, |s, e| f(&text[s..e], (s, e))),
-            PreTokenizer::Sequence(v) => sequence_pieces(v, text, &mut f),
+            // transformers' tiktoken conversions: the scanner's pieces are the words (no dyn calls between).
+            PreTokenizer::Sequence(v) => match v.as_slice() {
+                [PreTokenizer::Split(split), PreTokenizer::ByteLevel { add_prefix_space: false, use_regex: false, .. }] => {
+                    split.split(text, |s, e| f(&text[s..e], (s, e)))
+                }
+                _ => sequence_pieces(v, text, &mut f),
+            },
             PreTokenizer::ByteLevel { add_prefix_space, use_regex, .. } => {
                 if text.is_empty() {
                     // HF gives no piece for the empty string, not even the prefix space.

@@ -22,7 +22,13 @@
 //!   backtracks further than one char run, so it runs at the speed of the GPT-2 scanner in
 //!   `pretok.rs`. Other patterns go to the regex crate where it reads them as Oniguruma does and are
 //!   refused, naming the construct, otherwise.
-//! - The scanners hand out byte ranges (no allocation per piece).
+//! - The scanners hand out byte ranges (no allocation per piece). `[Split(known), ByteLevel(no regex,
+//!   no prefix space)]`, the pipeline of every tiktoken conversion, is run as the scanner alone
+//!   (`PreTokenizer::for_each_raw_piece_with_offsets`), so no dyn call sits between piece and model.
+//! - Measured (`examples/encode_file.rs`, 4 MB of gutenberg_en_20M, cl100k, one string, CPU time from
+//!   `perf stat` on a shared 2-core machine at load ~20, 2026-12): the split alone ~90 MB/s; the whole
+//!   encode went 25 -> 35 MB/s when the word cache got its direct-mapped front and register-built keys
+//!   (`bpe/encode.rs`). The profile after that: the word-cache probe ~30%, this scanner ~25%.
 
 use unicode_general_category::{get_general_category, GeneralCategory as Gc};
 
