@@ -143,7 +143,7 @@ def read_ranks(path: str | os.PathLike[str]) -> dict[bytes, int]:
     >>> read_ranks(p)
     Traceback (most recent call last):
     ...
-    subword.errors.FormatError: ...bad.tiktoken: rank 1 is missing (ranks must be 0..1 without gaps)
+    subword.errors.FormatError: ...bad.tiktoken: rank 1 is missing (2 tokens, largest rank 2; ranks must be 0..n-1 without gaps)
     """
     path = Path(path)
     data = _open_bytes(path)
@@ -170,7 +170,8 @@ def read_ranks(path: str | os.PathLike[str]) -> dict[bytes, int]:
         by_rank[rank] = lineno
     if len(by_rank) and max(by_rank) != len(by_rank) - 1:
         missing = next(r for r in range(len(by_rank)) if r not in by_rank)
-        raise FormatError(f"{path}: rank {missing} is missing (ranks must be 0..{max(by_rank)} without gaps)")
+        raise FormatError(f"{path}: rank {missing} is missing ({len(by_rank)} tokens, largest rank {max(by_rank)}; "
+                          "ranks must be 0..n-1 without gaps)")
     return ranks
 
 
