@@ -23,6 +23,7 @@
 use unicode_general_category::{get_general_category, GeneralCategory as Gc};
 
 pub mod metaspace;
+pub mod modern;
 pub mod split;
 
 pub use metaspace::{Metaspace, PrependScheme};
@@ -500,7 +501,7 @@ impl PreTokenizer {
 
     /// True when pieces are mapped through the byte table (the model sees `Ġ`-style strings).
     pub fn is_byte_level(&self) -> bool {
-        matches!(self, PreTokenizer::ByteLevel { .. })
+        matches!(self.last(), PreTokenizer::ByteLevel { .. })
     }
 
     /// Calls `f(piece, (start, end))` for every piece, with raw (unmapped) piece text and byte
@@ -517,7 +518,13 @@ impl PreTokenizer {
             }
             PreTokenizer::WhitespaceSplit => split_on_whitespace(text, |s, e| f(&text[s..e], (s, e))),
             PreTokenizer::Split(split) => split.split(text, |s, e| f(&text[s..e], (s, e))),
-            PreTokenizer::Sequence(v) => sequence_pieces(v, text, &mut f),
+            // transformers' tiktoken conversions: the scanner's pieces are the words (no dyn calls between).
+            PreTokenizer::Sequence(v) => match v.as_slice() {
+                [PreTokenizer::Split(split), PreTokenizer::ByteLevel { add_prefix_space: false, use_regex: false, .. }] => {
+                    split.split(text, |s, e| f(&text[s..e], (s, e)))
+                }
+                _ => sequence_pieces(v, text, &mut f),
+            },
             PreTokenizer::ByteLevel { add_prefix_space, use_regex, .. } => {
                 if text.is_empty() {
                     // HF gives no piece for the empty string, not even the prefix space.
@@ -559,14 +566,19 @@ impl PreTokenizer {
             )
         };
         if let Some((last, head)) = items.split_last() {
-            if !head.iter().all(slices) || matches!(last, PreTokenizer::ByteLevel { .. } | PreTokenizer::Sequence(_)) {
+            // A ByteLevel last member maps each piece's bytes (transformers' tiktoken conversions:
+            // `[Split, ByteLevel(use_regex=false)]`); with a prefix space per piece the offsets would need
+            // HF's per-piece alignment, which the pipeline does only for a ByteLevel on its own.
+            let byte_level_with_prefix = matches!(last, PreTokenizer::ByteLevel { add_prefix_space: true, .. });
+            if !head.iter().all(slices) || byte_level_with_prefix || matches!(last, PreTokenizer::Sequence(_)) {
                 let names: Vec<String> = items
                     .iter()
                     .map(|p| p.to_json().get("type").and_then(|t| t.as_str()).unwrap_or("?").to_string())
                     .collect();
                 return Err(format!(
                     "unsupported pre_tokenizer type 'Sequence' of [{}]: only Whitespace, WhitespaceSplit, \
-                     BertPreTokenizer or Split followed by one more pre-tokenizer (not ByteLevel) is supported",
+                     BertPreTokenizer or Split followed by one more pre-tokenizer (not a ByteLevel with \
+                     add_prefix_space) is supported",
                     names.join(", ")
                 ));
             }
@@ -594,8 +606,9 @@ impl PreTokenizer {
             | PreTokenizer::Bert
             | PreTokenizer::Metaspace(_)
             | PreTokenizer::WhitespaceSplit
-            | PreTokenizer::Split(_)
-            | PreTokenizer::Sequence(_) => raw.to_string(),
+            | PreTokenizer::Split(_) => raw.to_string(),
+            PreTokenizer::Sequence(_) if self.is_byte_level() => byte_level_map(raw),
+            PreTokenizer::Sequence(_) => raw.to_string(),
             PreTokenizer::ByteLevel { .. } => byte_level_map(raw),
         }
     }
