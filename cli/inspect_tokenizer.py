@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from cli.codec import load_tokenizer
+from cli.loading import load_tokenizer, tokenizer_option
 
 __all__ = ["inspect_command", "describe_tokenizer"]
 
@@ -76,11 +76,11 @@ def _flatten(record: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-def describe_tokenizer(path: Path) -> dict[str, Any]:
+def describe_tokenizer(spec: str | Path) -> dict[str, Any]:
     """Collects the facts ``inspect`` shows: model, sizes, special tokens, components, provenance.
 
     Args:
-        path: A ``tokenizer.json`` that :meth:`subword.Tokenizer.from_file` accepts.
+        spec: Anything ``-t`` takes (see :func:`cli.loading.load_tokenizer`).
 
     Returns:
         A JSON-serialisable dict (the ``--json`` output); a ``Precompiled`` normalizer's charsmap is given
@@ -94,46 +94,42 @@ def describe_tokenizer(path: Path) -> dict[str, Any]:
     >>> info["model"], info["vocab_size"], info["added_tokens"][0]["content"], info["pre_tokenizer"]["type"]
     ('BPE', 12, '<s>', 'Whitespace')
     """
-    tok = load_tokenizer(path)
-    raw = json.loads(path.read_text(encoding="utf-8"))
-    model = raw.get("model") or {}
-    specials = [
-        {"id": entry.get("id"), "content": entry.get("content"), "special": bool(entry.get("special"))}
-        for entry in raw.get("added_tokens") or []
-    ]
+    tok = load_tokenizer(spec)
+    model = tok.model.to_dict()
+    specials = [{"id": i, "content": t.content, "special": t.special} for i, t in tok.added_tokens]
     model_options = {
         key: model.get(key)
         for key in ("unk_token", "continuing_subword_prefix", "end_of_word_suffix", "fuse_unk", "byte_fallback",
                     "dropout", "ignore_merges")
         if key in model
     }
+    components = {name: getattr(tok, name) for name in _COMPONENTS}
     return {
-        "path": str(path),
-        "model": model.get("type", "?"),
+        "path": str(spec),
+        "format": getattr(tok, "source_format", None),
+        "model": model.get("type", type(tok.model).__name__),
         "vocab_size": tok.get_vocab_size(with_added_tokens=True),
         "merges": len(model.get("merges") or []),
         "added_tokens": specials,
         "model_options": model_options,
-        **{name: _summarise_charsmaps(raw.get(name)) for name in _COMPONENTS},
+        **{name: _summarise_charsmaps(c.to_dict() if c is not None else None) for name, c in components.items()},
         "provenance": tok.provenance or None,
     }
 
 
-@click.command("inspect", epilog="\b\nExamples:\n  subword inspect -t tok.json\n  subword inspect -t tok.json --json | jq .vocab_size\n")
-@click.option(
-    "-t", "--tokenizer", "tokenizer_path", required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="The tokenizer file (HF tokenizer.json).",
-)
+@click.command("inspect", epilog="\b\nExamples:\n  subword inspect -t tok.json\n  subword inspect -t spiece.model\n"
+                                  "  subword inspect -t cl100k_base --json | jq .vocab_size\n")
+@tokenizer_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
-def inspect_command(tokenizer_path: Path, as_json: bool) -> None:
-    """Show a tokenizer's model, vocabulary size, special tokens, pipeline and training options."""
-    info = describe_tokenizer(tokenizer_path)
+def inspect_command(tokenizer_spec: str, as_json: bool) -> None:
+    """Show a tokenizer's model, vocabulary size, special tokens, pipeline and training options
+    (any file kind -t takes)."""
+    info = describe_tokenizer(tokenizer_spec)
     if as_json:
         click.echo(json.dumps(info, ensure_ascii=False, indent=2))
         return
     rows: list[tuple[str, str]] = [
-        ("file", info["path"]),
+        ("file", info["path"] + (f" ({info['format']})" if info["format"] else "")),
         ("model", info["model"]),
         ("vocab size", f"{info['vocab_size']:,} (with added tokens)"),
         ("merges", f"{info['merges']:,}"),
