@@ -16,7 +16,8 @@ import click
 
 import corpora
 from cli.loading import load_tokenizer, tokenizer_option
-from subword import Tokenizer, Unigram
+from subword import Tokenizer
+from subword.model_spm import SentencePieceUnigram
 
 __all__ = ["encode_command", "decode_command", "load_tokenizer"]
 
@@ -119,9 +120,10 @@ def _check_encode_options(tok: Tokenizer, spec: str, output_format: str, sample:
             raise click.UsageError(f"--{name.replace('_', '-')} applies to --sample only")
     if sample and nbest is not None:
         raise click.UsageError("--sample and --nbest exclude each other")
-    if (sample or nbest is not None) and not isinstance(tok.model, Unigram):
+    if (sample or nbest is not None) and not isinstance(tok.model, SentencePieceUnigram):
         kind = type(tok.model).__name__
-        raise click.UsageError(f"--{'sample' if sample else 'nbest'} needs a Unigram model; {spec} holds a {kind} model")
+        raise click.UsageError(f"--{'sample' if sample else 'nbest'} needs a SentencePiece Unigram model (a Unigram "
+                               f".model file); {spec} holds a {kind} model")
     if (sample or nbest is not None) and _given("add_special"):
         raise click.UsageError("--add-special/--no-add-special do not apply to --sample and --nbest "
                                "(they return the model's segmentations only)")
@@ -143,14 +145,14 @@ def _check_encode_options(tok: Tokenizer, spec: str, output_format: str, sample:
               help="Let the post-processor add its special tokens (refused for tokenizers that add none).")
 @_stream_option
 @_errors_option
-@click.option("--sample", is_flag=True, help="Unigram models: sample a segmentation (subword regularisation).")
+@click.option("--sample", is_flag=True, help="Unigram .model: sample a segmentation (subword regularisation).")
 @click.option("--alpha", type=float, default=0.1, show_default=True,
               help="With --sample: inverse temperature; p(segmentation) ∝ exp(alpha * score).")
 @click.option("--nbest-size", type=int, default=-1, show_default=True,
               help="With --sample: -1 samples from all segmentations exactly; 0/1 is Viterbi; N samples among the N best.")
 @click.option("--seed", type=int, default=0, show_default=True, help="With --sample: line k uses seed + k.")
 @click.option("--nbest", type=click.IntRange(min=1), metavar="N",
-              help="Unigram models: the N best segmentations of each line (tab-separated; JSON with scores).")
+              help="Unigram .model: the N best segmentations of each line (tab-separated; JSON with scores).")
 def encode_command(
     tokenizer_spec: str, source: str, output_format: str, byte_offsets: bool, add_special: bool, stream: bool,
     encoding_errors: str, sample: bool = False, alpha: float = 0.1, nbest_size: int = -1, seed: int = 0,
@@ -207,7 +209,7 @@ def _segmentations(tok: Tokenizer, line: str, k: int, output_format: str, nbest:
     if nbest is not None:
         segs: list[tuple[list[int], float | None]] = [(list(e.ids), score) for e, score in tok.nbest(line, nbest)]
     else:
-        segs = [(list(tok.sample(line, alpha=alpha, nbest_size=nbest_size, seed=seed + k).ids), None)]
+        segs = [(list(tok.sample(line, alpha=alpha, nbest_size=nbest_size, seed=seed + k)[0].ids), None)]
     if output_format == "json":
         rows = [{"ids": ids, "tokens": [tok.id_to_token(i) for i in ids], **({} if s is None else {"score": s})}
                 for ids, s in segs]

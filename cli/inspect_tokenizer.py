@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,8 @@ from typing import Any
 import click
 
 from cli.loading import load_tokenizer, tokenizer_option
+from subword.model_spm import SentencePieceModel
+from subword.normalizers import SentencePieceNormalizer
 
 __all__ = ["inspect_command", "describe_tokenizer"]
 
@@ -95,12 +98,20 @@ def describe_tokenizer(spec: str | Path) -> dict[str, Any]:
     ('BPE', 12, '<s>', 'Whitespace')
     """
     tok = load_tokenizer(spec)
-    model = tok.model.to_dict()
+    provenance = tok.provenance or None
+    if isinstance(tok.model, SentencePieceModel):
+        # A .model has no tokenizer.json form of its own; its TrainerSpec is its record of how it was made.
+        model = {"type": tok.model.type_name, "unk_token": tok.model.unk_token,
+                 "byte_fallback": tok.model.byte_fallback, "control_pieces": tok.model.control_tokens()}
+        provenance = provenance or ({"trainer_spec": _plain(tok.model.file.trainer_spec)}
+                                    if tok.model.file.trainer_spec else None)
+    else:
+        model = tok.model.to_dict()
     specials = [{"id": i, "content": t.content, "special": t.special} for i, t in tok.added_tokens]
     model_options = {
         key: model.get(key)
         for key in ("unk_token", "continuing_subword_prefix", "end_of_word_suffix", "fuse_unk", "byte_fallback",
-                    "dropout", "ignore_merges")
+                    "dropout", "ignore_merges", "control_pieces")
         if key in model
     }
     components = {name: getattr(tok, name) for name in _COMPONENTS}
@@ -112,9 +123,27 @@ def describe_tokenizer(spec: str | Path) -> dict[str, Any]:
         "merges": len(model.get("merges") or []),
         "added_tokens": specials,
         "model_options": model_options,
-        **{name: _summarise_charsmaps(c.to_dict() if c is not None else None) for name, c in components.items()},
-        "provenance": tok.provenance or None,
+        **{name: _summarise_charsmaps(_component_dict(c)) for name, c in components.items()},
+        "provenance": provenance,
     }
+
+
+def _component_dict(component: Any) -> Any:
+    """A component as its tokenizer.json dict; sentencepiece's normalizer (which has none) as its options."""
+    if component is None:
+        return None
+    if isinstance(component, SentencePieceNormalizer):
+        return {"type": "SentencePiece", "name": component.name,
+                "precompiled_charsmap": base64.b64encode(component.precompiled_charsmap).decode("ascii"),
+                "add_dummy_prefix": component.add_dummy_prefix,
+                "remove_extra_whitespaces": component.remove_extra_whitespaces,
+                "treat_whitespace_as_suffix": component.treat_whitespace_as_suffix}
+    return component.to_dict()
+
+
+def _plain(spec: dict[str, Any]) -> dict[str, Any]:
+    """A TrainerSpec as JSON values (bytes fields as their length)."""
+    return {k: (f"<{len(v)} bytes>" if isinstance(v, (bytes, bytearray)) else v) for k, v in spec.items()}
 
 
 @click.command("inspect", epilog="\b\nExamples:\n  subword inspect -t tok.json\n  subword inspect -t spiece.model\n"
@@ -132,8 +161,9 @@ def inspect_command(tokenizer_spec: str, as_json: bool) -> None:
         ("file", info["path"] + (f" ({info['format']})" if info["format"] else "")),
         ("model", info["model"]),
         ("vocab size", f"{info['vocab_size']:,} (with added tokens)"),
-        ("merges", f"{info['merges']:,}"),
     ]
+    if info["merges"]:
+        rows.append(("merges", f"{info['merges']:,}"))
     for key, value in info["model_options"].items():
         if value not in (None, False):
             rows.append((key.replace("_", " "), json.dumps(value, ensure_ascii=False)))

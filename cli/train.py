@@ -295,7 +295,11 @@ def _choose_trainer(algorithm: str, compat: str | None, output: Path, values: di
             continue  # --seed also seeds --sample, whatever the trainer
         if name not in applicable:
             other = _SPELLED_ELSEWHERE.get(name)
-            hint = f" (did you mean {other}?)" if other and other.lstrip("-").replace("-", "_") in applicable else ""
+            if other and other.lstrip("-").replace("-", "_") in applicable:
+                hint = f" (did you mean {other}?)"
+            else:
+                owners = [label for label, _ in _FIELDS.get(name, [])]
+                hint = f" (it is an option of: {', '.join(owners)})" if owners else ""
             raise click.UsageError(f"{_flag(name)} does not apply to {where}{hint}")
     spm_rules = getattr(base, "compat", "hf") == "spm"
     if spm_rules and suffix != ".model":

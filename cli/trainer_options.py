@@ -22,6 +22,7 @@ command line (``"cli": None``). Help text falls back to :data:`_HELP` below when
 from __future__ import annotations
 
 import dataclasses
+import re
 import types
 import typing
 from collections.abc import Callable
@@ -272,4 +273,9 @@ def build_trainer(cls: type, values: dict[str, Any], **overrides: Any) -> Any:
     try:
         return cls(**kwargs)
     except (ValueError, TypeError) as exc:
-        raise click.UsageError(str(exc)) from exc
+        # Name the options as the user typed them: "BpeTrainer.vocab_size" -> "--vocab-size".
+        flags = {spec.field: spec.flag for spec in specs.values()}
+        message = re.sub(r"\b\w+Trainer\.(\w+)", lambda m: flags.get(m.group(1), m.group(0)), str(exc))
+        message = re.sub(r"\b[a-z]+(?:_[a-z]+)+\b", lambda m: flags.get(m.group(0), m.group(0)), message)
+        message = re.sub(r"^(\w+) (must|is)\b", lambda m: f"{flags.get(m.group(1), m.group(1))} {m.group(2)}", message)
+        raise click.UsageError(message) from exc

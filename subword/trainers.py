@@ -616,9 +616,9 @@ class Trainer(Protocol):
 def spm_tokenizer(model: Any) -> Tokenizer:
     """The :class:`Tokenizer` of a trained SentencePiece model (``SpmModelFile``): it encodes as
     sentencepiece does and ``save("x.model")`` writes the model back unchanged."""
-    from subword.formats import spm as spm_format
+    from subword.formats.spm import tokenizer_from_model
 
-    return spm_format.to_tokenizer(model)
+    return tokenizer_from_model(model)
 
 
 def _registry() -> dict[str, dict[str, type]]:
