@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-SHARED_CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+from _corpora import CORPORA, SHARED_CORPORA  # real text: the shared corpora or stand-ins
 
 # Words with a little of everything a tokenizer meets: ASCII, accents, CJK, digits, punctuation.
 _WORDS = (

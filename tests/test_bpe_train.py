@@ -28,7 +28,7 @@ from tokenizers import models as hf_models  # noqa: E402
 from tokenizers import pre_tokenizers as hf_pre  # noqa: E402
 from tokenizers import trainers as hf_trainers  # noqa: E402
 
-CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+from _corpora import CORPORA  # the shared corpora, or stand-ins from the built-in corpus
 MAX_EXAMPLES = int(os.environ.get("SUBWORD_MAX_EXAMPLES", "150"))
 
 OPTION_KEYS = ("vocab_size", "min_frequency", "special_tokens", "initial_alphabet", "limit_alphabet",

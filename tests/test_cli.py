@@ -19,7 +19,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from _cli_helpers import SHARED_CORPORA, make_text, require_training, run_subword
+from _cli_helpers import CORPORA, make_text, require_training, run_subword
 
 pytestmark = pytest.mark.usefixtures("_needs_training")
 
@@ -453,7 +453,6 @@ def test_ctrl_c_during_rust_merges(tmp_path: Path) -> None:
     assert left == [], f"files left behind: {left}"
 
 
-@pytest.mark.skipif(not (SHARED_CORPORA / "tinyshakespeare.txt").exists(), reason="shared corpora not present")
 @pytest.mark.parametrize("algorithm", ["bpe", "byte-bpe"])
 @pytest.mark.parametrize("line_ending", ["lf", "crlf"])
 def test_cli_training_equals_hf_train_from_files(
@@ -465,7 +464,7 @@ def test_cli_training_equals_hf_train_from_files(
     reader does, and the CLI passes the options through unchanged.
     """
     tokenizers = pytest.importorskip("tokenizers")
-    text = (SHARED_CORPORA / "tinyshakespeare.txt").read_text(encoding="utf-8")[:400_000]
+    text = (CORPORA / "tinyshakespeare.txt").read_text(encoding="utf-8")[:400_000]
     src = tmp_path / "corpus.txt"
     src.write_bytes((text.replace("\n", "\r\n") if line_ending == "crlf" else text).encode("utf-8"))
     out = tmp_path / "ours.json"
@@ -492,9 +491,8 @@ def test_cli_training_equals_hf_train_from_files(
     assert ours["merges"] == theirs["merges"]
 
 
-@pytest.mark.skipif(not (SHARED_CORPORA / "tinyshakespeare.txt").exists(), reason="shared corpora not present")
 def test_real_corpus_round_trip(cli_app: click.Group, tmp_path: Path) -> None:
-    path = SHARED_CORPORA / "tinyshakespeare.txt"
+    path = CORPORA / "tinyshakespeare.txt"
     out = tmp_path / "shakespeare.json"
     result = invoke(cli_app, ["train", "byte-bpe", str(path), "-o", str(out), "--vocab-size", "1000", "-q"])
     assert result.exit_code == 0, result.output

@@ -17,7 +17,7 @@ import pytest
 from subword import _core
 from subword.reference import unigram as ref
 
-CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+from _corpora import CORPORA  # the shared corpora, or stand-ins from the built-in corpus
 GUTENBERG = CORPORA / "gutenberg_en_20M.txt"
 SHAKESPEARE = CORPORA / "tinyshakespeare.txt"
 

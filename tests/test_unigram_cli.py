@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from cli.main import cli
 
-CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+from _corpora import CORPORA  # the shared corpora, or stand-ins from the built-in corpus
 SHAKESPEARE = CORPORA / "tinyshakespeare.txt"
 
 
