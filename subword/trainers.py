@@ -38,7 +38,7 @@ import logging
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from dataclasses import asdict, dataclass, field, fields
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 from subword import decoders, pre_tokenizers, processors
 from subword.model import BPE

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import unicodedata
-from pathlib import Path
 
 from hypothesis import strategies as st
 

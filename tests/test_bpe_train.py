@@ -13,7 +13,6 @@ import random
 import subprocess
 import sys
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,8 +21,8 @@ from hypothesis import strategies as st
 from subword.reference import bpe as reference
 from subword.trainers import BpeTrainer, train_bpe
 
-core = pytest.importorskip("subword._core")
-hf_tokenizers = pytest.importorskip("tokenizers")
+from subword import _core as core
+import tokenizers as hf_tokenizers
 from tokenizers import models as hf_models  # noqa: E402
 from tokenizers import pre_tokenizers as hf_pre  # noqa: E402
 from tokenizers import trainers as hf_trainers  # noqa: E402

@@ -18,7 +18,7 @@ import corpora
 from corpora import CorpusError, CorpusReader, expand_sources, read_lines, sample_lines
 from corpora.builtin import stdlib_prose
 
-from _corpora import CORPORA, SHARED_CORPORA
+from _corpora import CORPORA
 
 
 # ==== sources ====

@@ -15,7 +15,7 @@ import pytest
 from subword.formats.spm import SpmModelFile, read_model, write_model
 from subword.unigram import UnigramEncoder
 
-spm = pytest.importorskip("sentencepiece")
+import sentencepiece as spm
 
 from _corpora import CORPORA  # the shared corpora, or stand-ins from the built-in corpus
 GUTENBERG = CORPORA / "gutenberg_en_20M.txt"

@@ -18,7 +18,7 @@ import pytest
 from subword.formats.spm import read_model
 from subword.unigram import UnigramTrainer, train_unigram
 
-spm = pytest.importorskip("sentencepiece")
+import sentencepiece as spm
 
 from _corpora import CORPORA  # the shared corpora, or stand-ins from the built-in corpus
 GUTENBERG = CORPORA / "gutenberg_en_20M.txt"
