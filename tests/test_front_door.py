@@ -91,6 +91,10 @@ def models(tmp_path_factory: pytest.TempPathFactory, lines: list[str]) -> dict[s
                                          user_defined_symbols=USER_SYMBOLS),
         "spm-unigram-nodummy": _spm_model(tmp, corpus, "nd", vocab_size=600, model_type="unigram",
                                           add_dummy_prefix=False, remove_extra_whitespaces=False),
+        "spm-bpe-nosplit-suffix": _spm_model(tmp, corpus, "ns", vocab_size=700, model_type="bpe",
+                                             split_by_whitespace=False, treat_whitespace_as_suffix=True),
+        "spm-unigram-suffix": _spm_model(tmp, corpus, "us", vocab_size=700, model_type="unigram",
+                                         treat_whitespace_as_suffix=True, split_by_whitespace=False),
     }
     ours_u = tmp / "ours_u.model"
     write_model(ours_u, train_unigram(train, UnigramTrainer(vocab_size=700, hard_vocab_limit=False,
@@ -99,7 +103,7 @@ def models(tmp_path_factory: pytest.TempPathFactory, lines: list[str]) -> dict[s
     write_model(ours_b, train_spm_bpe(train, SpmBpeTrainer(vocab_size=700, hard_vocab_limit=False)))
     made["ours-unigram"], made["ours-bpe"] = ours_u, ours_b
     odd = ["tokenizer.model", "spiece.model", "x.model.v3", "noext", "weird name.bin", "tokenizer.model",
-           "spm.model.v3", "a.b.c"]
+           "spm.model.v3", "a.b.c", "sentencepiece.bpe.model", "m"]
     out = {}
     for (name, path), new in zip(sorted(made.items()), odd):
         target = tmp / name / new
@@ -110,7 +114,7 @@ def models(tmp_path_factory: pytest.TempPathFactory, lines: list[str]) -> dict[s
 
 
 MODEL_NAMES = ["spm-unigram", "spm-bpe", "spm-unigram-bytes-user", "spm-bpe-bytes-user", "spm-unigram-nodummy",
-               "ours-unigram", "ours-bpe"]
+               "spm-bpe-nosplit-suffix", "spm-unigram-suffix", "ours-unigram", "ours-bpe"]
 
 
 # ==== .model: sentencepiece's ids, pieces, offsets, decode ====
@@ -134,7 +138,7 @@ def test_model_file_gives_sentencepiece_output(models: dict[str, Path], probe: l
 
 
 @pytest.mark.parametrize("name", ["spm-unigram", "spm-bpe", "spm-unigram-bytes-user", "spm-bpe-bytes-user",
-                                  "spm-unigram-nodummy"])
+                                  "spm-unigram-nodummy", "spm-bpe-nosplit-suffix", "spm-unigram-suffix"])
 def test_offsets_are_sentencepiece_surfaces(models: dict[str, Path], probe: list[str], name: str) -> None:
     """Byte offsets into the original text equal the begin/end sentencepiece reports; for byte pieces
     sentencepiece gives the whole character to the first byte and empty spans to the rest, so those
@@ -160,6 +164,25 @@ def test_offsets_are_sentencepiece_surfaces(models: dict[str, Path], probe: list
             if kinds[p.id] != byte_type:
                 assert text[a:b] == p.surface
     assert checked > 1000
+
+
+@pytest.mark.parametrize("name", ["spm-unigram-bytes-user", "spm-bpe-bytes-user", "spm-unigram-suffix",
+                                  "spm-unigram-nodummy"])
+def test_decode_of_any_ids_is_sentencepieces(models: dict[str, Path], name: str) -> None:
+    """Random id sequences mixing byte pieces (invalid UTF-8 included), control pieces (which cut a
+    byte run), lone ``▁`` pieces and ordinary pieces decode as sentencepiece decodes them."""
+    import random
+
+    path = models[name]
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    tok = Tokenizer.from_file(path)
+    rng = random.Random(0)
+    n = sp.get_piece_size()
+    special = [i for i in range(n) if sp.is_control(i) or sp.is_unknown(i) or sp.is_byte(i)]
+    space = [i for i in range(n) if sp.id_to_piece(i) == "\u2581"]
+    seqs = [[rng.choice([rng.randrange(n), rng.choice(special), *space]) for _ in range(rng.randrange(1, 9))]
+            for _ in range(3000)]
+    assert tok.decode_batch(seqs) == [sp.decode(s) for s in seqs]
 
 
 def test_nbest_and_sampling_equal_the_old_unigram_encoder(models: dict[str, Path], probe: list[str]) -> None:
@@ -378,12 +401,12 @@ def test_atomic_writer_cleans_up_on_failure(tmp_path: Path, monkeypatch: pytest.
 def test_file_of_no_known_kind_names_the_kinds_tried(tmp_path: Path) -> None:
     prose = tmp_path / "notes.model"
     prose.write_text("This is a shopping list, not a tokenizer.\nEggs and milk.\n", encoding="utf-8")
-    with pytest.raises(FormatError, match=r"notes.model is not a tokenizer file of any known kind \(it holds text; "
-                                          r"tried: tokenizer.json .*SentencePiece .model .*vocab.txt"):
+    with pytest.raises(FormatError, match=r"notes.model is not a tokenizer file of any known kind: it is text, .*"
+                                          r"\(tried: tokenizer.json .*SentencePiece .model .*vocab.txt"):
         Tokenizer.from_file(prose)
     blob = tmp_path / "blob.json"
     blob.write_bytes(bytes(range(256)) * 4)
-    with pytest.raises(FormatError, match="blob.json is not a tokenizer file of any known kind .*binary data"):
+    with pytest.raises(FormatError, match="blob.json is not a tokenizer file of any known kind: it is not UTF-8 text"):
         Tokenizer.from_file(blob)
     empty = tmp_path / "empty.model"
     empty.write_bytes(b"")
@@ -416,6 +439,11 @@ def test_corrupt_model_file(tmp_path: Path, models: dict[str, Path]) -> None:
     no_unk.write_bytes(SpmModelFile(pieces=[("▁a", 0.0, 1)], model_type=1).to_bytes())
     with pytest.raises(SpmFormatError, match="nounk.model: .*exactly one unknown piece"):
         Tokenizer.from_file(no_unk)
+    no_bytes = tmp_path / "nobytes.model"
+    no_bytes.write_bytes(SpmModelFile(pieces=[("<unk>", 0.0, 2), ("▁a", 0.0, 1)], model_type=2,
+                                      trainer_spec={"byte_fallback": True}).to_bytes())
+    with pytest.raises(SpmFormatError, match="nobytes.model: invalid SentencePiece model: byte_fallback is set but"):
+        Tokenizer.from_file(no_bytes)
     word = tmp_path / "word.model"
     word.write_bytes(SpmModelFile(pieces=[("<unk>", 0.0, 2), ("▁a", 0.0, 1)], model_type=3).to_bytes())
     with pytest.raises(FormatError, match="word.model: .*'word' is not supported"):

@@ -3,7 +3,7 @@ of each kind. :meth:`subword.Tokenizer.from_file` is :func:`load`.
 
 Kinds, in the order they are tried:
 
-* HF ``tokenizer.json``: the text starts with ``{`` (after whitespace or a BOM);
+* HF ``tokenizer.json``: the text starts with ``{`` or ``[`` (after whitespace or a BOM);
 * tiktoken ranks (``base64 rank`` lines): :func:`subword.formats.tiktoken.sniff`, when that module exists;
 * SentencePiece ``ModelProto``: starts with a piece (protobuf field 1, holding field 1);
 * BERT ``vocab.txt``: UTF-8 lines of one token each, no whitespace inside a token.
@@ -68,7 +68,7 @@ def kind_of(head: bytes) -> str | None:
     stripped = head.lstrip(b" \t\r\n")
     if stripped.startswith(b"\xef\xbb\xbf"):
         stripped = stripped[3:].lstrip(b" \t\r\n")
-    if stripped.startswith(b"{"):
+    if stripped.startswith(b"{") or _json_array(stripped):
         return "json"
     tiktoken = _tiktoken()
     if tiktoken is not None and tiktoken.sniff(head):
@@ -78,6 +78,16 @@ def kind_of(head: bytes) -> str | None:
     if vocab_txt.sniff(head):
         return "vocab.txt"
     return None
+
+
+def _json_array(text: bytes) -> bool:
+    """``[`` then a JSON value (the JSON reader then refuses it with its reason), not a vocab.txt's
+    ``[PAD]``."""
+    if not text.startswith(b"["):
+        return False
+    rest = text[1:].lstrip(b" \t\r\n")
+    return rest[:1] in (b"", *(bytes([c]) for c in b'0123456789-"{[]')) or \
+        rest.startswith((b"true", b"false", b"null"))
 
 
 def _in_directory(directory: Path) -> Path:
@@ -109,7 +119,7 @@ def load(path: str | os.PathLike[str]):  # -> Tokenizer
             head = fh.read(_HEAD)
     except IsADirectoryError:
         raise FormatError(f"{p} is not a file") from None
-    if not head:
+    if not head.strip() and len(head) < _HEAD:
         raise FormatError(f"{p} is empty: not a tokenizer file (tried: {', '.join(KINDS)})")
     kind = kind_of(head)
     if kind == "json":
@@ -126,8 +136,11 @@ def load(path: str | os.PathLike[str]):  # -> Tokenizer
         from subword.formats import vocab_txt
 
         return vocab_txt.load(p)
-    what = "binary data" if b"\0" in head or not _utf8(head) else "text"
-    raise FormatError(f"{p} is not a tokenizer file of any known kind (it holds {what}; tried: {', '.join(KINDS)})")
+    if b"\0" in head or not _utf8(head):
+        what = "it is not UTF-8 text and not a known binary format"
+    else:
+        what = "it is text, but not JSON, tiktoken ranks or one token per line"
+    raise FormatError(f"{p} is not a tokenizer file of any known kind: {what} (tried: {', '.join(KINDS)})")
 
 
 def _utf8(head: bytes) -> bool:

@@ -31,7 +31,7 @@ BERT_SPECIALS = ("[UNK]", "[SEP]", "[CLS]", "[PAD]", "[MASK]")
 
 def sniff(head: bytes) -> bool:
     """Whether ``head`` (the start of a file) looks like a ``vocab.txt``: UTF-8 text, one token per line,
-    no whitespace inside a token.
+    no whitespace or control character inside a token.
 
     >>> sniff(b"[PAD]\\n[UNK]\\nthe\\n##s\\n"), sniff(b"hello world\\n"), sniff(b"\\x0a\\x05\\x0a")
     (True, False, False)
@@ -50,7 +50,8 @@ def sniff(head: bytes) -> bool:
     tokens = [line for line in lines if line.strip()]
     if not tokens:
         return False
-    return all(not any(c.isspace() for c in t) for t in tokens)
+    # no whitespace and no C0 control character inside a token (binary data has them)
+    return all(not any(c.isspace() or c < " " or c == "\x7f" for c in t) for t in tokens)
 
 
 def load(path: str | os.PathLike[str], *, lowercase: bool = True, strip_accents: bool | None = None,

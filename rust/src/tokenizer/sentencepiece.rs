@@ -240,42 +240,66 @@ impl SpmPipeline {
 
     /// sentencepiece's decode: control pieces vanish, unknowns read as the unknown surface
     /// (`" ⁇ "`), runs of `<0xXX>` become UTF-8 (invalid bytes as U+FFFD), `▁` becomes a space, and
-    /// the dummy-prefix space is dropped.
+    /// the dummy-prefix space at the start is dropped.
     pub fn decode(&self, ids: &[u32]) -> String {
-        let mut out: Vec<u8> = Vec::with_capacity(ids.len() * 4);
+        let mut out = String::with_capacity(ids.len() * 4);
+        // A run of `<0xXX>` pieces is decoded as a whole; any other piece, a control piece too, ends it.
+        let mut run: Vec<u8> = Vec::new();
+        let flush = |run: &mut Vec<u8>, out: &mut String| {
+            if !run.is_empty() {
+                out.push_str(&utf8_bytewise_lossy(run));
+                run.clear();
+            }
+        };
+        // With add_dummy_prefix, sentencepiece drops the leading `▁` of the pieces that start with one
+        // as long as nothing was written yet (a `<0x20>` byte piece stays a space); in suffix mode
+        // too, where the trailing `▁` stays (measured with sentencepiece 0.2.3).
+        let mut strip_first = self.normalizer.add_dummy_prefix;
         for &id in ids {
             let Some(kind) = self.kinds.get(id as usize) else { continue };
+            if *kind == PieceType::Byte {
+                if let Some(b) = crate::unigram::encode::parse_byte_piece(self.table.get(id)) {
+                    run.push(b);
+                }
+                strip_first = false;
+                continue;
+            }
+            flush(&mut run, &mut out);
             match kind {
-                PieceType::Control => {}
-                PieceType::Unknown => out.extend_from_slice(self.unk_surface.as_bytes()),
-                PieceType::Byte => {
-                    if let Some(b) = crate::unigram::encode::parse_byte_piece(self.table.get(id)) {
-                        out.push(b);
-                    }
-                }
+                PieceType::Control => continue,
+                PieceType::Unknown => out.push_str(&self.unk_surface),
                 _ => {
-                    for c in self.table.get(id).chars() {
-                        if c == WS {
-                            out.push(b' ');
-                        } else {
-                            let mut tmp = [0u8; 4];
-                            out.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
-                        }
+                    let mut piece = self.table.get(id);
+                    if strip_first {
+                        piece = piece.strip_prefix(WS).unwrap_or(piece);
                     }
+                    out.extend(piece.chars().map(|c| if c == WS { ' ' } else { c }));
                 }
             }
+            strip_first = strip_first && out.is_empty(); // a lone `▁` first: the next piece's goes too
         }
-        let text = String::from_utf8_lossy(&out).into_owned();
-        if self.normalizer.add_dummy_prefix {
-            if self.normalizer.treat_whitespace_as_suffix {
-                if let Some(t) = text.strip_suffix(' ') {
-                    return t.to_string();
-                }
-            } else if let Some(t) = text.strip_prefix(' ') {
-                return t.to_string();
+        flush(&mut run, &mut out);
+        out
+    }
+}
+
+/// UTF-8 with every byte of an invalid sequence read as one U+FFFD (sentencepiece's rule; Rust's
+/// `from_utf8_lossy` gives one U+FFFD per maximal invalid sequence instead).
+fn utf8_bytewise_lossy(mut bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    loop {
+        match std::str::from_utf8(bytes) {
+            Ok(s) => {
+                out.push_str(s);
+                return out;
+            }
+            Err(e) => {
+                let (good, rest) = bytes.split_at(e.valid_up_to());
+                out.push_str(std::str::from_utf8(good).unwrap_or_default());
+                out.push('\u{FFFD}');
+                bytes = &rest[1..];
             }
         }
-        text
     }
 }
 
@@ -320,6 +344,13 @@ mod tests {
         assert_eq!(e.ids, ids);
         assert_eq!(p.decode(&e.ids), "ab a");
         assert!(p.nbest("ab", 3).expect("nbest").len() >= 2);
+    }
+
+    #[test]
+    fn invalid_bytes_decode_one_replacement_each() {
+        assert_eq!(utf8_bytewise_lossy(b"\xe6\x97 so"), "\u{FFFD}\u{FFFD} so");
+        assert_eq!(utf8_bytewise_lossy("日\u{f6}".as_bytes()), "日\u{f6}");
+        assert_eq!(utf8_bytewise_lossy(b"\xf0\x9f\x98"), "\u{FFFD}\u{FFFD}\u{FFFD}");
     }
 
     #[test]
