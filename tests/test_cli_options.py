@@ -280,8 +280,8 @@ def test_every_option_has_a_probe() -> None:
     """A new option of train, encode, decode or inspect needs a probe here: it cannot be silently ignored."""
     missing = [p for p in _train_params() if p not in TRAIN_PROBES]
     assert not missing, f"add probes for the new train options {missing}"
-    for command in FILE_COMMANDS:
-        names = [p.name for p in cli.commands[command].params if p.name not in _FILE_NOT_OPTIONS]
+    for command in (*FILE_COMMANDS, "convert"):
+        names = [p.name for p in cli.commands[command].params if p.name not in _FILE_NOT_OPTIONS | {"target"}]
         missing = [n for n in names if (command, n) not in FILE_PROBES]
         assert not missing, f"add probes for the new {command} options {missing}"
 
@@ -306,6 +306,7 @@ FILE_PROBES: dict[tuple[str, str], tuple[list[str], list[str], str]] = {
     ("decode", "skip_special"): ([], ["--keep-special"], "stdout"),
     ("decode", "stream"): ([], ["--stream"], "stream"),
     ("inspect", "as_json"): ([], ["--json"], "stdout"),
+    ("convert", "to"): ([], ["--to", "spm"], "exit"),  # a file, or the reason there is no exact one
 }
 
 #: file kind -> (algorithm and options to train it with, output name)
@@ -349,6 +350,12 @@ def _command_input(command: str, tok: Path, inputs: dict[str, Path]) -> str:
 
 
 def _file_run(command: str, tok: Path, args: list[str], inputs: dict[str, Path]) -> Any:
+    if command == "convert":
+        # OUT's name says tokenizer.json; --to may say otherwise. The "output" is the file written.
+        out = tok.parent / f"converted-{len(args)}-{tok.name}.out.json"
+        out.unlink(missing_ok=True)
+        result = run(["convert", str(tok), str(out), *args])
+        return _Converted(result.exit_code, result.output + (out.read_bytes().hex() if out.exists() else ""))
     given = [str(inputs[a[1:-1]]) if a.startswith("{") else a for a in args]
     stdin = None if any(a.startswith(str(inputs["corpus"].parent)) for a in given) else _command_input(command, tok, inputs)
     if command == "inspect":
@@ -378,6 +385,13 @@ def test_file_option(command: str, option: str, kind: str, tokenizer_files: dict
     assert ref.exit_code == 0, ref.output
     assert result.exit_code == 0, result.output
     assert result.output != ref.output, f"{command} {probe} on {kind} was accepted but changed nothing"
+
+
+class _Converted:
+    """A convert run, shaped like a CliRunner result: its output is its messages plus the file written."""
+
+    def __init__(self, exit_code: int, output: str) -> None:
+        self.exit_code, self.output = exit_code, output
 
 
 def _assert_streams(command: str, tok: Path, inputs: dict[str, Path]) -> None:
