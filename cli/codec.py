@@ -10,44 +10,20 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import click
 
 import corpora
+from cli.loading import load_tokenizer, tokenizer_option
 from subword import Tokenizer
+from subword.model_spm import SentencePieceUnigram
 
 __all__ = ["encode_command", "decode_command", "load_tokenizer"]
 
 # Lines per encode_batch call: large enough to keep all cores busy, small enough that the first
 # output appears quickly and memory stays flat for any input size.
 _BATCH_LINES = 2048
-
-
-def load_tokenizer(path: Path) -> Tokenizer:
-    """Loads a tokenizer file, turning every way it can be broken into one clear error (exit 1).
-
-    Args:
-        path: An HF ``tokenizer.json``.
-
-    Raises:
-        click.ClickException: The file is unreadable, corrupt, truncated or unsupported.
-
-    >>> import tempfile
-    >>> bad = Path(tempfile.mkdtemp(), "tok.json"); _ = bad.write_text('{"model": ')
-    >>> load_tokenizer(bad)
-    Traceback (most recent call last):
-    ...
-    click.exceptions.ClickException: cannot load tokenizer: ...
-    """
-    try:
-        return Tokenizer.from_file(path)
-    except (ValueError, OSError, KeyError, TypeError) as exc:
-        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        if str(path) not in detail:
-            detail = f"{path}: {detail}"
-        raise click.ClickException(f"cannot load tokenizer: {detail}") from exc
 
 
 def _strip_eol(line: str) -> str:
@@ -99,11 +75,6 @@ def _interactive(source: str) -> bool:
     return bool(getattr(stdin, "isatty", lambda: False)())
 
 
-_tokenizer_option = click.option(
-    "-t", "--tokenizer", "tokenizer_path", required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="The tokenizer file (HF tokenizer.json, ours or HF's).",
-)
 _input_argument = click.argument("source", default="-", metavar="[FILE|-]")
 _errors_option = click.option(
     "--encoding-errors", type=click.Choice(["strict", "replace"]), default="strict",
@@ -119,12 +90,47 @@ Examples:
   echo "Hello world" | subword encode -t tok.json
   subword encode -t tok.json --format tokens notes.txt
   subword encode -t tok.json --format json corpus.txt.gz > corpus.jsonl
+  subword encode -t spiece.model --nbest 3 notes.txt          # Unigram: the 3 best segmentations
+  subword encode -t spiece.model --sample --alpha 0.1 --seed 1 notes.txt
+  echo "Hello world" | subword encode -t cl100k_base
   tail -f log.txt | subword encode -t tok.json --stream
 """
 
 
+def _given(name: str) -> bool:
+    return click.get_current_context().get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
+
+
+def _adds_special_tokens(tok: Tokenizer) -> bool:
+    """Whether the post-processor adds tokens (``[CLS]``, ``<s>``, ...) around a text: what
+    ``--add-special/--no-add-special`` switches."""
+    probe = "a"
+    return tok.encode(probe, add_special_tokens=True).ids != tok.encode(probe, add_special_tokens=False).ids
+
+
+def _check_encode_options(tok: Tokenizer, spec: str, output_format: str, sample: bool, nbest: int | None) -> None:
+    """Refuses every option that would change nothing for this tokenizer and these other options."""
+    if _given("byte_offsets") and output_format != "json":
+        raise click.UsageError("--byte-offsets applies to --format json only (the other formats have no offsets)")
+    if (_given("add_special")) and not _adds_special_tokens(tok):
+        raise click.UsageError(f"--add-special/--no-add-special: {spec} adds no special tokens "
+                               "(its post-processor adds none), so there is nothing to switch")
+    for name in ("alpha", "nbest_size", "seed"):
+        if _given(name) and not sample:
+            raise click.UsageError(f"--{name.replace('_', '-')} applies to --sample only")
+    if sample and nbest is not None:
+        raise click.UsageError("--sample and --nbest exclude each other")
+    if (sample or nbest is not None) and not isinstance(tok.model, SentencePieceUnigram):
+        kind = type(tok.model).__name__
+        raise click.UsageError(f"--{'sample' if sample else 'nbest'} needs a SentencePiece Unigram model (a Unigram "
+                               f".model file); {spec} holds a {kind} model")
+    if (sample or nbest is not None) and _given("add_special"):
+        raise click.UsageError("--add-special/--no-add-special do not apply to --sample and --nbest "
+                               "(they return the model's segmentations only)")
+
+
 @click.command("encode", epilog=ENCODE_EPILOG)
-@_tokenizer_option
+@tokenizer_option
 @_input_argument
 @click.option(
     "--format", "output_format", type=click.Choice(["ids", "tokens", "json"]), default="ids",
@@ -135,7 +141,8 @@ Examples:
     "--byte-offsets", is_flag=True,
     help="With --format json: offsets count UTF-8 bytes of the line instead of characters.",
 )
-@click.option("--add-special/--no-add-special", default=True, help="Let the post-processor add its special tokens.")
+@click.option("--add-special/--no-add-special", default=True,
+              help="Let the post-processor add its special tokens (refused for tokenizers that add none).")
 @_stream_option
 @_errors_option
 @click.option("--sample", is_flag=True, help="Unigram .model: sample a segmentation (subword regularisation).")
@@ -147,38 +154,29 @@ Examples:
 @click.option("--nbest", type=click.IntRange(min=1), metavar="N",
               help="Unigram .model: the N best segmentations of each line (tab-separated; JSON with scores).")
 def encode_command(
-    tokenizer_path: Path, source: str, output_format: str, byte_offsets: bool, add_special: bool, stream: bool,
+    tokenizer_spec: str, source: str, output_format: str, byte_offsets: bool, add_special: bool, stream: bool,
     encoding_errors: str, sample: bool = False, alpha: float = 0.1, nbest_size: int = -1, seed: int = 0,
     nbest: int | None = None,
 ) -> None:
     """Encode text, one line of FILE (or stdin) to one line of output.
 
-    The line ending is not part of the text encoded. A SentencePiece Unigram .model gives the ids
-    sentencepiece gives, and supports --nbest and --sample; so does a SentencePiece BPE .model (ids).
+    The line ending is not part of the text encoded. Every tokenizer kind gives its own library's ids
+    (a .model sentencepiece's, a .tiktoken tiktoken's, a tokenizer.json HF tokenizers'); Unigram models
+    also give the N best (--nbest) or sampled (--sample) segmentations.
     """
-    from cli.unigram_encode import encode_lines, is_unigram_model
-
-    if is_unigram_model(tokenizer_path):
-        if sample and nbest is not None:
-            raise click.UsageError("--sample and --nbest exclude each other")
-        encode_lines(tokenizer_path, _input_lines(source, encoding_errors), sys.stdout, output_format=output_format,
-                     nbest=nbest, sample=sample, alpha=alpha, nbest_size=nbest_size, seed=seed,
-                     stream=stream or _interactive(source))
-        return
-    if sample or nbest is not None:
-        raise click.UsageError("--sample and --nbest need a Unigram model (a SentencePiece .model file)")
-    from cli.spm_encode import encode_bpe_lines, is_spm_bpe_model
-
-    if is_spm_bpe_model(tokenizer_path):
-        encode_bpe_lines(tokenizer_path, _input_lines(source, encoding_errors), sys.stdout,
-                         output_format=output_format, stream=stream or _interactive(source))
-        return
-    tok = load_tokenizer(tokenizer_path)
+    tok = load_tokenizer(tokenizer_spec)
+    _check_encode_options(tok, tokenizer_spec, output_format, sample, nbest)
+    if sample and not alpha >= 0:  # also refuses NaN
+        raise click.BadParameter(f"must be >= 0, got {alpha}", param_hint="'--alpha'")
     out = sys.stdout
     stream = stream or _interactive(source)
     size = 1 if stream else _BATCH_LINES
+    lineno = 0
     for batch in _batches(_input_lines(source, encoding_errors), size):
-        if output_format == "ids":
+        if sample or nbest is not None:
+            text = "".join(_segmentations(tok, line, lineno + k, output_format, nbest, alpha, nbest_size, seed)
+                           for k, line in enumerate(batch))
+        elif output_format == "ids":
             rows = tok.encode_batch_ids(batch, add_special_tokens=add_special)
             text = "".join(" ".join(map(str, ids)) + "\n" for ids in rows)
         else:
@@ -198,9 +196,27 @@ def encode_command(
                     + "\n"
                     for line, e in zip(batch, encodings)
                 )
+        lineno += len(batch)
         out.write(text)
         if stream:
             out.flush()
+
+
+def _segmentations(tok: Tokenizer, line: str, k: int, output_format: str, nbest: int | None, alpha: float,
+                   nbest_size: int, seed: int) -> str:
+    """One output line for ``--nbest`` (tab-separated, or a JSON list with scores) or ``--sample``
+    (line ``k`` uses seed ``seed + k``, so a run is reproducible)."""
+    if nbest is not None:
+        segs: list[tuple[list[int], float | None]] = [(list(e.ids), score) for e, score in tok.nbest(line, nbest)]
+    else:
+        segs = [(list(tok.sample(line, alpha=alpha, nbest_size=nbest_size, seed=seed + k)[0].ids), None)]
+    if output_format == "json":
+        rows = [{"ids": ids, "tokens": [tok.id_to_token(i) for i in ids], **({} if s is None else {"score": s})}
+                for ids, s in segs]
+        return json.dumps(rows if nbest is not None else rows[0], ensure_ascii=False) + "\n"
+    if output_format == "tokens":
+        return "\t".join(" ".join(str(tok.id_to_token(i)) for i in ids) for ids, _ in segs) + "\n"
+    return "\t".join(" ".join(map(str, ids)) for ids, _ in segs) + "\n"
 
 
 def _parse_ids(line: str, where: str, vocab_size: int) -> list[int]:
@@ -241,19 +257,22 @@ Examples:
 
 
 @click.command("decode", epilog=DECODE_EPILOG)
-@_tokenizer_option
+@tokenizer_option
 @_input_argument
 @click.option(
-    "--skip-special/--keep-special", default=True, help="Leave special tokens out of the decoded text, or keep them."
+    "--skip-special/--keep-special", default=True,
+    help="Leave special tokens out of the decoded text, or keep them (refused for tokenizers without any).",
 )
 @_stream_option
-def decode_command(tokenizer_path: Path, source: str, skip_special: bool, stream: bool) -> None:
+def decode_command(tokenizer_spec: str, source: str, skip_special: bool, stream: bool) -> None:
     """Decode ids back to text, one line of ids to one line of text.
 
     A line holds space-separated ids, a JSON list of ids, or a JSON object with an "ids"
-    field (what encode --format json writes).
+    field (what encode --format json writes). Any tokenizer kind encode takes.
     """
-    tok = load_tokenizer(tokenizer_path)
+    tok = load_tokenizer(tokenizer_spec)
+    if _given("skip_special") and not tok.special_tokens:
+        raise click.UsageError(f"--skip-special/--keep-special: {tokenizer_spec} has no special tokens")
     vocab_size = tok.get_vocab_size(with_added_tokens=True)
     out = sys.stdout
     stream = stream or _interactive(source)

@@ -1,64 +1,70 @@
-"""``subword convert IN OUT``: SentencePiece ``.model`` <-> HF ``tokenizer.json``, only where exact."""
+"""``subword convert IN OUT``: any tokenizer file to tokenizer.json, SentencePiece ``.model`` or ``.tiktoken``,
+only where the result encodes identically (otherwise: the reason, exit 1, nothing written)."""
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from pathlib import Path
 
 import click
 
-from subword.formats.convert import ConversionError, hf_json_to_spm, spm_to_hf_json
-from subword.formats.spm import SpmFormatError, read_model, write_model
+from cli.loading import TOKENIZER_HELP, load_tokenizer
 
 __all__ = ["convert_command"]
 
 EPILOG = """\b
 Examples:
-  subword convert spm.model tokenizer.json     # a sentencepiece BPE model for HF tokenizers
-  subword convert tokenizer.json spm.model     # back (only for files converted from a .model)
+  subword convert spm.model tokenizer.json     # a sentencepiece model for HF tokenizers
+  subword convert tokenizer.json spm.model     # back (for files converted from a .model)
+  subword convert tok.json gpt.tiktoken        # a byte-level BPE as a tiktoken rank file
+  subword convert cl100k_base cl100k.json      # a tiktoken encoding as an HF tokenizer.json
 """
 
+_SUFFIXES = {".json": "hf", ".model": "spm", ".tiktoken": "tiktoken"}
 
-def _kind(path: Path, to: str | None) -> str:
+
+def _kind(target: Path, to: str | None) -> str:
     if to:
         return to
-    if path.suffix == ".model":
-        return "spm"
-    if path.suffix == ".json":
-        return "hf"
-    raise click.UsageError(f"cannot tell the format of {str(path)!r} from its suffix: use .model or .json (or --to)")
+    for suffix in reversed(target.suffixes):  # x.model.v3 is a .model
+        if suffix in _SUFFIXES:
+            return _SUFFIXES[suffix]
+    raise click.UsageError(f"cannot tell the format of {str(target)!r} from its name: use .json, .model or "
+                           ".tiktoken (or --to)")
 
 
-@click.command("convert", epilog=EPILOG)
-@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.argument("target", type=click.Path(dir_okay=False, writable=True, path_type=Path))
-@click.option("--to", type=click.Choice(["hf", "spm"]), help="Output format (default: from OUT's suffix).")
-def convert_command(source: Path, target: Path, to: str | None) -> None:
-    """Convert between a SentencePiece .model and an HF tokenizer.json where the result encodes
-    identically; otherwise stop and say why (e.g. byte-level BPE has no SentencePiece form, and
-    HF's float64 Unigram can break ties unlike sentencepiece's float32)."""
-    src_kind, dst_kind = _kind(source, None), _kind(target, to)
+HELP = """Convert a tokenizer between tokenizer.json, a SentencePiece .model and a .tiktoken rank file where
+the result encodes identically; otherwise stop and say why (e.g. byte-level BPE has no SentencePiece form,
+and HF's float64 Unigram can break ties unlike sentencepiece's float32).
+
+IN is anything -t takes: """ + TOKENIZER_HELP
+
+
+@click.command("convert", epilog=EPILOG, help=HELP)
+@click.argument("source", metavar="IN")
+@click.argument("target", type=click.Path(dir_okay=False, writable=True, path_type=Path), metavar="OUT")
+@click.option("--to", type=click.Choice(["hf", "spm", "tiktoken"]),
+              help="Output format: hf (tokenizer.json), spm (.model) or tiktoken (rank file); default: from OUT's name.")
+def convert_command(source: str, target: Path, to: str | None) -> None:
+    """The ``convert`` command (its help text is :data:`HELP`)."""
+    kind = _kind(target, to)
+    if to is None and Path(source).exists() and Path(source).resolve() == target.resolve():
+        raise click.UsageError("IN and OUT are the same file")
+    tok = load_tokenizer(source)
+    from subword.errors import FormatError
+
     try:
-        if src_kind == "spm":
-            model = read_model(source)
-            if dst_kind == "spm":
-                write_model(target, model)
-                return
-            data = spm_to_hf_json(model)
-            fd, tmp = tempfile.mkstemp(dir=target.parent or ".", prefix=target.name + ".", suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(data, f, ensure_ascii=False)
-            os.replace(tmp, target)
+        if kind == "tiktoken":
+            from subword.formats import tiktoken as tiktoken_format
+
+            tiktoken_format.save(tok, target)
+        elif kind == "spm":
+            from subword.formats.spm import model_file_of, write_model
+
+            write_model(target, model_file_of(tok))
         else:
-            try:
-                data = json.loads(source.read_text(encoding="utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                raise click.ClickException(f"{source}: not a tokenizer.json ({exc})") from exc
-            if dst_kind == "hf":
-                raise click.UsageError("both files are tokenizer.json: nothing to convert")
-            write_model(target, hf_json_to_spm(data))
-    except (ConversionError, SpmFormatError) as exc:
+            from subword.formats.atomic import atomic_write_text
+
+            atomic_write_text(target, tok.to_json_str(pretty=True))
+    except (FormatError, ValueError) as exc:
         raise click.ClickException(f"cannot convert {source} exactly: {exc}") from exc
     click.echo(f"Wrote {target}", err=True)

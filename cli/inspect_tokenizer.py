@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any
 
 import click
 
-from cli.codec import load_tokenizer
+from cli.loading import load_tokenizer, tokenizer_option
+from subword.model_spm import SentencePieceModel
+from subword.normalizers import SentencePieceNormalizer
 
 __all__ = ["inspect_command", "describe_tokenizer"]
 
@@ -76,11 +79,11 @@ def _flatten(record: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-def describe_tokenizer(path: Path) -> dict[str, Any]:
+def describe_tokenizer(spec: str | Path) -> dict[str, Any]:
     """Collects the facts ``inspect`` shows: model, sizes, special tokens, components, provenance.
 
     Args:
-        path: A ``tokenizer.json`` that :meth:`subword.Tokenizer.from_file` accepts.
+        spec: Anything ``-t`` takes (see :func:`cli.loading.load_tokenizer`).
 
     Returns:
         A JSON-serialisable dict (the ``--json`` output); a ``Precompiled`` normalizer's charsmap is given
@@ -94,50 +97,73 @@ def describe_tokenizer(path: Path) -> dict[str, Any]:
     >>> info["model"], info["vocab_size"], info["added_tokens"][0]["content"], info["pre_tokenizer"]["type"]
     ('BPE', 12, '<s>', 'Whitespace')
     """
-    tok = load_tokenizer(path)
-    raw = json.loads(path.read_text(encoding="utf-8"))
-    model = raw.get("model") or {}
-    specials = [
-        {"id": entry.get("id"), "content": entry.get("content"), "special": bool(entry.get("special"))}
-        for entry in raw.get("added_tokens") or []
-    ]
+    tok = load_tokenizer(spec)
+    provenance = tok.provenance or None
+    if isinstance(tok.model, SentencePieceModel):
+        # A .model has no tokenizer.json form of its own; its TrainerSpec is its record of how it was made.
+        model = {"type": tok.model.type_name, "unk_token": tok.model.unk_token,
+                 "byte_fallback": tok.model.byte_fallback, "control_pieces": tok.model.control_tokens()}
+        provenance = provenance or ({"trainer_spec": _plain(tok.model.file.trainer_spec)}
+                                    if tok.model.file.trainer_spec else None)
+    else:
+        model = tok.model.to_dict()
+    specials = [{"id": i, "content": t.content, "special": t.special} for i, t in tok.added_tokens]
     model_options = {
         key: model.get(key)
         for key in ("unk_token", "continuing_subword_prefix", "end_of_word_suffix", "fuse_unk", "byte_fallback",
-                    "dropout", "ignore_merges")
+                    "dropout", "ignore_merges", "control_pieces")
         if key in model
     }
+    components = {name: getattr(tok, name) for name in _COMPONENTS}
     return {
-        "path": str(path),
-        "model": model.get("type", "?"),
+        "path": str(spec),
+        "format": getattr(tok, "source_format", None),
+        "model": model.get("type", type(tok.model).__name__),
         "vocab_size": tok.get_vocab_size(with_added_tokens=True),
         "merges": len(model.get("merges") or []),
         "added_tokens": specials,
         "model_options": model_options,
-        **{name: _summarise_charsmaps(raw.get(name)) for name in _COMPONENTS},
-        "provenance": tok.provenance or None,
+        **{name: _summarise_charsmaps(_component_dict(c)) for name, c in components.items()},
+        "provenance": provenance,
     }
 
 
-@click.command("inspect", epilog="\b\nExamples:\n  subword inspect -t tok.json\n  subword inspect -t tok.json --json | jq .vocab_size\n")
-@click.option(
-    "-t", "--tokenizer", "tokenizer_path", required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="The tokenizer file (HF tokenizer.json).",
-)
+def _component_dict(component: Any) -> Any:
+    """A component as its tokenizer.json dict; sentencepiece's normalizer (which has none) as its options."""
+    if component is None:
+        return None
+    if isinstance(component, SentencePieceNormalizer):
+        return {"type": "SentencePiece", "name": component.name,
+                "precompiled_charsmap": base64.b64encode(component.precompiled_charsmap).decode("ascii"),
+                "add_dummy_prefix": component.add_dummy_prefix,
+                "remove_extra_whitespaces": component.remove_extra_whitespaces,
+                "treat_whitespace_as_suffix": component.treat_whitespace_as_suffix}
+    return component.to_dict()
+
+
+def _plain(spec: dict[str, Any]) -> dict[str, Any]:
+    """A TrainerSpec as JSON values (bytes fields as their length)."""
+    return {k: (f"<{len(v)} bytes>" if isinstance(v, (bytes, bytearray)) else v) for k, v in spec.items()}
+
+
+@click.command("inspect", epilog="\b\nExamples:\n  subword inspect -t tok.json\n  subword inspect -t spiece.model\n"
+                                  "  subword inspect -t cl100k_base --json | jq .vocab_size\n")
+@tokenizer_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
-def inspect_command(tokenizer_path: Path, as_json: bool) -> None:
-    """Show a tokenizer's model, vocabulary size, special tokens, pipeline and training options."""
-    info = describe_tokenizer(tokenizer_path)
+def inspect_command(tokenizer_spec: str, as_json: bool) -> None:
+    """Show a tokenizer's model, vocabulary size, special tokens, pipeline and training options
+    (any file kind -t takes)."""
+    info = describe_tokenizer(tokenizer_spec)
     if as_json:
         click.echo(json.dumps(info, ensure_ascii=False, indent=2))
         return
     rows: list[tuple[str, str]] = [
-        ("file", info["path"]),
+        ("file", info["path"] + (f" ({info['format']})" if info["format"] else "")),
         ("model", info["model"]),
         ("vocab size", f"{info['vocab_size']:,} (with added tokens)"),
-        ("merges", f"{info['merges']:,}"),
     ]
+    if info["merges"]:
+        rows.append(("merges", f"{info['merges']:,}"))
     for key, value in info["model_options"].items():
         if value not in (None, False):
             rows.append((key.replace("_", " "), json.dumps(value, ensure_ascii=False)))

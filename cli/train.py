@@ -1,9 +1,12 @@
-"""``subword train {bpe,byte-bpe} [INPUT...] -o OUT``: train a tokenizer from text.
+"""``subword train ALGORITHM [INPUT...] -o OUT``: train a tokenizer from text.
 
-The training options come from :class:`subword.trainers.BpeTrainer` (see
-:mod:`cli.trainer_options`); this module adds what is about the *input* (which files, how much of
-them, how to decode them) and the output file, and checks the results a user would otherwise
-misread: an empty input, an input without words, a vocabulary smaller than asked for.
+The command dispatches through the trainer registry (:func:`subword.trainers.trainer_class`): the
+algorithm and ``--compat`` pick one options class, whose fields are the training options (generated
+by :mod:`cli.trainer_options` from all the registry's classes). An option given on the command line
+that the chosen class does not have, or that its rules do not use, is refused (exit 2) rather than
+dropped. This module adds what is about the *input* (which files, how much of them, how to decode
+them) and the output file, and checks the results a user would otherwise misread: an empty input,
+an input without words, a vocabulary smaller than asked for.
 """
 
 from __future__ import annotations
@@ -20,18 +23,23 @@ import click
 
 import corpora
 from cli.progress import ProgressReporter, resolve_mode
-from cli.trainer_options import add_trainer_options, build_trainer
-from subword.formats.spm import write_model
-from subword.spm import SpmBpeTrainer, SpmOptions, train_spm_bpe
-from subword.trainers import BERT_SPECIAL_TOKENS, BpeTrainer, WordPieceTrainer, train_bpe, train_wordpiece
-from subword.unigram import UnigramTrainer, train_unigram
+from cli.trainer_options import add_registry_options, build_trainer, registry_fields, trainer_option_specs
+from subword.spm import SpmBpeTrainer
+from subword.trainers import BpeTrainer, ByteLevelBpeTrainer, WordPieceTrainer, algorithms, trainer_class
+from subword.unigram import UnigramTrainer
 
 __all__ = ["train_command", "ByteSize"]
 
 logger = logging.getLogger("cli")
 
-# byte-bpe starts from all 256 byte symbols (GPT-2's alphabet), so smaller vocabularies cannot exist.
-_BYTE_ALPHABET = 256
+#: Every options class of the registry, labelled as the help text names them.
+_CLASSES: dict[str, type] = {
+    "bpe": BpeTrainer, "byte-bpe": ByteLevelBpeTrainer, "wordpiece": WordPieceTrainer,
+    "bpe --compat spm": SpmBpeTrainer, "unigram": UnigramTrainer,
+}
+_FIELDS = registry_fields(_CLASSES)
+#: Options of other tools that users reach for, and ours that mean the same.
+_SPELLED_ELSEWHERE = {"unk_token": "--unk-piece", "unk_piece": "--unk-token", "threads": "--num-threads"}
 
 
 class ByteSize(click.ParamType):
@@ -103,29 +111,22 @@ Examples:
   subword train unigram corpus.txt --vocab-size 8000 -o uni.json    # HF UnigramTrainer's rules, tokenizer.json
 """
 
-# Options only WordPiece has (its BERT normalizer and merge criterion); refused for the BPE algorithms.
-_WORDPIECE_ONLY = ("criterion", "lowercase", "strip_accents", "max_input_chars_per_word")
-
 
 @click.command("train", epilog=EPILOG)
-@click.argument("algorithm", type=click.Choice(["bpe", "byte-bpe", "wordpiece", "unigram"]),
-                metavar="{bpe|byte-bpe|wordpiece|unigram}")
+@click.argument("algorithm", type=click.Choice(algorithms()), metavar="{" + "|".join(algorithms()) + "}")
 @click.argument("inputs", nargs=-1, metavar="[INPUT]...")
 @click.option(
     "-o", "--output", required=True,
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
-    help="Where to write the tokenizer (HF tokenizer.json; written atomically).",
+    help="Where to write the tokenizer (written atomically): NAME.json (HF tokenizer.json), NAME.model "
+         "(SentencePiece, for --compat spm and unigram), NAME.tiktoken (byte-bpe rank file).",
 )
-@add_trainer_options(BpeTrainer)
-@add_trainer_options(WordPieceTrainer, exclude=frozenset({"strip_accents", *BpeTrainer.__dataclass_fields__}))
-@add_trainer_options(SpmOptions, exclude=frozenset({*BpeTrainer.__dataclass_fields__, *WordPieceTrainer.__dataclass_fields__}))
-@add_trainer_options(UnigramTrainer, exclude=frozenset({*BpeTrainer.__dataclass_fields__,
-                                                        *WordPieceTrainer.__dataclass_fields__,
-                                                        *SpmOptions.__dataclass_fields__}))
 @click.option(
-    "--strip-accents/--no-strip-accents", "strip_accents", default=None,
-    help="wordpiece: strip accents in the BERT normalizer (default: when lowercasing).",
+    "--compat", type=click.Choice(["hf", "spm"]), default=None,
+    help="Whose rules to follow: hf (HF tokenizers) or spm (sentencepiece; bpe and unigram). Default: hf, "
+         "except unigram, where -o NAME.model means spm and NAME.json means hf.",
 )
+@add_registry_options(_CLASSES)
 @click.option("--max-lines", type=click.IntRange(min=1), help="Read only the first N lines of the input.")
 @click.option("--max-bytes", type=ByteSize(), help="Read only this much of the input (e.g. 100M); lines are never cut.")
 @click.option(
@@ -146,6 +147,7 @@ def train_command(
     algorithm: str,
     inputs: tuple[str, ...],
     output: Path,
+    compat: str | None,
     max_lines: int | None,
     max_bytes: int | None,
     sample: int | None,
@@ -155,52 +157,29 @@ def train_command(
     quiet: bool,
     **trainer_values: Any,
 ) -> None:
-    """Train a BPE (whitespace words), byte-level BPE (GPT-2 style) or WordPiece (BERT style) tokenizer.
+    """Train a tokenizer: BPE (whitespace words), byte-level BPE (GPT-2 style), WordPiece (BERT style) or
+    Unigram (SentencePiece's, or HF's with -o NAME.json).
 
     wordpiece uses BERT's normalizer and pre-tokenizer, BERT's special tokens unless --special-token is
     given, the ## prefix, and likelihood merges (--criterion frequency: HF's WordPieceTrainer).
+    bpe --compat spm and unigram follow sentencepiece 0.2.3 (same pieces, ids and scores) with its
+    option names. An option the chosen algorithm does not have is refused.
 
     INPUT is files, globs, directories or - for stdin; .gz, .bz2 and .xz are decompressed.
     Directories are read recursively in sorted order, skipping hidden entries and (with a warning)
     files that are not UTF-8 text. Lines keep their line endings, as HF tokenizers'
-    train_from_files reads them.
+    train_from_files reads them (sentencepiece's trainers read lines without them).
     Without INPUT, trains on the built-in corpus (the docstrings and comments of the running
     Python's standard library, extracted once and cached).
     """
     say = (lambda msg: None) if quiet else (lambda msg: click.echo(msg, err=True))
-    byte_level = algorithm == "byte-bpe"
     if not quiet:
         # Show what the reader and the trainer say they are doing (e.g. building the built-in corpus).
         for name in ("corpora", "cli"):
             named = logging.getLogger(name)
             named.setLevel(min(logging.INFO, named.getEffectiveLevel()))
 
-    wordpiece = algorithm == "wordpiece"
-    spm_bpe = algorithm == "bpe" and trainer_values.get("compat") == "spm"
-    unigram = algorithm == "unigram"
-    unigram_hf = unigram and output.suffix == ".json"  # HF UnigramTrainer rules, HF tokenizer.json
-    _check_unigram_options(algorithm, trainer_values, output)
-    _check_spm_options(algorithm, spm_bpe or (unigram and not unigram_hf), trainer_values, output)
-    if unigram_hf:
-        trainer = build_trainer(BpeTrainer, {k: v for k, v in trainer_values.items()
-                                             if k in BpeTrainer.__dataclass_fields__ and k != "compat"})
-    elif unigram:
-        trainer = _unigram_trainer(trainer_values)
-    elif spm_bpe:
-        trainer = _spm_trainer(trainer_values)
-    elif wordpiece:
-        values = {k: v for k, v in trainer_values.items() if v is not None or k == "strip_accents"}
-        if not values.get("special_tokens"):
-            values["special_tokens"] = list(BERT_SPECIAL_TOKENS)
-        trainer = build_trainer(WordPieceTrainer, values)
-    else:
-        ctx = click.get_current_context()
-        given = [k for k in _WORDPIECE_ONLY
-                 if ctx.get_parameter_source(k) == click.core.ParameterSource.COMMANDLINE]
-        if given:
-            raise click.UsageError(f"--{given[0].replace('_', '-')} applies to wordpiece only")
-        trainer = build_trainer(BpeTrainer, trainer_values)
-    _check_vocab_size(trainer, byte_level)
+    trainer = _choose_trainer(algorithm, compat, output, trainer_values, sample)
     if not output.parent.exists():
         raise click.BadParameter(f"directory {str(output.parent)!r} does not exist", param_hint="'-o' / '--output'")
 
@@ -228,24 +207,12 @@ def train_command(
 
     lines: Iterable[str] = reader
     if sample is not None:
-        lines = corpora.sample_lines(reader, sample, seed=trainer.seed)
+        lines = corpora.sample_lines(reader, sample, seed=trainer_values.get("seed") or 0)
     watch = _Watch(lines)
 
     started = time.monotonic()
-    if unigram_hf:
-        _train_unigram_hf(watch, trainer, trainer_values, output, reporter, reader, sources, say)
-        return
-    if unigram:
-        _train_unigram(watch, trainer, output, reporter, reader, sources, say)
-        return
-    if spm_bpe:
-        _train_spm(watch, trainer, output, reporter, reader, sources, say)
-        return
     try:
-        if wordpiece:
-            tokenizer = train_wordpiece(watch, trainer, progress=_without_stage(reporter, "read"))
-        else:
-            tokenizer = train_bpe(watch, trainer, byte_level=byte_level, progress=_without_stage(reporter, "read"))
+        tokenizer = trainer.train(watch, progress=_without_stage(reporter, "read"))
     except corpora.CorpusError:
         raise
     except (ValueError, RuntimeError) as exc:
@@ -258,7 +225,7 @@ def train_command(
 
     reached = tokenizer.get_vocab_size(with_added_tokens=True)
     if reached > trainer.vocab_size:
-        # The trainer refuses this itself; kept so the promise "never more than asked" holds here too.
+        # The trainers refuse this themselves; kept so the promise "never more than asked" holds here too.
         raise click.ClickException(
             f"--vocab-size {trainer.vocab_size} is smaller than the alphabet plus special tokens of this corpus: "
             f"the minimum is {reached} (or lower --limit-alphabet)"
@@ -273,163 +240,86 @@ def train_command(
         "max_lines": max_lines,
         "max_bytes": max_bytes,
         "sample": sample,
+        "seed": trainer_values.get("seed") if sample is not None else None,
         "jsonl_field": jsonl_field,
         "encoding_errors": encoding_errors,
     }
-    tokenizer.save(output)
+    try:
+        tokenizer.save(output)
+    except ValueError as exc:
+        raise click.ClickException(f"cannot write {output}: {exc}") from exc
     say(
-        f"Wrote {output}: {algorithm}, vocab size {reached}, trained on {watch.count:,} "
+        f"Wrote {output}: {_label(trainer)}, vocab size {reached}, trained on {watch.count:,} "
         f"line{'' if watch.count == 1 else 's'} "
         f"({reader.bytes_read / 1e6:.1f} MB) in {time.monotonic() - started:.1f} s."
     )
 
 
-# SentencePiece options (subword.spm.SpmOptions) that only `train bpe --compat spm` takes.
-_SPM_ONLY = tuple(f for f in SpmOptions.__dataclass_fields__
-                  if f not in BpeTrainer.__dataclass_fields__ and f not in WordPieceTrainer.__dataclass_fields__)
-# HF BpeTrainer options that SentencePiece's BPE does not have.
-_HF_ONLY = ("min_frequency", "special_tokens", "initial_alphabet", "limit_alphabet", "max_token_length",
-            "continuing_subword_prefix", "end_of_word_suffix", "unk_token", "engine")
+def _label(trainer: Any) -> str:
+    rules = {"SpmBpeTrainer": "SentencePiece BPE", "UnigramTrainer": "SentencePiece Unigram"}
+    if isinstance(trainer, UnigramTrainer) and trainer.compat == "hf":
+        return "HF Unigram"
+    return rules.get(type(trainer).__name__, trainer.algorithm)
 
 
-def _check_spm_options(algorithm: str, spm_bpe: bool, values: dict[str, Any], output: Path) -> None:
-    """Refuses options given on the command line that the chosen trainer does not have."""
+def _flag(field: str) -> str:
+    return next((spec.flag for _, spec in _FIELDS.get(field, [])), "--" + field.replace("_", "-"))
+
+
+def _choose_trainer(algorithm: str, compat: str | None, output: Path, values: dict[str, Any],
+                    sample: int | None) -> Any:
+    """The registry's options class for ``algorithm`` / ``--compat`` / the output kind, built from the
+    options given on the command line; any other option given is refused, naming it."""
     ctx = click.get_current_context()
-    given = {k for k in values if ctx.get_parameter_source(k) == click.core.ParameterSource.COMMANDLINE}
-    if spm_bpe:
-        wrong = [k for k in (*_HF_ONLY, *_WORDPIECE_ONLY) if k in given and k != "engine"]
-        if wrong:
-            raise click.UsageError(f"--{wrong[0].replace('_', '-')} is not a SentencePiece option (--compat spm)")
-        if output.suffix != ".model":
-            raise click.UsageError("--compat spm writes a SentencePiece model: give -o NAME.model "
-                                   "(convert it to tokenizer.json with `subword convert`)")
-        return
-    wrong = [k for k in _SPM_ONLY if k in given]
-    if wrong:
-        raise click.UsageError(f"--{wrong[0].replace('_', '-')} applies to SentencePiece training only "
-                               f"(train bpe --compat spm)")
-
-
-def _spm_trainer(values: dict[str, Any]) -> SpmBpeTrainer:
-    ctx = click.get_current_context()
-    picked = {k: v for k, v in values.items() if k in SpmBpeTrainer.__dataclass_fields__}
-    if ctx.get_parameter_source("vocab_size") != click.core.ParameterSource.COMMANDLINE:
-        picked["vocab_size"] = SpmOptions.vocab_size  # sentencepiece's default, 8000
-    return build_trainer(SpmBpeTrainer, picked)
-
-
-def _train_to_model_file(train: Callable[[Any], Any], label: str, watch: Any, output: Path, reporter: Any,
-                         reader: Any, sources: list[str], say: Callable[[str], None]) -> None:
-    """Runs a SentencePiece-style trainer (`train(progress) -> SpmModelFile`) and writes its .model file."""
+    given = [k for k in values if ctx.get_parameter_source(k) == click.core.ParameterSource.COMMANDLINE]
+    suffix = output.suffix.lower()
+    if algorithm == "unigram" and compat is None:
+        if suffix not in (".model", ".json"):
+            raise click.UsageError("train unigram writes NAME.model (sentencepiece's trainer) or NAME.json "
+                                   "(HF UnigramTrainer's rules, an HF tokenizer.json)")
+        compat = "spm" if suffix == ".model" else "hf"
     try:
-        model = train(_without_stage(reporter, "read"))
-    except (ValueError, RuntimeError) as exc:
-        _check_input(reader, watch, sources)
-        raise click.ClickException(f"training failed: {exc}") from exc
-    finally:
-        reporter.close()
-    try:
-        write_model(output, model)
+        cls = trainer_class(algorithm, compat)
     except ValueError as exc:
-        raise click.ClickException(str(exc)) from exc
-    say(f"Wrote {output}: {label}, vocab size {len(model.pieces)}, trained on {watch.count:,} lines.")
+        raise click.UsageError(f"--compat: {exc}") from None
+    where = f"train {algorithm}" + (f" --compat {compat}" if compat and len(_compats(algorithm)) > 1 else "")
+    base = cls(compat=compat) if compat and "compat" in cls.__dataclass_fields__ else cls()
+    applicable = {spec.field for spec in trainer_option_specs(cls)}
+    if hasattr(base, "applicable_fields"):
+        applicable &= set(base.applicable_fields())
+    seeded = sample is not None or bool(values.get("input_sentence_size"))
+    if "seed" in given and not seeded:
+        raise click.UsageError("--seed does nothing here: it seeds --sample (and --input-sentence-size)")
+    for name in given:
+        if name == "seed":
+            continue  # --seed also seeds --sample, whatever the trainer
+        if name not in applicable:
+            other = _SPELLED_ELSEWHERE.get(name)
+            if other and other.lstrip("-").replace("-", "_") in applicable:
+                hint = f" (did you mean {other}?)"
+            else:
+                owners = [label for label, _ in _FIELDS.get(name, [])]
+                hint = f" (it is an option of: {', '.join(owners)})" if owners else ""
+            raise click.UsageError(f"{_flag(name)} does not apply to {where}{hint}")
+    spm_rules = getattr(base, "compat", "hf") == "spm"
+    if spm_rules and suffix != ".model":
+        raise click.UsageError(f"{where} writes a SentencePiece model: give -o NAME.model "
+                               "(convert it to tokenizer.json with `subword convert`)")
+    if not spm_rules and suffix == ".model":
+        raise click.UsageError(f"{where} follows HF's rules and writes a tokenizer.json, not a .model "
+                               "(for sentencepiece's rules use --compat spm with bpe, or unigram)")
+    if suffix == ".tiktoken" and cls is not ByteLevelBpeTrainer:
+        raise click.UsageError("a .tiktoken rank file holds byte-level BPE only: use train byte-bpe")
+    picked = {k: values[k] for k in given if k in applicable}
+    if compat and "compat" in cls.__dataclass_fields__:
+        picked["compat"] = compat
+    return build_trainer(cls, picked)
 
 
-def _train_spm(watch: Any, trainer: SpmBpeTrainer, output: Path, reporter: Any, reader: Any,
-               sources: list[str], say: Callable[[str], None]) -> None:
-    """`train bpe --compat spm`: sentencepiece's BPE, written as a .model file."""
-    _train_to_model_file(lambda progress: train_spm_bpe(watch, trainer, progress=progress), "SentencePiece BPE",
-                         watch, output, reporter, reader, sources, say)
+def _compats(algorithm: str) -> list[str]:
+    from subword.trainers import compats
 
-
-# Options only `train unigram` has (subword.unigram.UnigramTrainer beyond SentencePiece's shared ones).
-_UNIGRAM_ONLY = tuple(f for f in UnigramTrainer.__dataclass_fields__
-                      if f not in SpmOptions.__dataclass_fields__ and f not in BpeTrainer.__dataclass_fields__)
-
-
-def _check_unigram_options(algorithm: str, values: dict[str, Any], output: Path) -> None:
-    """Refuses Unigram-only options for the other algorithms; for unigram, the output suffix decides the
-    rules (.model: sentencepiece, .json: HF) and --compat must agree with it."""
-    ctx = click.get_current_context()
-    given = {k for k in values if ctx.get_parameter_source(k) == click.core.ParameterSource.COMMANDLINE}
-    if algorithm != "unigram":
-        wrong = [k for k in _UNIGRAM_ONLY if k in given]
-        if wrong:
-            raise click.UsageError(f"--{wrong[0].replace('_', '-')} applies to train unigram only")
-        return
-    if output.suffix not in (".model", ".json"):
-        raise click.UsageError("train unigram writes NAME.model (sentencepiece's trainer) or NAME.json "
-                               "(HF UnigramTrainer's rules, an HF tokenizer.json)")
-    want = "spm" if output.suffix == ".model" else "hf"
-    if "compat" in given and values.get("compat") != want:
-        raise click.UsageError(f"--compat {values.get('compat')} does not match -o {output.name}: .model is "
-                               "sentencepiece's Unigram (compat spm), .json is HF's (compat hf)")
-    if want == "hf":
-        wrong = [k for k in ("min_frequency", "initial_alphabet", "limit_alphabet", "max_token_length",
-                             "continuing_subword_prefix", "end_of_word_suffix", "num_threads") if k in given]
-        if wrong:
-            raise click.UsageError(f"--{wrong[0].replace('_', '-')} is not an option of HF's UnigramTrainer")
-
-
-def _unigram_trainer(values: dict[str, Any]) -> UnigramTrainer:
-    ctx = click.get_current_context()
-    picked = {k: v for k, v in values.items() if k in UnigramTrainer.__dataclass_fields__ and v is not None}
-    if ctx.get_parameter_source("vocab_size") != click.core.ParameterSource.COMMANDLINE:
-        picked["vocab_size"] = SpmOptions.vocab_size  # sentencepiece's default, 8000
-    if ctx.get_parameter_source("engine") != click.core.ParameterSource.COMMANDLINE:
-        picked.pop("engine", None)
-    return build_trainer(UnigramTrainer, picked)
-
-
-def _train_unigram(watch: Any, trainer: UnigramTrainer, output: Path, reporter: Any, reader: Any,
-                   sources: list[str], say: Callable[[str], None]) -> None:
-    """`train unigram`: sentencepiece's Unigram, written as a .model file."""
-    lines = (line.rstrip("\r\n") for line in watch)
-    _train_to_model_file(lambda progress: train_unigram(lines, trainer, progress=progress), "SentencePiece Unigram",
-                         watch, output, reporter, reader, sources, say)
-
-
-def _train_unigram_hf(watch: Any, trainer: BpeTrainer, values: dict[str, Any], output: Path, reporter: Any,
-                      reader: Any, sources: list[str], say: Callable[[str], None]) -> None:
-    """`train unigram -o NAME.json`: HF UnigramTrainer's rules on Metaspace words, an HF tokenizer.json."""
-    import json
-    import os
-    import tempfile
-
-    from subword.unigram import train_unigram_hf
-
-    try:
-        data = train_unigram_hf(
-            watch, vocab_size=trainer.vocab_size, unk_token=trainer.unk_token or "<unk>",
-            special_tokens=trainer.special_tokens or ["<unk>"], shrinking_factor=values["shrinking_factor"],
-            n_sub_iterations=values["num_sub_iterations"], seed_size=values["seed_sentencepiece_size"],
-            engine=trainer.engine,
-        )
-    except (ValueError, RuntimeError) as exc:
-        _check_input(reader, watch, sources)
-        raise click.ClickException(f"training failed: {exc}") from exc
-    finally:
-        reporter.close()
-    fd, tmp = tempfile.mkstemp(dir=output.parent, prefix=output.name + ".", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(data, f, ensure_ascii=False)
-    os.replace(tmp, output)
-    say(f"Wrote {output}: HF Unigram tokenizer.json, vocab size {len(data['model']['vocab'])}, "
-        f"trained on {watch.count:,} lines.")
-
-
-def _check_vocab_size(trainer: Any, byte_level: bool) -> None:
-    """Refuses a byte-level vocabulary that cannot hold its own alphabet (before any work is done)."""
-    if not byte_level:
-        return
-    specials = len(dict.fromkeys(trainer.special_tokens))
-    minimum = _BYTE_ALPHABET + specials
-    if trainer.vocab_size < minimum:
-        raise click.BadParameter(
-            f"{trainer.vocab_size} is smaller than the byte-level alphabet ({_BYTE_ALPHABET} bytes"
-            f"{f' + {specials} special tokens' if specials else ''}); the minimum is {minimum}",
-            param_hint="'--vocab-size'",
-        )
+    return compats(algorithm)
 
 
 def _check_input(reader: corpora.CorpusReader, watch: _Watch, sources: list[str]) -> None:

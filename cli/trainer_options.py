@@ -22,6 +22,7 @@ command line (``"cli": None``). Help text falls back to :data:`_HELP` below when
 from __future__ import annotations
 
 import dataclasses
+import re
 import types
 import typing
 from collections.abc import Callable
@@ -29,7 +30,8 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 import click
 
-__all__ = ["trainer_option_specs", "add_trainer_options", "build_trainer", "OptionSpec"]
+__all__ = ["trainer_option_specs", "add_trainer_options", "add_registry_options", "registry_fields", "build_trainer",
+           "OptionSpec"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -168,6 +170,82 @@ def add_trainer_options(cls: type, *, exclude: frozenset[str] = frozenset()) -> 
     return decorate
 
 
+def registry_fields(classes: dict[str, type]) -> dict[str, list[tuple[str, OptionSpec]]]:
+    """Every command-line field of the trainers in ``classes`` (label -> class): field -> [(label, spec)].
+
+    >>> from subword.trainers import BpeTrainer, WordPieceTrainer
+    >>> [label for label, _ in registry_fields({"bpe": BpeTrainer, "wordpiece": WordPieceTrainer})["criterion"]]
+    ['wordpiece']
+    """
+    out: dict[str, list[tuple[str, OptionSpec]]] = {}
+    for label, cls in classes.items():
+        for spec in trainer_option_specs(cls):
+            out.setdefault(spec.field, []).append((label, spec))
+    return out
+
+
+def _union_help(owners: list[tuple[str, OptionSpec]], everyone: int) -> str:
+    """One help text for a field several trainers share: the first trainer's text, who has the option
+    (unless all do), and the default of each when they differ."""
+    text = owners[0][1].help.rstrip()
+    labels = list(dict.fromkeys(label for label, _ in owners))
+    if len(labels) < everyone:
+        text += f" ({', '.join(labels)})"
+    groups: dict[str, list[str]] = {}
+    for label, spec in owners:
+        groups.setdefault(_show(spec.default), []).append(label)
+    if len(groups) > 1:
+        text += " [default: " + "; ".join(f"{', '.join(who)}: {value}" for value, who in groups.items()) + "]"
+    elif owners[0][1].default not in (None, (), False) or owners[0][1].kind == "flag":
+        text += f" [default: {_show(owners[0][1].default)}]"
+    return text
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, (list, tuple)):
+        return " ".join(map(str, value)) or "none"
+    return "none" if value is None else str(value)
+
+
+def add_registry_options(classes: dict[str, type]) -> Callable[[F], F]:
+    """A decorator adding one click option per field of any of ``classes`` (label -> options class).
+
+    Every option defaults to ``None`` (a flag too, so "not given" is visible), so each trainer keeps its
+    own defaults; the command decides which options apply to the chosen trainer (and refuses the rest).
+
+    >>> from subword.trainers import BpeTrainer, WordPieceTrainer
+    >>> @click.command()
+    ... @add_registry_options({"bpe": BpeTrainer, "wordpiece": WordPieceTrainer})
+    ... def cmd(**values): click.echo(sorted(k for k, v in values.items() if v not in (None, ())))
+    >>> from click.testing import CliRunner
+    >>> CliRunner().invoke(cmd, ["--criterion", "frequency", "--no-lowercase"]).output.split()
+    ["['criterion',", "'lowercase']"]
+    """
+    fields_ = registry_fields(classes)
+    everyone = len(set(classes))
+
+    def decorate(func: F) -> F:
+        for name in reversed(list(fields_)):
+            owners = fields_[name]
+            spec = owners[0][1]
+            help_text = _union_help(owners, everyone)
+            if spec.kind == "flag":
+                flag = spec.flag[2:]
+                option = click.option(f"--{flag}/--no-{flag}", name, default=None, help=help_text, show_default=False)
+            elif spec.kind == "multiple":
+                option = click.option(spec.flag, name, type=spec.type, multiple=True, default=(), help=help_text,
+                                      show_default=False)
+            else:
+                option = click.option(spec.flag, name, type=spec.type, default=None, help=help_text,
+                                      show_default=False)
+            func = option(func)
+        return func
+
+    return decorate
+
+
 def build_trainer(cls: type, values: dict[str, Any], **overrides: Any) -> Any:
     """Builds the trainer dataclass from parsed option values (only its own fields are taken).
 
@@ -195,4 +273,9 @@ def build_trainer(cls: type, values: dict[str, Any], **overrides: Any) -> Any:
     try:
         return cls(**kwargs)
     except (ValueError, TypeError) as exc:
-        raise click.UsageError(str(exc)) from exc
+        # Name the options as the user typed them: "BpeTrainer.vocab_size" -> "--vocab-size".
+        flags = {spec.field: spec.flag for spec in specs.values()}
+        message = re.sub(r"\b\w+Trainer\.(\w+)", lambda m: flags.get(m.group(1), m.group(0)), str(exc))
+        message = re.sub(r"\b[a-z]+(?:_[a-z]+)+\b", lambda m: flags.get(m.group(0), m.group(0)), message)
+        message = re.sub(r"^(\w+) (must|is)\b", lambda m: f"{flags.get(m.group(1), m.group(1))} {m.group(2)}", message)
+        raise click.UsageError(message) from exc

@@ -29,23 +29,33 @@ from subword.tokenizer import Tokenizer as Tokenizer
 
 if TYPE_CHECKING:
     from subword._core import Encoding as Encoding
+    from subword.spm import SpmBpeTrainer as SpmBpeTrainer
     from subword.trainers import BpeTrainer as BpeTrainer
-    from subword.trainers import train_bpe as train_bpe
+    from subword.trainers import ByteLevelBpeTrainer as ByteLevelBpeTrainer
+    from subword.trainers import Trainer as Trainer
     from subword.trainers import WordPieceTrainer as WordPieceTrainer
+    from subword.trainers import train as train
+    from subword.trainers import train_bpe as train_bpe
     from subword.trainers import train_wordpiece as train_wordpiece
+    from subword.unigram import UnigramTrainer as UnigramTrainer
 
 __all__ = [
     "Tokenizer",
     "Encoding",
     "AddedToken",
     "BPE",
-    "BpeTrainer",
-    "train_bpe",
     "WordPiece",
-    "WordPieceTrainer",
     "Unigram",
     "SentencePieceUnigram",
     "SentencePieceBPE",
+    "train",
+    "Trainer",
+    "BpeTrainer",
+    "ByteLevelBpeTrainer",
+    "WordPieceTrainer",
+    "UnigramTrainer",
+    "SpmBpeTrainer",
+    "train_bpe",
     "train_wordpiece",
     "normalizers",
     "pre_tokenizers",
@@ -61,9 +71,14 @@ __all__ = [
 # machinery; neither should make `import subword` fail or slow for users who only load files.
 _LAZY = {
     "Encoding": ("subword._core", "Encoding"),
+    "train": ("subword.trainers", "train"),
+    "Trainer": ("subword.trainers", "Trainer"),
     "BpeTrainer": ("subword.trainers", "BpeTrainer"),
-    "train_bpe": ("subword.trainers", "train_bpe"),
+    "ByteLevelBpeTrainer": ("subword.trainers", "ByteLevelBpeTrainer"),
     "WordPieceTrainer": ("subword.trainers", "WordPieceTrainer"),
+    "UnigramTrainer": ("subword.unigram", "UnigramTrainer"),
+    "SpmBpeTrainer": ("subword.spm", "SpmBpeTrainer"),
+    "train_bpe": ("subword.trainers", "train_bpe"),
     "train_wordpiece": ("subword.trainers", "train_wordpiece"),
 }
 

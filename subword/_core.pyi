@@ -4,6 +4,8 @@ from collections.abc import Callable, Iterable
 from typing import Literal
 
 __version__: str
+#: Fingerprint of the Rust sources this extension was built from (rust/build.rs; tests/test_extension.py).
+SOURCE_HASH: str
 
 # ==== training (rust/src/py/train.rs) ====
 

@@ -40,7 +40,7 @@ import json
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from subword.formats.spm import MODEL_TYPES, SpmModelFile
 
@@ -219,14 +219,32 @@ class SpmBpeTrainer(SpmOptions):
         "'rust' (fast) or 'reference' (the readable pure-Python trainer; identical result)."))
     threads: int | None = field(default=None, metadata=_help("Worker threads for normalization (default: all cores)."))
     seed: int = field(default=0, metadata=_help("Seed for --input-sentence-size sampling."))
+    compat: Literal["spm"] = field(default="spm", metadata={"cli": None, "help": "sentencepiece's rules (only)."})
+
+    algorithm: ClassVar[str] = "bpe"
 
     def validate(self) -> None:
         super().validate()
+        if self.compat != "spm":
+            raise ValueError(f"SpmBpeTrainer follows sentencepiece's rules (compat='spm'), got {self.compat!r}; "
+                             "HF's BPE is BpeTrainer")
         if self.engine not in ("rust", "reference"):
             raise ValueError(f"engine must be 'rust' or 'reference', got {self.engine!r}")
         if self.threads is not None and (isinstance(self.threads, bool) or not isinstance(self.threads, int)
                                          or self.threads < 1):
             raise ValueError(f"threads must be a positive int or None, got {self.threads!r}")
+
+    def train(self, lines: Iterable[str], progress: Callable[[str, int, int], None] | None = None) -> Any:
+        """Train on ``lines`` (the :class:`subword.trainers.Trainer` protocol): :func:`train_spm_bpe`,
+        as a :class:`subword.Tokenizer` that encodes as sentencepiece does and saves as a ``.model``.
+
+        >>> tok = SpmBpeTrainer(vocab_size=20, hard_vocab_limit=False).train(["low lower lowest"] * 3)
+        >>> tok.id_to_token(3)
+        'lo'
+        """
+        from subword.trainers import spm_tokenizer
+
+        return spm_tokenizer(train_spm_bpe(lines, self, progress=progress))
 
 
 def _assemble(meta: list[tuple[int, str, int]], pieces: Iterable[tuple[str, float]],

@@ -1,4 +1,22 @@
-"""Training: the BPE options dataclass and ``train_bpe``, which turns lines of text into a :class:`Tokenizer`.
+"""Training: one options class per algorithm behind one protocol, and the registry that picks them.
+
+Every trainer is a dataclass of options with ``train(lines, progress=None) -> Tokenizer`` (the
+:class:`Trainer` protocol); :func:`train` is the one entry point, used by Python callers and by
+``subword train`` alike:
+
+==============  ==========  ============================================  ==========================
+algorithm       compat      options class                                 rules
+==============  ==========  ============================================  ==========================
+``bpe``         ``hf``      :class:`BpeTrainer`                           HF ``BpeTrainer``
+``bpe``         ``spm``     :class:`subword.spm.SpmBpeTrainer`            sentencepiece's BPE
+``byte-bpe``    ``hf``      :class:`ByteLevelBpeTrainer`                  HF, GPT-2 byte level
+``wordpiece``   ``hf``      :class:`WordPieceTrainer`                     likelihood or HF frequency
+``unigram``     ``spm``     :class:`subword.unigram.UnigramTrainer`       sentencepiece's Unigram
+``unigram``     ``hf``      :class:`subword.unigram.UnigramTrainer`       HF ``UnigramTrainer``
+==============  ==========  ============================================  ==========================
+
+The ``compat`` field of each class names the rules it follows; ``UnigramTrainer`` implements both.
+
 
 :class:`BpeTrainer` is the one definition of the training options: it is what Python callers pass,
 what the command line is generated from (``cli.trainer_options`` reads the fields and their
@@ -20,15 +38,16 @@ import logging
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, Protocol
 
 from subword import decoders, pre_tokenizers, processors
 from subword.model import BPE
 from subword.normalizers import Normalizer
 from subword.tokenizer import AddedToken, Tokenizer
 
-__all__ = ["BpeTrainer", "ProgressCallback", "train_bpe", "WordPieceTrainer", "train_wordpiece", "bert_pipeline",
-           "BERT_SPECIAL_TOKENS"]
+__all__ = ["Trainer", "BpeTrainer", "ByteLevelBpeTrainer", "ProgressCallback", "train_bpe", "WordPieceTrainer",
+           "train_wordpiece", "bert_pipeline", "BERT_SPECIAL_TOKENS", "train", "make_trainer", "trainer_class",
+           "algorithms", "compats"]
 
 log = logging.getLogger(__name__)
 
@@ -82,15 +101,16 @@ class BpeTrainer:
         "Suffix of every word-final subword, e.g. '</w>'."))
     unk_token: str | None = field(default=None, metadata=_help(
         "The model's unknown token; must be one of the special tokens (default: unknown characters are dropped, as HF)."))
-    compat: Literal["hf", "spm"] = field(default="hf", metadata=_help(
-        "Whose rules decide ids, merge order and tie-breaks: hf (HF tokenizers) or spm (sentencepiece's "
-        "BPE: see subword.spm.train_spm_bpe; on the command line it writes a .model file)."))
+    compat: Literal["hf"] = field(default="hf", metadata={"cli": None, "help": (
+        "Whose rules decide ids, merge order and tie-breaks: hf, HF tokenizers' (sentencepiece's BPE is "
+        "SpmBpeTrainer, compat 'spm').")})
     engine: Literal["rust", "reference"] = field(default="rust", metadata=_help(
         "'rust' (fast) or 'reference' (the readable pure-Python trainer; slow, identical result)."))
     threads: int | None = field(default=None, metadata=_help(
         "Worker threads for the Rust engine (default: all cores)."))
-    seed: int = field(default=0, metadata=_help(
-        "Seed for sampling the input (BPE training itself has no randomness)."))
+
+    #: The registry key (see :func:`trainer_class`): the algorithm these options train.
+    algorithm: ClassVar[str] = "bpe"
 
     def __post_init__(self) -> None:
         self.validate()
@@ -123,7 +143,6 @@ class BpeTrainer:
         integer("limit_alphabet", 0, optional=True)
         integer("max_token_length", 1, optional=True)
         integer("threads", 1, optional=True)
-        integer("seed", 0)
         strings("special_tokens")
         strings("initial_alphabet")
         for key in ("continuing_subword_prefix", "end_of_word_suffix", "unk_token"):
@@ -132,8 +151,10 @@ class BpeTrainer:
                 raise TypeError(f"{name}.{key} must be a non-empty str or None, got {value!r}")
         if self.unk_token is not None and self.unk_token not in self.special_tokens:
             raise ValueError(f"{name}.unk_token {self.unk_token!r} must also be one of special_tokens")
-        if self.compat not in ("hf", "spm"):
-            raise ValueError(f"{name}.compat must be 'hf' or 'spm', got {self.compat!r}")
+        if self.compat != "hf":
+            hint = (" (sentencepiece's BPE is SpmBpeTrainer: subword.train('bpe', compat='spm'))"
+                    if self.compat == "spm" and self.algorithm == "bpe" else "")
+            raise ValueError(f"{name}.compat must be 'hf', got {self.compat!r}{hint}")
         if self.engine not in ("rust", "reference"):
             raise ValueError(f"{name}.engine must be 'rust' or 'reference', got {self.engine!r}")
         if any(len(s) > 1 for s in self.initial_alphabet):
@@ -167,6 +188,14 @@ class BpeTrainer:
         if unknown:
             raise ValueError(f"unknown BpeTrainer option(s): {', '.join(unknown)} (known: {', '.join(known[:2])}, ...)")
         return cls(**data)
+
+    def train(self, lines: Iterable[str], progress: ProgressCallback | None = None) -> Tokenizer:
+        """Train on ``lines`` with these options (the :class:`Trainer` protocol): :func:`train_bpe`.
+
+        >>> BpeTrainer(vocab_size=12).train(["low lower lowest\\n"] * 3).model.merges[:2]
+        [('l', 'o'), ('lo', 'w')]
+        """
+        return train_bpe(lines, self, progress=progress)
 
     def trainer_kwargs(self) -> dict[str, Any]:
         """The keyword arguments of the training functions (``_core.train_bpe`` and the reference)."""
@@ -231,11 +260,34 @@ def _count(
     return words, sha, stats, n_words
 
 
+@dataclass
+class ByteLevelBpeTrainer(BpeTrainer):
+    """Options of byte-level BPE (GPT-2): :class:`BpeTrainer`'s, on the 256-byte alphabet with the
+    ``ByteLevel`` pre-tokenizer, decoder and post-processor.
+
+    >>> tok = ByteLevelBpeTrainer(vocab_size=258).train(["hello hello\\n"])
+    >>> tok.model.merges
+    [('e', 'l'), ('h', 'el')]
+    """
+
+    algorithm: ClassVar[str] = "byte-bpe"
+
+    def validate(self) -> None:
+        """Check every option; the vocabulary must hold the 256 bytes and the special tokens."""
+        super().validate()
+        minimum = 256 + len(dict.fromkeys(self.special_tokens))
+        if self.vocab_size < minimum:
+            raise ValueError(
+                f"{type(self).__name__}.vocab_size {self.vocab_size} is smaller than the byte-level alphabet (256) "
+                f"plus {minimum - 256} special tokens; the minimum is {minimum}"
+            )
+
+
 def train_bpe(
     lines: Iterable[str],
     trainer: BpeTrainer,
     *,
-    byte_level: bool = False,
+    byte_level: bool | None = None,
     normalizer: Normalizer | None = None,
     progress: ProgressCallback | None = None,
 ) -> Tokenizer:
@@ -246,7 +298,8 @@ def train_bpe(
         trainer: The options.
         byte_level: GPT-2 style: ``ByteLevel`` pre-tokenizer (no prefix space), the 256 byte chars as the
             initial alphabet, ``ByteLevel`` decoder and post-processor. Otherwise the ``Whitespace``
-            pre-tokenizer (and a ``BPEDecoder`` when ``end_of_word_suffix`` is set).
+            pre-tokenizer (and a ``BPEDecoder`` when ``end_of_word_suffix`` is set). Default: byte-level
+            exactly when ``trainer`` is a :class:`ByteLevelBpeTrainer`.
         normalizer: Applied to every line before pre-tokenization, and kept in the tokenizer.
         progress: ``progress(stage, current, total)``, see :data:`ProgressCallback`.
 
@@ -269,9 +322,8 @@ def train_bpe(
     if not isinstance(trainer, BpeTrainer):
         raise TypeError(f"trainer must be a BpeTrainer, got {type(trainer).__name__}")
     trainer.validate()
-    if trainer.compat == "spm":
-        raise ValueError("compat='spm' BPE has SentencePiece's options and output: train it with "
-                         "subword.spm.train_spm_bpe(lines, SpmBpeTrainer(...))")
+    if byte_level is None:
+        byte_level = isinstance(trainer, ByteLevelBpeTrainer)
     if normalizer is not None and not isinstance(normalizer, Normalizer):
         raise TypeError(f"normalizer must be a subword.normalizers.Normalizer, got {type(normalizer).__name__}")
     if byte_level:
@@ -416,6 +468,16 @@ class WordPieceTrainer(BpeTrainer):
                 "max_token_length", "continuing_subword_prefix")
         return {k: getattr(self, k) for k in keys}
 
+    algorithm: ClassVar[str] = "wordpiece"
+
+    def train(self, lines: Iterable[str], progress: ProgressCallback | None = None) -> Tokenizer:
+        """Train on ``lines`` with these options (the :class:`Trainer` protocol): :func:`train_wordpiece`.
+
+        >>> WordPieceTrainer(vocab_size=40).train(["the cat\\n"] * 3).encode("cat").tokens
+        ['[CLS]', 'cat', '[SEP]']
+        """
+        return train_wordpiece(lines, self, progress=progress)
+
     def normalizer(self) -> Normalizer:
         """The BERT normalizer these options describe.
 
@@ -535,3 +597,158 @@ def train_wordpiece(
                      decoder=decoders.WordPiece(prefix=model.continuing_subword_prefix),
                      special_tokens=[AddedToken(t, special=True, normalized=False) for t in trainer.special_tokens],
                      provenance=provenance)
+
+
+# ==== the registry: one protocol, one entry point ====
+
+
+class Trainer(Protocol):
+    """What every options class offers: its registry key, its rules, and ``train``."""
+
+    algorithm: ClassVar[str]
+    compat: str
+
+    def train(self, lines: Iterable[str], progress: ProgressCallback | None = None) -> Tokenizer: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+def spm_tokenizer(model: Any) -> Tokenizer:
+    """The :class:`Tokenizer` of a trained SentencePiece model (``SpmModelFile``): it encodes as
+    sentencepiece does and ``save("x.model")`` writes the model back unchanged."""
+    from subword.formats.spm import tokenizer_from_model
+
+    return tokenizer_from_model(model)
+
+
+def _registry() -> dict[str, dict[str, type]]:
+    """algorithm -> compat -> options class; the first compat listed is the algorithm's default."""
+    from subword.spm import SpmBpeTrainer
+    from subword.unigram import UnigramTrainer
+
+    return {
+        "bpe": {"hf": BpeTrainer, "spm": SpmBpeTrainer},
+        "byte-bpe": {"hf": ByteLevelBpeTrainer},
+        "wordpiece": {"hf": WordPieceTrainer},
+        "unigram": {"spm": UnigramTrainer, "hf": UnigramTrainer},
+    }
+
+
+def algorithms() -> list[str]:
+    """The algorithms :func:`train` knows.
+
+    >>> algorithms()
+    ['bpe', 'byte-bpe', 'wordpiece', 'unigram']
+    """
+    return list(_registry())
+
+
+def compats(algorithm: str) -> list[str]:
+    """The rule sets ``algorithm`` can follow, its default first.
+
+    >>> compats("unigram"), compats("wordpiece")
+    (['spm', 'hf'], ['hf'])
+    """
+    return list(_lookup(algorithm))
+
+
+def _lookup(algorithm: str) -> dict[str, type]:
+    table = _registry()
+    if algorithm not in table:
+        raise ValueError(f"unknown algorithm {algorithm!r} (known: {', '.join(table)})")
+    return table[algorithm]
+
+
+def trainer_class(algorithm: str, compat: str | None = None) -> type:
+    """The options class for ``algorithm`` under ``compat``'s rules (``None``: the algorithm's default).
+
+    Raises:
+        ValueError: an unknown algorithm, or rules the algorithm does not have (the message lists them).
+
+    >>> trainer_class("bpe", "spm").__name__
+    'SpmBpeTrainer'
+    >>> trainer_class("wordpiece", "spm")
+    Traceback (most recent call last):
+    ...
+    ValueError: wordpiece has no 'spm' rules (it has: hf)
+    """
+    table = _lookup(algorithm)
+    if compat is None:
+        return next(iter(table.values()))
+    if compat not in table:
+        raise ValueError(f"{algorithm} has no {compat!r} rules (it has: {', '.join(table)})")
+    return table[compat]
+
+
+def make_trainer(algorithm: str, compat: str | None = None, **options: Any) -> Trainer:
+    """The options object for ``algorithm`` (see :func:`trainer_class`) built from ``options``.
+
+    Raises:
+        TypeError: an option the chosen class does not have (named, with the closest known name).
+        ValueError: an unknown algorithm or compat, or an option out of range.
+
+    >>> make_trainer("unigram", "hf", vocab_size=100).compat
+    'hf'
+    >>> make_trainer("bpe", vocab_sise=100)
+    Traceback (most recent call last):
+    ...
+    TypeError: BpeTrainer has no option 'vocab_sise' (did you mean 'vocab_size'?)
+    """
+    import difflib
+
+    cls = trainer_class(algorithm, compat)
+    known = [f.name for f in fields(cls) if f.init]
+    for name in options:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise TypeError(f"{cls.__name__} has no option {name!r}{hint}")
+    if compat is not None and "compat" in known:
+        options = {**options, "compat": compat}
+    return cls(**options)
+
+
+def train(
+    algorithm: str,
+    inputs: Any = None,
+    *,
+    lines: Iterable[str] | None = None,
+    compat: str | None = None,
+    progress: ProgressCallback | None = None,
+    **options: Any,
+) -> Tokenizer:
+    """Train a tokenizer: the one entry point (``subword train`` runs through it too).
+
+    Args:
+        algorithm: ``"bpe"``, ``"byte-bpe"``, ``"wordpiece"`` or ``"unigram"``.
+        inputs: Files, globs or directories (a path or a list of them; ``.gz``/``.bz2``/``.xz`` are
+            read through), read as ``subword train`` reads them: lines with their endings.
+        lines: Or the text itself, one str per line (give ``inputs`` or ``lines``, not both; neither:
+            the built-in corpus).
+        compat: Whose rules to follow (see the table in this module); ``None``: the algorithm's default.
+        progress: ``progress(stage, current, total)``, see :data:`ProgressCallback`.
+        **options: The options of the chosen class (e.g. ``vocab_size=8000``).
+
+    Returns:
+        The trained :class:`Tokenizer`, with its training options in ``provenance``.
+
+    Raises:
+        TypeError: an option the algorithm does not have.
+        ValueError: a bad option value, or an input without words.
+
+    >>> tok = train("wordpiece", lines=["the cat sat on the mat\\n"] * 5, vocab_size=60)
+    >>> tok.encode("the cat").tokens
+    ['[CLS]', 'the', 'cat', '[SEP]']
+    """
+    trainer = make_trainer(algorithm, compat, **options)
+    if inputs is not None and lines is not None:
+        raise TypeError("give inputs (files) or lines (text), not both")
+    if lines is None:
+        import corpora
+
+        if inputs is None:
+            inputs = [corpora.builtin_corpus()]
+        elif isinstance(inputs, (str, bytes)) or hasattr(inputs, "__fspath__"):
+            inputs = [inputs]
+        lines = corpora.CorpusReader([str(p) for p in inputs])
+    return trainer.train(lines, progress=progress)

@@ -27,11 +27,14 @@ import json
 import logging
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import MISSING, dataclass, field, fields
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from subword.formats.spm import MODEL_TYPES, SpmModelFile
 from subword.spm import SpmOptions, _assemble, _select
+
+if TYPE_CHECKING:
+    from subword.tokenizer import Tokenizer
 
 __all__ = ["UnigramTrainer", "train_unigram", "UnigramEncoder", "metaspace_words", "train_unigram_hf", "HfUnigramEncoder"]
 
@@ -66,9 +69,43 @@ class UnigramTrainer(SpmOptions):
     engine: Literal["rust", "reference"] = field(default="rust", metadata=_help(
         "'rust' (fast) or 'reference' (the readable pure-Python trainer; identical result)."))
     seed: int = field(default=0, metadata=_help("Seed for --input-sentence-size sampling."))
+    compat: Literal["spm", "hf"] = field(default="spm", metadata={"cli": None, "help": (
+        "Whose rules: spm (sentencepiece 0.2.3's trainer and pipeline; a .model file) or hf (HF "
+        "UnigramTrainer on Metaspace words; a tokenizer.json).")})
+    special_tokens: list[str] = field(default_factory=list, metadata=_help(
+        "compat hf: a special token placed first in the vocabulary (repeatable; default: the unk piece)."))
+
+    algorithm: ClassVar[str] = "unigram"
+
+    #: The options HF's UnigramTrainer has (compat="hf"); the others must keep their defaults there.
+    HF_FIELDS: ClassVar[frozenset[str]] = frozenset({
+        "vocab_size", "max_sentencepiece_length", "unk_piece", "shrinking_factor", "num_sub_iterations",
+        "seed_sentencepiece_size", "engine", "compat", "special_tokens"})
+
+    def applicable_fields(self) -> frozenset[str]:
+        """The options that matter under this ``compat`` (the CLI refuses the others).
+
+        >>> "character_coverage" in UnigramTrainer(compat="hf").applicable_fields()
+        False
+        """
+        every = frozenset(f.name for f in fields(self) if f.init)
+        return self.HF_FIELDS if self.compat == "hf" else every - {"special_tokens"}
 
     def validate(self) -> None:
         super().validate()
+        if self.compat not in ("spm", "hf"):
+            raise ValueError(f"compat must be 'spm' or 'hf', got {self.compat!r}")
+        # An option the chosen rules do not have is refused, never silently dropped.
+        defaults = UnigramTrainer.__dataclass_fields__
+        for f in fields(self):
+            if not f.init or f.name in self.applicable_fields():
+                continue
+            default = f.default_factory() if f.default_factory is not MISSING else f.default  # type: ignore[misc]
+            if getattr(self, f.name) != default and f.name in defaults:
+                rules = "HF's UnigramTrainer (compat='hf')" if self.compat == "hf" else "sentencepiece (compat='spm')"
+                fix = ("use user_defined_symbols / control_symbols" if f.name == "special_tokens"
+                       else "it only exists in the other rules")
+                raise ValueError(f"{f.name} is not an option of {rules}; {fix}")
         if not 0.0 < float(self.shrinking_factor) < 1.0:
             raise ValueError(f"shrinking_factor must be in (0, 1), got {self.shrinking_factor}")
         for name in ("num_sub_iterations", "num_threads", "seed_sentencepiece_size"):
@@ -77,6 +114,22 @@ class UnigramTrainer(SpmOptions):
                 raise ValueError(f"{name} must be a positive int, got {v!r}")
         if self.engine not in ("rust", "reference"):
             raise ValueError(f"engine must be 'rust' or 'reference', got {self.engine!r}")
+
+    def train(self, lines: Iterable[str], progress: Callable[[str, int, int], None] | None = None) -> "Tokenizer":
+        """Train on ``lines`` (the :class:`subword.trainers.Trainer` protocol): sentencepiece's Unigram
+        (:func:`train_unigram`, lines read without their endings) or, with ``compat="hf"``, HF's
+        (:func:`train_unigram_hf`, lines with their endings, as HF's ``train_from_files``).
+
+        >>> tok = UnigramTrainer(compat="hf", vocab_size=20).train(["the cat sat on the mat\\n"] * 10)
+        >>> tok.model.vocab_size, tok.provenance["training"]["trainer"]
+        (20, 'UnigramTrainer')
+        """
+        if self.compat == "hf":
+            return train_unigram_hf(lines, trainer=self, progress=progress)
+        from subword.trainers import spm_tokenizer
+
+        stripped = (line.rstrip("\r\n") if isinstance(line, str) else line for line in lines)
+        return spm_tokenizer(train_unigram(stripped, self, progress=progress))
 
 
 def train_unigram(
@@ -151,8 +204,8 @@ def _reference_train(lines: list[str], trainer: UnigramTrainer) -> tuple[list[tu
     words = _core.spm_words(lines, spec)
     pieces = ref_train(sentences, words, required, vocab_size=trainer.vocab_size, meta_pieces=len(meta),
                        shrinking_factor=trainer.shrinking_factor, num_sub_iterations=trainer.num_sub_iterations,
-                       max_piece_length=trainer.max_sentencepiece_length,
-                       seed_size=trainer.seed_sentencepiece_size, num_threads=trainer.num_threads,
+                       max_sentencepiece_length=trainer.max_sentencepiece_length,
+                       seed_sentencepiece_size=trainer.seed_sentencepiece_size, num_threads=trainer.num_threads,
                        valid=_validity(spec))
     return _assemble(meta, pieces, trainer), stats
 
@@ -291,37 +344,50 @@ def metaspace_words(text: str) -> list[tuple[str, tuple[int, int]]]:
 
 def train_unigram_hf(
     lines: Iterable[str],
+    trainer: UnigramTrainer | None = None,
     *,
-    vocab_size: int = 8000,
-    unk_token: str = "<unk>",
-    special_tokens: Sequence[str] = ("<unk>",),
-    shrinking_factor: float = 0.75,
-    n_sub_iterations: int = 2,
-    max_piece_length: int = 16,
-    seed_size: int = 1_000_000,
-    engine: Literal["rust", "reference"] = "rust",
-) -> dict:
-    """Trains as HF's ``UnigramTrainer`` does on Metaspace words; returns an HF ``tokenizer.json`` dict.
+    progress: Callable[[str, int, int], None] | None = None,
+) -> "Tokenizer":
+    """Trains as HF's ``UnigramTrainer`` does on Metaspace words; returns the tokenizer (saved, an HF
+    ``tokenizer.json`` with the options in its provenance).
 
     The piece set equals HF's (tests compare them); HF places the required characters missing from
     the model in hash order, we in (count desc, code point asc) order, so a few of their scores differ
     by multiples of 1e-4.
 
-    >>> tok = train_unigram_hf(["the cat sat on the mat"] * 10, vocab_size=20)
-    >>> tok["model"]["type"], tok["model"]["vocab"][0]
-    ('Unigram', ['<unk>', 0.0])
+    Args:
+        lines: The corpus, one str per line (line endings kept, as HF's ``train_from_files`` reads).
+        trainer: The options, ``UnigramTrainer(compat="hf", ...)`` (default: its defaults).
+        progress: ``progress(stage, current, total)``; reports the lines read.
+
+    >>> tok = train_unigram_hf(["the cat sat on the mat"] * 10, UnigramTrainer(compat="hf", vocab_size=20))
+    >>> tok.model.to_dict()["type"], tok.id_to_token(0)
+    ('Unigram', '<unk>')
     """
+    import hashlib
     from collections import Counter
 
     from subword import _core
+    from subword.formats import hf_json
 
-    specials = list(dict.fromkeys(special_tokens))
+    trainer = trainer if trainer is not None else UnigramTrainer(compat="hf")
+    if trainer.compat != "hf":
+        raise ValueError("train_unigram_hf takes UnigramTrainer(compat='hf', ...)")
+    trainer.validate()
+    unk_token = trainer.unk_piece
+    specials = list(dict.fromkeys(trainer.special_tokens or [unk_token]))
     if unk_token not in specials:
         specials.insert(0, unk_token)
     words: Counter[str] = Counter()
+    sha = hashlib.sha256()
+    n_lines = 0
     for line in lines:
         if not isinstance(line, str):
             raise TypeError(f"lines must be str, got {type(line).__name__}")
+        sha.update(line.encode("utf-8"))
+        n_lines += 1
+        if progress is not None and n_lines % 65536 == 0:
+            progress("read", n_lines, 0)
         for w, _ in metaspace_words(line):  # line endings kept, as HF's train_from_files reads lines
             words[w] += 1
     if not words:
@@ -332,22 +398,35 @@ def train_unigram_hf(
             chars[ch] += c
     req = sorted(chars.items(), key=lambda x: (-x[1], x[0]))
     wl = sorted(words.items())
-    kw = dict(vocab_size=vocab_size, meta_pieces=len(specials), compat="hf", shrinking_factor=shrinking_factor,
-              num_sub_iterations=n_sub_iterations, max_piece_length=max_piece_length, seed_size=seed_size)
-    if engine == "reference":
+    kw = dict(vocab_size=trainer.vocab_size, meta_pieces=len(specials), compat="hf",
+              shrinking_factor=trainer.shrinking_factor, num_sub_iterations=trainer.num_sub_iterations,
+              max_piece_length=trainer.max_sentencepiece_length, seed_size=trainer.seed_sentencepiece_size)
+    if trainer.engine == "reference":
         from subword.reference.unigram import train_unigram as ref_train
-        pieces = ref_train([], wl, req, **kw)
+        pieces = ref_train([], wl, req, vocab_size=trainer.vocab_size, meta_pieces=len(specials), compat="hf",
+                           shrinking_factor=trainer.shrinking_factor, num_sub_iterations=trainer.num_sub_iterations,
+                           max_sentencepiece_length=trainer.max_sentencepiece_length,
+                           seed_sentencepiece_size=trainer.seed_sentencepiece_size)
     else:
         pieces = _core.train_unigram([], wl, req, **kw)
     vocab = [[t, 0.0] for t in specials] + [[p, s] for p, s in pieces if p not in specials]
     meta = {"type": "Metaspace", "replacement": WS, "prepend_scheme": "always", "split": True}
-    return {
+    data = {
         "version": "1.0", "truncation": None, "padding": None,
         "added_tokens": [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
                           "normalized": False, "special": True} for i, t in enumerate(specials)],
         "normalizer": None, "pre_tokenizer": meta, "post_processor": None, "decoder": dict(meta),
         "model": {"type": "Unigram", "unk_id": specials.index(unk_token), "vocab": vocab, "byte_fallback": False},
     }
+    tok = hf_json.from_dict(data, source="<train_unigram_hf>")
+    tok.provenance["training"] = {
+        "trainer": "UnigramTrainer",
+        "options": trainer.to_dict(),
+        "engine": trainer.engine,
+        "corpus": {"sha256": sha.hexdigest(), "lines": n_lines, "distinct_words": len(words)},
+        "vocab_size_reached": len(vocab),
+    }
+    return tok
 
 
 class HfUnigramEncoder:

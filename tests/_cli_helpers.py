@@ -7,9 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
-SHARED_CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+from _corpora import CORPORA, SHARED_CORPORA  # noqa: F401 - re-exported: real text, the shared corpora or stand-ins
 
 # Words with a little of everything a tokenizer meets: ASCII, accents, CJK, digits, punctuation.
 _WORDS = (
@@ -30,15 +29,12 @@ def make_text(lines: int, seed: int = 0, words_per_line: tuple[int, int] = (3, 1
 
 
 def require_training() -> None:
-    """Skips (with the reason) when the trainer or the native tokenizer is not built yet."""
-    try:
-        import subword.trainers  # noqa: F401
-    except ImportError as exc:  # pragma: no cover - only before R-TRAIN's module lands
-        pytest.skip(f"subword.trainers not available yet: {exc}")
+    """The trainers and the compiled tokenizer must be importable: a missing or stale build is a failure
+    (see tests/test_extension.py), not a reason to skip the CLI tests."""
+    import subword.trainers  # noqa: F401
     from subword import _core
 
-    if not hasattr(_core, "CoreTokenizer"):  # pragma: no cover - only before R-ENC's bindings land
-        pytest.skip("subword._core.CoreTokenizer not built yet (rebuild with pip install -e . --no-deps)")
+    assert hasattr(_core, "CoreTokenizer"), "subword._core has no CoreTokenizer: rebuild (pip install -e .)"
 
 
 def run_subword(*args: str, input: bytes | None = None, timeout: float = 120, cwd: Path | None = None) -> subprocess.CompletedProcess:

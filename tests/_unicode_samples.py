@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import unicodedata
-from pathlib import Path
 
 from hypothesis import strategies as st
 
-CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+from _corpora import CORPORA  # the shared corpora, or stand-ins from the built-in corpus
 
 TRICKY = [
     "",

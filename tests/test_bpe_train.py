@@ -13,7 +13,6 @@ import random
 import subprocess
 import sys
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,13 +21,13 @@ from hypothesis import strategies as st
 from subword.reference import bpe as reference
 from subword.trainers import BpeTrainer, train_bpe
 
-core = pytest.importorskip("subword._core")
-hf_tokenizers = pytest.importorskip("tokenizers")
+from subword import _core as core
+import tokenizers as hf_tokenizers
 from tokenizers import models as hf_models  # noqa: E402
 from tokenizers import pre_tokenizers as hf_pre  # noqa: E402
 from tokenizers import trainers as hf_trainers  # noqa: E402
 
-CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+from _corpora import CORPORA  # the shared corpora, or stand-ins from the built-in corpus
 MAX_EXAMPLES = int(os.environ.get("SUBWORD_MAX_EXAMPLES", "150"))
 
 OPTION_KEYS = ("vocab_size", "min_frequency", "special_tokens", "initial_alphabet", "limit_alphabet",

@@ -19,7 +19,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from _cli_helpers import SHARED_CORPORA, make_text, require_training, run_subword
+from _cli_helpers import CORPORA, make_text, require_training, run_subword
 
 pytestmark = pytest.mark.usefixtures("_needs_training")
 
@@ -54,7 +54,7 @@ def byte_tok(cli_app: click.Group, corpus: Path, tmp_path_factory: pytest.TempPa
     result = invoke(
         cli_app,
         ["train", "byte-bpe", str(corpus), "-o", str(out), "--vocab-size", "400",
-         "--special-token", "<|endoftext|>", "--seed", "3", "--min-frequency", "2", "-q"],
+         "--special-token", "<|endoftext|>", "--min-frequency", "2", "-q"],
     )
     assert result.exit_code == 0, result.output
     return out
@@ -103,16 +103,22 @@ def test_version(cli_app: click.Group) -> None:
 
 
 def test_every_trainer_field_is_an_option(cli_app: click.Group) -> None:
-    """The options come from BpeTrainer: a field added there appears here without more code."""
+    """The options come from the registry's classes: a field added to any of them appears here without
+    more code (``compat`` is the one hand-written option, since it picks the class)."""
     from cli.trainer_options import trainer_option_specs
-    from subword.trainers import BpeTrainer
+    from subword.trainers import algorithms, compats, trainer_class
 
     train_opts = {opt for p in cli_app.commands["train"].params for opt in getattr(p, "opts", [])}
-    specs = trainer_option_specs(BpeTrainer)
-    assert {s.field for s in specs} == {f.name for f in dataclasses.fields(BpeTrainer) if f.init}
-    for spec in specs:
-        assert spec.flag in train_opts, spec
-    assert "--special-token" in train_opts and "--vocab-size" in train_opts
+    classes = {trainer_class(a, c) for a in algorithms() for c in compats(a)}
+    assert len(classes) == 5
+    for cls in classes:
+        specs = trainer_option_specs(cls)
+        hidden = {f.name for f in dataclasses.fields(cls) if f.init and "cli" in f.metadata and f.metadata["cli"] is None}
+        assert hidden <= {"compat", "end_of_word_suffix"}, (cls, hidden)  # the latter: WordPiece has none
+        assert {s.field for s in specs} | hidden == {f.name for f in dataclasses.fields(cls) if f.init}, cls
+        for spec in specs:
+            assert spec.flag in train_opts, (cls, spec)
+    assert {"--special-token", "--vocab-size", "--compat"} <= train_opts
 
 
 @pytest.mark.parametrize(
@@ -142,7 +148,7 @@ def test_train_byte_bpe_records_options_and_corpus(byte_tok: Path, corpus: Path)
     assert prov["input"]["lines"] == 3000
     text = json.dumps(prov)
     # The options given on the command line are recorded somewhere in the provenance block.
-    assert '"min_frequency": 2' in text and '"seed": 3' in text
+    assert '"min_frequency": 2' in text and '"special_tokens": ["<|endoftext|>"]' in text
 
 
 def test_train_is_byte_identical_when_repeated(cli_app: click.Group, corpus: Path, tmp_path: Path) -> None:
@@ -447,7 +453,6 @@ def test_ctrl_c_during_rust_merges(tmp_path: Path) -> None:
     assert left == [], f"files left behind: {left}"
 
 
-@pytest.mark.skipif(not (SHARED_CORPORA / "tinyshakespeare.txt").exists(), reason="shared corpora not present")
 @pytest.mark.parametrize("algorithm", ["bpe", "byte-bpe"])
 @pytest.mark.parametrize("line_ending", ["lf", "crlf"])
 def test_cli_training_equals_hf_train_from_files(
@@ -459,7 +464,7 @@ def test_cli_training_equals_hf_train_from_files(
     reader does, and the CLI passes the options through unchanged.
     """
     tokenizers = pytest.importorskip("tokenizers")
-    text = (SHARED_CORPORA / "tinyshakespeare.txt").read_text(encoding="utf-8")[:400_000]
+    text = (CORPORA / "tinyshakespeare.txt").read_text(encoding="utf-8")[:400_000]
     src = tmp_path / "corpus.txt"
     src.write_bytes((text.replace("\n", "\r\n") if line_ending == "crlf" else text).encode("utf-8"))
     out = tmp_path / "ours.json"
@@ -486,9 +491,8 @@ def test_cli_training_equals_hf_train_from_files(
     assert ours["merges"] == theirs["merges"]
 
 
-@pytest.mark.skipif(not (SHARED_CORPORA / "tinyshakespeare.txt").exists(), reason="shared corpora not present")
 def test_real_corpus_round_trip(cli_app: click.Group, tmp_path: Path) -> None:
-    path = SHARED_CORPORA / "tinyshakespeare.txt"
+    path = CORPORA / "tinyshakespeare.txt"
     out = tmp_path / "shakespeare.json"
     result = invoke(cli_app, ["train", "byte-bpe", str(path), "-o", str(out), "--vocab-size", "1000", "-q"])
     assert result.exit_code == 0, result.output

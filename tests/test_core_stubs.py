@@ -5,9 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
 
-core = pytest.importorskip("subword._core")
+from subword import _core as core
 STUB = Path(__file__).resolve().parents[1] / "subword" / "_core.pyi"
 
 

@@ -10,11 +10,10 @@ import pytest
 
 from _hf_fixtures import byte_level_hf, eval_lines, training_lines, whitespace_hf
 from subword import BPE, Tokenizer
-from subword._native import has_core_class
 from subword.errors import FormatError, UnsupportedComponentError
 from subword.pre_tokenizers import ByteLevel
 
-tokenizers = pytest.importorskip("tokenizers")
+import tokenizers
 
 FIXTURES = [pytest.param(byte_level_hf, id="byte-level"), pytest.param(whitespace_hf, id="whitespace")]
 
@@ -311,7 +310,6 @@ def test_save_pretrained_rejects_unknown_roles_and_missing_tokens(tmp_path):
 # ==== end to end: a tokenizer we train, saved by us, used by HF and transformers ====
 
 
-@pytest.mark.skipif(not has_core_class("CoreTokenizer"), reason="subword._core.CoreTokenizer is not built yet")
 @pytest.mark.parametrize("byte_level", [True, False], ids=["byte-level", "whitespace"])
 def test_our_trained_tokenizer_gives_the_same_ids_everywhere(tmp_path, byte_level):
     trainers = pytest.importorskip("subword.trainers")

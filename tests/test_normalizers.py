@@ -13,10 +13,9 @@ from hypothesis import given, settings
 
 from _unicode_samples import MIXED_TEXT, TRICKY, corpus_lines
 from subword import normalizers as ours
-from subword._native import has_core_class
 from subword.errors import FormatError, UnsupportedComponentError
 
-hf = pytest.importorskip("tokenizers.normalizers")
+import tokenizers.normalizers as hf
 
 MAX_EXAMPLES = int(os.environ.get("SUBWORD_MAX_EXAMPLES", "300"))
 
@@ -40,10 +39,6 @@ CONFIGS = [
     ),
 ]
 
-needs_rust = pytest.mark.skipif(
-    not has_core_class("Normalizer"),
-    reason="subword._core.Normalizer binding is not in the built extension yet; rebuild with `pip install -e . --no-deps`",
-)
 
 REAL_LINES = corpus_lines("tinyshakespeare.txt", 300) + corpus_lines("gutenberg_en_20M.txt", 300)
 # Beyond the shared samples: chars whose case mapping or decomposition is unusual.
@@ -125,7 +120,6 @@ def test_strip_accents_does_not_decompose():
     assert ours.StripAccents().normalize_str("e\u0301") == "e"
 
 
-@needs_rust
 @pytest.mark.parametrize("ref, norm", CONFIGS)
 def test_rust_matches_reference_on_tricky_and_corpus_text(ref, norm):
     native = ref.native()
@@ -133,7 +127,6 @@ def test_rust_matches_reference_on_tricky_and_corpus_text(ref, norm):
         assert native.normalize_str(text) == ref.normalize_str(text), repr(text)
 
 
-@needs_rust
 @pytest.mark.parametrize("ref, norm", CONFIGS)
 @settings(max_examples=MAX_EXAMPLES, deadline=None)
 @given(text=MIXED_TEXT)

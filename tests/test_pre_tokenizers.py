@@ -10,11 +10,10 @@ import pytest
 from hypothesis import given, settings
 
 from subword import pre_tokenizers as ours
-from subword._native import has_core_class
 from subword.errors import FormatError, UnsupportedComponentError
 from _unicode_samples import MIXED_TEXT, TRICKY, corpus_lines
 
-hf = pytest.importorskip("tokenizers.pre_tokenizers")
+import tokenizers.pre_tokenizers as hf
 
 MAX_EXAMPLES = int(os.environ.get("SUBWORD_MAX_EXAMPLES", "300"))
 
@@ -34,10 +33,6 @@ CONFIGS = [
     ),
 ]
 
-needs_rust = pytest.mark.skipif(
-    not has_core_class("PreTokenizer"),
-    reason="subword._core.PreTokenizer binding is not in the built extension yet; rebuild with `pip install -e . --no-deps`",
-)
 
 REAL_LINES = corpus_lines("tinyshakespeare.txt", 400) + corpus_lines("gutenberg_en_20M.txt", 400)
 
@@ -87,7 +82,6 @@ def test_prefix_space_takes_the_first_char_span():
 # ==== Rust vs reference ====
 
 
-@needs_rust
 @pytest.mark.parametrize("ref, pre", CONFIGS)
 def test_rust_matches_reference_on_tricky_and_corpus_text(ref, pre):
     native = ref.native()
@@ -95,7 +89,6 @@ def test_rust_matches_reference_on_tricky_and_corpus_text(ref, pre):
         assert [(p, tuple(o)) for p, o in native.pre_tokenize_str(text)] == ref.pre_tokenize_str(text), repr(text)
 
 
-@needs_rust
 @pytest.mark.parametrize("ref, pre", CONFIGS)
 @settings(max_examples=MAX_EXAMPLES, deadline=None)
 @given(text=MIXED_TEXT)

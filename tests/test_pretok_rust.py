@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-core = pytest.importorskip("subword._core")
-hf = pytest.importorskip("tokenizers.pre_tokenizers")
+from subword import _core as core
+import tokenizers.pre_tokenizers as hf
 
 MAX_EXAMPLES = int(os.environ.get("SUBWORD_MAX_EXAMPLES", "300"))
 

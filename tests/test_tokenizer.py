@@ -10,14 +10,9 @@ import pytest
 
 from _hf_fixtures import SPECIALS_GPT2, byte_level_hf, eval_lines, whitespace_hf
 from subword import BPE, AddedToken, Tokenizer, decoders, normalizers, pre_tokenizers, processors
-from subword._native import has_core_class
 
-tokenizers = pytest.importorskip("tokenizers")
+import tokenizers
 
-needs_core = pytest.mark.skipif(
-    not has_core_class("CoreTokenizer"),
-    reason="subword._core.CoreTokenizer is not in the built extension yet; rebuild with `pip install -e . --no-deps`",
-)
 
 
 def tiny_model() -> BPE:
@@ -218,7 +213,6 @@ def _pairs(make):
     return hf_tok, Tokenizer.from_str(hf_tok.to_str())
 
 
-@needs_core
 @pytest.mark.parametrize("make", [byte_level_hf, whitespace_hf], ids=["byte-level", "whitespace"])
 def test_encode_matches_hf_ids_tokens_offsets(make):
     hf_tok, ours = _pairs(make)
@@ -235,7 +229,6 @@ def test_encode_matches_hf_ids_tokens_offsets(make):
             assert len(got) == len(expected)
 
 
-@needs_core
 @pytest.mark.parametrize("make", [byte_level_hf, whitespace_hf], ids=["byte-level", "whitespace"])
 def test_encode_batch_and_decode_match_hf(make):
     hf_tok, ours = _pairs(make)
@@ -250,7 +243,6 @@ def test_encode_batch_and_decode_match_hf(make):
         )
 
 
-@needs_core
 def test_special_tokens_in_text_are_never_split():
     hf_tok, ours = _pairs(byte_level_hf)
     text = "a<|endoftext|>b <pad><|endoftext|>"
@@ -262,7 +254,6 @@ def test_special_tokens_in_text_are_never_split():
     assert all(ours.token_to_id(t) is not None for t in SPECIALS_GPT2)
 
 
-@needs_core
 @pytest.mark.parametrize(
     "trunc, pad",
     [
@@ -292,7 +283,6 @@ def test_truncation_and_padding_match_hf(make, trunc, pad):
         assert view(ours.encode(line)) == view(hf_tok.encode(line))
 
 
-@needs_core
 def test_pickled_tokenizer_encodes_the_same():
     hf_tok, ours = _pairs(byte_level_hf)
     clone = pickle.loads(pickle.dumps(ours))
@@ -300,7 +290,6 @@ def test_pickled_tokenizer_encodes_the_same():
     assert [e.ids for e in clone.encode_batch(lines)] == [e.ids for e in hf_tok.encode_batch(lines)]
 
 
-@needs_core
 def test_configuration_changes_reach_the_core():
     hf_tok, ours = _pairs(byte_level_hf)
     line = "A line of real text, long enough to truncate."
@@ -346,7 +335,6 @@ def _hand_made(**options):
     return BPE(vocab, merges, **options)
 
 
-@needs_core
 @pytest.mark.parametrize(
     "options",
     [
@@ -373,7 +361,6 @@ def test_hand_made_models_encode_and_decode_like_hf(options, decoder):
             assert ours.decode(got.ids, skip) == theirs.decode(expected.ids, skip_special_tokens=skip), text
 
 
-@needs_core
 @pytest.mark.parametrize("add_prefix_space", [True, False], ids=["prefix", "noprefix"])
 @pytest.mark.parametrize("trim_offsets", [True, False], ids=["trim", "notrim"])
 @pytest.mark.parametrize("use_regex", [True, False], ids=["regex", "noregex"])
@@ -394,7 +381,6 @@ def test_byte_level_variants_match_hf(add_prefix_space, trim_offsets, use_regex)
     assert ours.decode_batch([e.ids for e in expected]) == theirs.decode_batch([e.ids for e in expected])
 
 
-@needs_core
 @pytest.mark.parametrize(
     "normalizer",
     [normalizers.NFC(), normalizers.NFKC(), normalizers.NFKD(), normalizers.Lowercase(), normalizers.StripAccents(),
@@ -410,7 +396,6 @@ def test_normalizer_offsets_match_hf(normalizer):
         assert (g.ids, g.tokens, [tuple(o) for o in g.offsets]) == (e.ids, e.tokens, [tuple(o) for o in e.offsets]), repr(line)
 
 
-@needs_core
 @pytest.mark.parametrize(
     "trunc",
     [None, {"max_length": 20}, {"max_length": 60, "strategy": "only_first"},
@@ -447,7 +432,6 @@ def test_pairs_match_hf(trunc):
         ours.encode_batch(firsts, pairs=seconds[:-1])
 
 
-@needs_core
 @pytest.mark.parametrize(
     "flags",
     [{}, {"lstrip": True}, {"rstrip": True}, {"single_word": True}, {"normalized": True}, {"normalized": False},
@@ -470,7 +454,6 @@ def test_added_token_flags_match_hf(make, special, flags):
         assert ours.decode(g.ids, skip_special_tokens=False) == hf_tok.decode(e.ids, skip_special_tokens=False)
 
 
-@needs_core
 @pytest.mark.parametrize(
     "normalizer",
     [None, normalizers.Lowercase(), normalizers.NFKC(), normalizers.NFD(),

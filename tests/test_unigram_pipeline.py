@@ -26,8 +26,8 @@ from _unicode_samples import CORPORA, TRICKY, corpus_lines
 from subword import Tokenizer, Unigram
 from subword.errors import FormatError, UnsupportedComponentError
 
-tokenizers = pytest.importorskip("tokenizers")
-spm = pytest.importorskip("sentencepiece")
+import tokenizers
+import sentencepiece as spm
 
 EXTRA = [
     "Hello  world ☃☃ x", "ﬁ\u0301 a", "  lead", "trail  ", "a   b", "   ", "ﬁ ① ＡＢＣ ㎏ ｶﾞ",

@@ -18,9 +18,9 @@ import pytest
 from subword.formats.spm import read_model
 from subword.unigram import UnigramTrainer, train_unigram
 
-spm = pytest.importorskip("sentencepiece")
+import sentencepiece as spm
 
-CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+from _corpora import CORPORA  # the shared corpora, or stand-ins from the built-in corpus
 GUTENBERG = CORPORA / "gutenberg_en_20M.txt"
 
 needs_corpora = pytest.mark.skipif(not GUTENBERG.exists(), reason=f"real corpora not found under {CORPORA}")

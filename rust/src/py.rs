@@ -17,6 +17,8 @@ mod wordpiece;
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The sources this extension was built from (see build.rs); the tests refuse a stale build.
+    m.add("SOURCE_HASH", env!("SUBWORD_SOURCE_HASH"))?;
     crate::parallel::note_parent_process();
     train::register(m)?;
     tokenizer::register(m)?;

@@ -368,11 +368,12 @@ def _prune(m: _Model, words: Sequence[tuple[str, int]], threads: int, shrinking:
 def train_unigram(sentences: Sequence[tuple[str, int]], words: Sequence[tuple[str, int]],
                   required_chars: Sequence[tuple[str, int]], *, vocab_size: int, meta_pieces: int = 3,
                   compat: str = "spm", shrinking_factor: float = 0.75, num_sub_iterations: int = 2,
-                  max_piece_length: int = 16, seed_size: int = 1_000_000, num_threads: int = 16,
-                  valid: Callable[[str], bool] | None = None) -> list[tuple[str, float]]:
+                  max_sentencepiece_length: int = 16, seed_sentencepiece_size: int = 1_000_000,
+                  num_threads: int = 16, valid: Callable[[str], bool] | None = None) -> list[tuple[str, float]]:
     """Train a Unigram model; return ``(piece, score)`` without meta pieces, best first.
 
-    The arguments mirror ``subword._core.train_unigram`` (which gives the same result).
+    The arguments are sentencepiece's option names (as :class:`subword.unigram.UnigramTrainer`'s) and
+    mean what ``subword._core.train_unigram``'s do (which gives the same result).
 
     >>> s = [("\u2581the\u2581cat\u2581sat", 3), ("\u2581the\u2581dog\u2581sat", 3)]
     >>> w = [("\u2581sat", 6), ("\u2581the", 6), ("\u2581cat", 3), ("\u2581dog", 3)]
@@ -389,6 +390,7 @@ def train_unigram(sentences: Sequence[tuple[str, int]], words: Sequence[tuple[st
             return all(c not in "\u2585\0\x1f " for c in s) and "\u2581" not in s[1:]
     if not words:
         raise ValueError("no training text (the word list is empty)")
+    max_piece_length, seed_size = max_sentencepiece_length, seed_sentencepiece_size
     if vocab_size < len(required_chars) + meta_pieces:
         raise ValueError(f"vocab_size {vocab_size} is smaller than the {len(required_chars)} required "
                          f"characters plus {meta_pieces} meta pieces")

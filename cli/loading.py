@@ -1,0 +1,70 @@
+"""``-t TOK`` for every command: any file :meth:`subword.Tokenizer.from_file` reads, or a tiktoken name.
+
+One loader for ``encode``, ``decode``, ``inspect``, ``convert`` (and ``compare``): the file's kind is
+found from its content (tokenizer.json or a directory holding one, SentencePiece ``.model`` under any
+name, tiktoken ranks, BERT ``vocab.txt``), never from its suffix, and every way a file can be broken
+becomes one line and exit status 1.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from subword import Tokenizer
+
+__all__ = ["load_tokenizer", "TOKENIZER_HELP", "tokenizer_option"]
+
+TOKENIZER_HELP = (
+    "The tokenizer: a tokenizer.json (or a directory holding one), a SentencePiece .model (any name), "
+    "a .tiktoken rank file, a BERT vocab.txt, or a tiktoken encoding name (cl100k_base, o200k_base, ...)."
+)
+
+
+def _tiktoken_names() -> list[str]:
+    try:
+        from subword.formats import tiktoken as tiktoken_format
+    except ImportError:  # the tiktoken reader is optional at this layer
+        return []
+    return sorted(getattr(tiktoken_format, "ENCODINGS", {}))
+
+
+def load_tokenizer(spec: str | Path) -> Tokenizer:
+    """Loads ``spec`` (a path or a tiktoken encoding name), turning every failure into one clear error.
+
+    Args:
+        spec: A file or directory :meth:`Tokenizer.from_file` accepts, or a tiktoken name.
+
+    Raises:
+        click.BadParameter: no such file and not a tiktoken name (a usage error, exit 2).
+        click.ClickException: the file is unreadable, corrupt, truncated or unsupported (exit 1).
+
+    >>> import tempfile
+    >>> bad = Path(tempfile.mkdtemp(), "tok.json"); _ = bad.write_text('{"model": ')
+    >>> load_tokenizer(bad)
+    Traceback (most recent call last):
+    ...
+    click.exceptions.ClickException: cannot load tokenizer: ...
+    """
+    path = Path(spec)
+    try:
+        if path.exists():
+            return Tokenizer.from_file(path)
+        names = _tiktoken_names()
+        if str(spec) in names:
+            return Tokenizer.from_tiktoken(str(spec))
+    except (ValueError, OSError, KeyError, TypeError, LookupError) as exc:
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if str(spec) not in detail:
+            detail = f"{spec}: {detail}"
+        raise click.ClickException(f"cannot load tokenizer: {detail}") from exc
+    known = f" (tiktoken names: {', '.join(names)})" if names else ""
+    raise click.BadParameter(f"{str(spec)!r}: no such file, and not a tiktoken encoding name{known}",
+                             param_hint="'-t' / '--tokenizer'")
+
+
+#: The ``-t/--tokenizer`` option every command shares.
+tokenizer_option = click.option(
+    "-t", "--tokenizer", "tokenizer_spec", required=True, metavar="TOK", help=TOKENIZER_HELP,
+)
