@@ -332,7 +332,7 @@ def word_ids_from_offsets(tokenizer: Any, encodings: Sequence[Any]) -> list[list
         tokens, offsets = list(enc.tokens), list(enc.offsets)
         special = list(enc.special_tokens_mask)
         if kind[0] == "bytelevel":
-            out.append(_byte_level_words(tokenizer, tokens, offsets, special))
+            out.append(_byte_level_words(tokenizer, tokens, special))
             continue
         words: list[int] = []
         current = -1
@@ -373,8 +373,7 @@ def _word_rule(tokenizer: Any) -> tuple[str, str]:
     return "marker", "▁"
 
 
-def _byte_level_words(tokenizer: Any, tokens: list[str], offsets: list[tuple[int, int]],
-                      special: list[int]) -> list[int]:
+def _byte_level_words(tokenizer: Any, tokens: list[str], special: list[int]) -> list[int]:
     """Run the pre-tokenizer on the text the tokens spell and number its pieces."""
     from subword.pre_tokenizers import bytes_to_unicode
 
@@ -407,16 +406,16 @@ def _byte_level_words(tokenizer: Any, tokens: list[str], offsets: list[tuple[int
             while j + 1 < len(starts) and starts[j + 1] <= ci:
                 j += 1
             piece_of_char[ci] = j
+        # (The rebuilt text holds every space, so offsets are not needed: with
+        # trim_offsets they leave out spaces and would show gaps that are not boundaries.)
         prev_piece = None
-        prev_end = None
         for i, end in zip(run, ends):
             last = char_of_byte[end - 1] if 0 < end <= len(char_of_byte) else len(text)
             piece = piece_of_char[last]
-            gap = prev_end is not None and offsets[i][0] > prev_end
-            if prev_piece is not None and (piece != prev_piece or gap):
+            if prev_piece is not None and piece != prev_piece:
                 current += 1
             words[i] = current
-            prev_piece, prev_end = piece, offsets[i][1]
+            prev_piece = piece
         current += 1
         run.clear()
 
