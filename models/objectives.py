@@ -41,6 +41,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from models.counter import TWO32 as _TWO32
+from models.counter import hash32 as _hash32
+
 __all__ = [
     "MaskingConfig",
     "PlmConfig",
@@ -60,38 +63,8 @@ __all__ = [
 
 # ==== Counter-based draws ====
 
-_M32 = 0xFFFFFFFF
-_TWO32 = 1 << 32
 # Distinct streams, so that e.g. the selection and the 80/10/10 draw of a token are independent.
 _S_SELECT, _S_ACTION, _S_RANDOM_ID, _S_PAIR, _S_PLM = 1, 2, 3, 4, 5
-
-
-def _mul32(x: Any, c: int) -> Any:
-    """``x * c mod 2**32`` for ``0 <= x < 2**32``, without leaving int64 (works on ints and tensors)."""
-    lo, hi = c & 0xFFFF, c >> 16
-    return (x * lo + (((x * hi) & 0xFFFF) << 16)) & _M32
-
-
-def _fmix(h: Any) -> Any:
-    """murmur3's 32-bit finaliser: every input bit affects every output bit."""
-    h = h ^ (h >> 16)
-    h = _mul32(h, 0x85EBCA6B)
-    h = h ^ (h >> 13)
-    h = _mul32(h, 0xC2B2AE35)
-    return h ^ (h >> 16)
-
-
-def _hash32(*words: Any) -> Any:
-    """A 32-bit hash of non-negative integers (ints or broadcastable int64 tensors), in ``[0, 2**32)``.
-
-    Each word enters as its low and high 32 bits, each followed by a full
-    mixing round, so (seed, epoch, index, stream, position) words never alias.
-    """
-    h: Any = 0x9E3779B9
-    for w in words:
-        h = _fmix((h ^ (w & _M32)) ^ 0x5BD1E995)
-        h = _fmix(h ^ ((w >> 32) & _M32))
-    return h
 
 
 def counter_uniform(seed: int, epoch: int, index: int, stream: int, n: int) -> Tensor:
