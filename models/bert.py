@@ -280,9 +280,13 @@ class BertModel(_Base):
         self.config = config
         self.embeddings = Embeddings(config)
         self.encoder = Encoder(config)
+        self.apply(self._init_weights)
+        # The pooler is built and initialised last, so that having one or not
+        # (RobertaModel vs RobertaForMaskedLM) leaves the encoder's draws alone.
         add_pooler = config.add_pooler if add_pooler is None else add_pooler
         self.pooler = Pooler(config) if add_pooler else None
-        self.apply(self._init_weights)
+        if self.pooler is not None:
+            self.pooler.apply(self._init_weights)
 
     def _attention_mask(self, attention_mask: Tensor | None, input_ids: Tensor) -> Tensor | None:
         """(B, T) key mask or (B, T, T) full mask of 0/1 -> boolean (B, 1, 1|T, T)."""
