@@ -438,6 +438,9 @@ class MultiHeadAttention(nn.Module):
 # ==== BigBird block-sparse attention ====
 
 
+MID_IMPL = "sdpa"
+
+
 class BlockSparseAttention(nn.Module):
     """BigBird's block-sparse attention (ITC: existing tokens made global).
 
@@ -670,6 +673,12 @@ class BlockSparseAttention(nn.Module):
         slot_ok = valid[:, :, None].expand(M, S, b).reshape(M, S * b)  # duplicate window slots off
         per_block = B * nh * S * b * hs * k.element_size()
         step = max(1, self.CHUNK_BYTES // per_block)
+        if torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad):
+            # Training: autograd keeps every chunk's gathered keys for the backward pass,
+            # so chunks save no memory; and each chunk's backward would fill a zero
+            # gradient of the *whole* key tensor (index_select and slicing backward),
+            # O(chunks * T) work. One chunk: one gather, one fused kernel, one scatter.
+            step = M
         mids = []
         for m0 in range(0, M, step):
             m1 = min(M, m0 + step)
@@ -686,7 +695,7 @@ class BlockSparseAttention(nn.Module):
                 assert key_mask is not None
                 m_g = key_mask.view(B, nb, b)[:, table[:, m0:m1]].reshape(B, nh, mc, S * b) & slot_ok[m0:m1]
                 m_g = m_g.reshape(B, nh * mc, 1, S * b)
-            mid = scaled_dot_product_attention(q_mid, k_g, v_g, m_g, dropout_p=dropout_p, scale=scale, impl="sdpa")
+            mid = scaled_dot_product_attention(q_mid, k_g, v_g, m_g, dropout_p=dropout_p, scale=scale, impl=MID_IMPL)
             mids.append(mid.reshape(B, nh, mc * b, hs))  # (B, nh, mc*b, hs)
 
         out = torch.cat([glob[:, :, :b], *mids, glob[:, :, b:]], dim=2)  # (B, nh, n, hs)
