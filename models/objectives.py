@@ -57,6 +57,7 @@ __all__ = [
     "nsp_pair",
     "plm_inputs",
     "plm_num_predict",
+    "random_pool",
     "sop_pair",
     "word_ids_from_offsets",
 ]
@@ -236,6 +237,21 @@ def mask_tokens(
     masked = torch.where(to_mask, torch.full_like(input_ids, mask_id), input_ids)
     masked = torch.where(to_random, pool[pick], masked)
     return masked, labels
+
+
+def random_pool(tokenizer: Any) -> Tensor:
+    """The ids random replacement should draw from: the vocabulary minus the special tokens.
+
+    Pass it as ``mask_tokens(..., random_ids=random_pool(tok))`` so that a
+    "random" token is never [CLS], [SEP], [PAD] or [MASK].
+
+    >>> from subword import BPE, Tokenizer
+    >>> tok = Tokenizer(BPE({"a": 0, "b": 1}, []), special_tokens=["<mask>"])
+    >>> random_pool(tok).tolist()
+    [0, 1]
+    """
+    special = {i for i, t in tokenizer.added_tokens if t.special}
+    return torch.tensor([i for i in range(tokenizer.vocab_size) if i not in special], dtype=torch.long)
 
 
 def _fixed_whole_words(candidate: Tensor, key: Tensor, unit: Tensor, rate: float) -> Tensor:

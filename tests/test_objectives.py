@@ -531,3 +531,14 @@ def test_load_teacher_ours_and_transformers(tmp_path) -> None:
     assert torch.allclose(got.hidden, ref.hidden_states[-1], atol=1e-6)
     with pytest.raises(FileNotFoundError, match="config.json"):
         load_teacher(tmp_path / "missing")
+
+
+def test_random_pool_leaves_out_the_special_tokens(tokenizers_and_text) -> None:
+    from models.objectives import random_pool
+
+    toks, _ = tokenizers_and_text
+    tok = toks["wordpiece"]
+    pool = random_pool(tok)
+    specials = {tok.token_to_id(t) for t in ("[CLS]", "[SEP]", "[PAD]", "[MASK]", "[UNK]")} - {None}
+    assert specials and not specials & set(pool.tolist())
+    assert pool.numel() == tok.vocab_size - len(specials)
