@@ -490,6 +490,10 @@ class BlockSparseAttention(nn.Module):
     #: chunks made the 4096-token forward 11% faster than 16 MiB chunks but raised its peak memory
     #: from 448 to 613 MiB, so memory linear in T with a small constant won.
     CHUNK_BYTES: int = 16 * 1024 * 1024
+    #: Chunks of middle query blocks when gradients are needed (see ``forward``). Measured on CPU
+    #: (fwd + bwd, T = 4096, 12 heads): one chunk per 16 MiB (14 chunks) took 1.5x the time of one
+    #: chunk, and one chunk held the gathered keys' and values' gradients all at once.
+    TRAIN_CHUNKS: int = 4
 
     def __init__(
         self,
@@ -674,11 +678,12 @@ class BlockSparseAttention(nn.Module):
         per_block = B * nh * S * b * hs * k.element_size()
         step = max(1, self.CHUNK_BYTES // per_block)
         if torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad):
-            # Training: autograd keeps every chunk's gathered keys for the backward pass,
-            # so chunks save no memory; and each chunk's backward would fill a zero
-            # gradient of the *whole* key tensor (index_select and slicing backward),
-            # O(chunks * T) work. One chunk: one gather, one fused kernel, one scatter.
-            step = M
+            # Training: autograd keeps every chunk's gathered keys for the backward pass
+            # whatever the chunking, and each chunk's backward fills a zero gradient of
+            # the *whole* key tensor (index_select and slicing backward): small chunks
+            # cost O(chunks * T). A few chunks keep that negligible while the gradients
+            # of the gathered keys and values exist for one chunk at a time.
+            step = -(-M // self.TRAIN_CHUNKS)
         mids = []
         for m0 in range(0, M, step):
             m1 = min(M, m0 + step)
