@@ -218,12 +218,14 @@ def section(args: argparse.Namespace, info: dict[str, Any], results: dict[str, A
         f"the work is identical). One call = forward, `sum(out * g)`, backward to q, k, v. Output and gradients "
         f"agree to {worst:.1e} (max abs, T = {args.check_length}; output scale {info['scale']:.2f}).",
         "",
-        "| T | ours (s) | transformers (s) | speed-up | ours net peak (MiB) | transformers net peak (MiB) "
-        "| memory ratio |",
-        "|---|---|---|---|---|---|---|",
+        "| T | ours (s) | transformers (s) | speed-up | CPU-s ours / transformers (ratio) | ours net peak (MiB) "
+        "| transformers net peak (MiB) | memory ratio |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for T, row in results.items():
+        cpu_ratio = row["hf_cpu"] / max(row["ours_cpu"], 1e-9)
         lines.append(f"| {T} | {row['ours_time']:.3f} | {row['hf_time']:.3f} | **{row['speedup']:.2f}x** | "
+                     f"{row['ours_cpu']:.2f} / {row['hf_cpu']:.2f} ({cpu_ratio:.2f}x) | "
                      f"{row['ours_net'] / MIB:,.0f} | {row['hf_net'] / MIB:,.0f} | **{row['memory_ratio']:.2f}x** |")
     first, last = next(iter(results.values())), list(results.values())[-1]
     lines += [
@@ -231,7 +233,8 @@ def section(args: argparse.Namespace, info: dict[str, Any], results: dict[str, A
         f"Device {args.device}; {platform.machine()}, {os.cpu_count()} CPUs, torch {info['torch']}"
         f"{f', {args.threads} torch threads' if args.threads else ''}; memory = {mem}; median of "
         f"{args.repeats} calls after a warm-up, median over {args.runs} children per implementation. "
-        f"Load average before {first['load_before']}, after {last['load_after']}.",
+        f"Load average before {first['load_before']}, after {last['load_after']} (CPU seconds are the "
+        f"steadier figure on a busy machine).",
         "",
         f"Command: `{command}`",
         END,
