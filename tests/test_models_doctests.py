@@ -11,7 +11,8 @@ pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 
 MODULES = ["models", "models.attention", "models.config", "models.encoder", "models.bert", "models.roberta",
-           "models.albert", "models.distilbert", "models.bigbird", "models.xlnet", "models.hf", "models.registry"]
+           "models.albert", "models.distilbert", "models.bigbird", "models.xlnet", "models.hf", "models.registry",
+           "models.objectives", "models.counter", "models.checks"]
 
 
 @pytest.mark.parametrize("name", MODULES)
