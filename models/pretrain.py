@@ -801,7 +801,7 @@ class _Job:
                 entry["update_ratio"] = math.sqrt(updates[layer][0] / updates[layer][1])
             layers[layer] = entry
             self._warn_extremes(layer, entry)
-        self._log({"step": self.state.step, "layer_stats": layers})
+        self._pending_stats = {"step": self.state.step, "layer_stats": layers}
 
     def _warn_extremes(self, layer: str, entry: dict[str, float]) -> None:
         if self.dist.rank != 0:
@@ -1009,6 +1009,9 @@ class _Job:
                 self.state.elapsed += dt
                 row["tokens_per_s"] = row.pop("_step_tokens") / dt if dt > 0 else 0.0
                 self._log(row)
+                if getattr(self, "_pending_stats", None):
+                    self._log(self._pending_stats)
+                    self._pending_stats = None
                 if self.progress is not None:
                     self.progress("train", self.state.step, total)
                 if cfg.eval_every and self.eval_set is not None and self.state.step % cfg.eval_every == 0:
