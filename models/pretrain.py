@@ -144,6 +144,7 @@ class PretrainConfig:
     compile: bool = False
     seed: int = 0
     cache_dir: str | None = None
+    model_overrides: dict[str, Any] = field(default_factory=dict)
 
     def resolved(self) -> PretrainConfig:
         """A copy with the model defaults filled in and every value checked."""
@@ -247,6 +248,7 @@ def _model_config(cfg: PretrainConfig, vocab_size: int, ids: dict[str, int]) -> 
     if cfg.model != "xlnet":
         overrides["sentence_head"] = {"mlm+nsp": "nsp", "mlm+sop": "sop"}.get(cfg.objective or "")
         overrides["add_pooler"] = overrides["sentence_head"] is not None
+    overrides.update(cfg.model_overrides)
     if cfg.dropout is not None:
         overrides.update(hidden_dropout=cfg.dropout, attention_dropout=cfg.dropout)
         if cfg.model == "albert":
