@@ -551,7 +551,7 @@ class _Job:
         self.teacher = None
         if cfg.objective == "distill":
             self.teacher = self.obj.load_teacher(cfg.teacher)
-            t_vocab = self.teacher.config.vocab_size
+            t_vocab = self.teacher.model.config.vocab_size
             if t_vocab != self.vocab_size:
                 raise PretrainError(f"--teacher {cfg.teacher} has a vocabulary of {t_vocab}, the tokenizer "
                                     f"{self.vocab_size}: distillation needs the same vocabulary")
@@ -672,9 +672,9 @@ class _Job:
         if cfg.objective == "distill":
             res = model(batch["input_ids"], batch["attention_mask"], labels=labels, output_hidden_states=True)
             with torch.no_grad():
-                t = self.teacher(batch["input_ids"], batch["attention_mask"], output_hidden_states=True)  # type: ignore[misc]
+                t = self.teacher(batch["input_ids"], batch["attention_mask"])  # type: ignore[misc]
             parts = self.obj.distillation_loss(res.logits.float(), t.logits.float(), res.hidden_states[-1],
-                                               t.hidden_states[-1], labels, attention_mask=batch["attention_mask"])
+                                               t.hidden, labels, attention_mask=batch["attention_mask"])
             # Means over this micro-batch, weighted by its share of the global predictions.
             share = float((labels != -100).sum()) / max(n_pred, 1)
             for k in ("kd", "mlm", "cos"):
