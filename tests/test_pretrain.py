@@ -204,3 +204,17 @@ def test_ddp_two_processes_match_one_process(fx: dict[str, Path], tmp_path: Path
     assert [r["tokens"] for r in rows_a] == [r["tokens"] for r in rows_b]
     meta = json.loads((Path(two.output_dir) / "model" / "config.json").read_text())
     assert meta["step"] == 4
+
+
+def test_every_model_trains_with_its_paper_objective(fx: dict[str, Path], tmp_path: Path) -> None:
+    teacher = pretrain(tiny_config(tmp_path / "teacher", fx, steps=1))["hf"]
+    expected = {"roberta": {"mlm"}, "albert": {"mlm", "sop"}, "bigbird": {"mlm"}, "xlnet": {"plm"},
+                "distilbert": {"kd", "mlm", "cos"}}
+    for model, names in expected.items():
+        extra = {"teacher": teacher} if model == "distilbert" else {}
+        cfg = tiny_config(tmp_path / model, fx, model=model, objective=None, steps=2, **extra)
+        result = pretrain(cfg)
+        rows = [r for r in iter_log(Path(cfg.output_dir) / "log.jsonl") if "loss" in r]
+        assert len(rows) == 2 and all(names <= set(r) for r in rows), (model, rows[0])
+        assert all(0 < r["loss"] < 50 for r in rows), (model, rows)
+        assert result["hf"] is not None, (model, result.get("hf_note"))
