@@ -155,7 +155,7 @@ def run_hf(job: _Job, docs: list[str], steps: int, warmup_steps: int, eval_every
     with tempfile.TemporaryDirectory() as out_dir:
         args = TrainingArguments(
             output_dir=out_dir, max_steps=steps, per_device_train_batch_size=cfg.batch_size,
-            learning_rate=cfg.lr, warmup_ratio=cfg.warmup, weight_decay=cfg.weight_decay,
+            learning_rate=cfg.lr, warmup_steps=cfg.warmup if cfg.warmup >= 1 else math.ceil(cfg.warmup * steps), weight_decay=cfg.weight_decay,
             adam_beta1=cfg.betas[0], adam_beta2=cfg.betas[1], adam_epsilon=cfg.eps, max_grad_norm=cfg.clip,
             lr_scheduler_type="linear", logging_steps=10**9, save_strategy="no", report_to=[],
             dataloader_num_workers=0, use_cpu=job.device.type == "cpu", disable_tqdm=True, seed=cfg.seed,

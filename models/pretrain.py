@@ -101,7 +101,7 @@ class PretrainConfig:
     ``None`` means "the model's paper default" (see :data:`DEFAULTS`) for ``objective`` and
     ``masking``, and "the preset's" for ``dropout``.
 
-    >>> PretrainConfig(model="bert", tokenizer="tok.json", output_dir="run").resolved().objective
+    >>> PretrainConfig(model="bert", tokenizer="tok.json", output_dir="run", steps=10).resolved().objective
     'mlm+nsp'
     """
 
@@ -963,16 +963,7 @@ class _Job:
         sd = {k: v.detach().cpu().contiguous().clone() for k, v in self.model.state_dict().items()}
         fd, tmp = tempfile.mkstemp(dir=model_dir, prefix=".model.", suffix=".tmp")
         os.close(fd)
-        # Tied tensors share storage; safetensors wants each once, so the tie is rebuilt at load.
-        seen: dict[int, str] = {}
-        unique = {}
-        for k, v in sd.items():
-            ptr = self.model.state_dict()[k].data_ptr()
-            if ptr in seen:
-                continue
-            seen[ptr] = k
-            unique[k] = v
-        save_file(unique, tmp, metadata={"format": "pt"})
+        save_file(sd, tmp, metadata={"format": "pt"})
         os.replace(tmp, model_dir / "model.safetensors")
         self.tokenizer.save(model_dir / "tokenizer.json")
         result: dict[str, Any] = {"model": str(model_dir)}
@@ -1087,11 +1078,10 @@ def load_pretrained(directory: str | os.PathLike[str]) -> tuple[nn.Module, Any, 
                             "model/model.safetensors, as `subword pretrain` writes)")
     meta = json.loads((d / "config.json").read_text())
     model = build_model(BertConfig.from_dict(meta["model_config"]), heads=True)
-    missing, unexpected = model.load_state_dict(load_file(str(d / "model.safetensors")), strict=False)
-    tied = {k for k in missing if k.endswith("decoder.weight") or "word" in k}
-    if unexpected or set(missing) - tied:
-        raise PretrainError(f"{d / 'model.safetensors'} does not match its config (missing {sorted(missing)}, "
-                            f"unexpected {sorted(unexpected)})")
+    try:
+        model.load_state_dict(load_file(str(d / "model.safetensors")))
+    except (RuntimeError, OSError) as exc:
+        raise PretrainError(f"{d / 'model.safetensors'} does not match its config.json: {exc}") from exc
     return model.eval(), Tokenizer.from_file(d / "tokenizer.json"), meta["special_ids"]
 
 

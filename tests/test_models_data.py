@@ -165,3 +165,10 @@ def test_epoch_order_is_a_permutation_with_a_resumable_position() -> None:
     assert resumed.take(9) == rest
     with pytest.raises(ValueError, match="seed"):
         EpochOrder(num_examples=10, seed=4).load_state_dict(state)
+
+
+def test_docstring_examples() -> None:
+    import doctest
+
+    result = doctest.testmod(data, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 5

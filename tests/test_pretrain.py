@@ -218,3 +218,12 @@ def test_every_model_trains_with_its_paper_objective(fx: dict[str, Path], tmp_pa
         assert len(rows) == 2 and all(names <= set(r) for r in rows), (model, rows[0])
         assert all(0 < r["loss"] < 50 for r in rows), (model, rows)
         assert result["hf"] is not None, (model, result.get("hf_note"))
+
+
+def test_docstring_examples() -> None:
+    import doctest
+
+    from models import pretrain as module
+
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted >= 3

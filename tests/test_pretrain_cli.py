@@ -141,3 +141,12 @@ def test_distilbert_without_a_teacher_is_a_usage_error(fx: dict[str, Path], tmp_
     result = _invoke(["pretrain", "--model", "distilbert", "-t", str(fx["tok"]), "-o", str(tmp_path / "r"),
                       "--steps", "1"])
     assert result.exit_code == 2 and "--teacher" in result.output
+
+
+def test_docstring_examples() -> None:
+    import doctest
+
+    import cli.pretrain
+
+    result = doctest.testmod(cli.pretrain, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted >= 1
