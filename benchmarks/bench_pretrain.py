@@ -96,7 +96,7 @@ def hf_equivalence(config: PretrainConfig) -> tuple[list[float], list[float]]:
         out.loss.backward()
         torch.nn.utils.clip_grad_norm_(hf.parameters(), cfg.clip)
         opt.step()
-        theirs.append(float(out.loss))
+        theirs.append(float(out.loss.detach()))
     return ours, theirs
 
 

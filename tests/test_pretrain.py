@@ -227,3 +227,28 @@ def test_docstring_examples() -> None:
 
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted >= 3
+
+
+def test_gradient_accumulation_equals_one_big_batch(fx: dict[str, Path], tmp_path: Path) -> None:
+    big = tiny_config(tmp_path / "big", fx, steps=3, batch_size=4, objective="mlm+nsp")
+    acc = tiny_config(tmp_path / "acc", fx, steps=3, batch_size=2, grad_accum=2, objective="mlm+nsp")
+    pretrain(big)
+    pretrain(acc)
+    for (s, x), (t, y) in zip(_losses(Path(big.output_dir)), _losses(Path(acc.output_dir)), strict=True):
+        assert s == t and abs(x - y) <= 1e-6 * abs(x)
+
+
+def test_exploding_and_vanishing_layers_are_named(caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    from models.pretrain import _Job
+
+    job = _Job.__new__(_Job)
+    job.dist, job.state = type("D", (), {"rank": 0})(), type("S", (), {"step": 7})()
+    with caplog.at_level(logging.WARNING, logger="models.pretrain"):
+        job._warn_extremes("backbone.encoder.layers.1", {"act_max_abs": 3e5, "act_std": 1.0, "grad_norm": 1.0})
+        job._warn_extremes("mlm", {"grad_norm": 0.0})
+        job._warn_extremes("backbone.encoder.layers.0", {"act_max_abs": 3.0, "act_std": 1.0, "grad_norm": 0.5})
+    messages = [r.getMessage() for r in caplog.records]
+    assert messages == ["step 7: activations of backbone.encoder.layers.1 explode (max |x| = 3e+05)",
+                        "step 7: gradients of mlm vanish (norm = 0)"]
