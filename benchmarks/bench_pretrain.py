@@ -18,7 +18,7 @@ Three measurements, side by side in one run:
 
 Usage::
 
-    python benchmarks/bench_pretrain.py --quick        # small sizes, a minute or two: proves the script
+    python benchmarks/bench_pretrain.py --quick        # tiny only, small batches and vocabulary: proves the script
     python benchmarks/bench_pretrain.py                # the full run (30k vocabulary, tiny/mini/base)
 
 The load average is printed before and after (the machine may be shared).
@@ -202,8 +202,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="small sizes: vocabulary 2000, tiny/mini, few steps")
     ap.add_argument("--sizes", default=None, help="comma list of tiny,mini,base")
     ap.add_argument("--vocab-size", type=int, default=None)
-    ap.add_argument("--batch", type=int, default=32)
-    ap.add_argument("--seq-len", type=int, default=128)
+    ap.add_argument("--batch", type=int, default=None, help="[32; 8 with --quick]")
+    ap.add_argument("--seq-len", type=int, default=None, help="[128; 64 with --quick]")
+    ap.add_argument("--eval-docs", type=int, default=None, help="held-out documents [200; 40 with --quick]")
     ap.add_argument("--steps", type=int, default=None, help="timed + warmup steps per contestant")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--equiv-steps", type=int, default=None)
@@ -216,11 +217,14 @@ def main(argv: list[str] | None = None) -> int:
     if a.threads:
         torch.set_num_threads(a.threads)
     quick = a.quick
-    sizes = (a.sizes or ("tiny,mini" if quick else "tiny,mini,base")).split(",")
+    sizes = (a.sizes or ("tiny" if quick else "tiny,mini,base")).split(",")
     vocab = a.vocab_size or (2000 if quick else 30000)
     steps = a.steps or (8 if quick else 30)
     equiv_steps = a.equiv_steps or (10 if quick else 100)
-    quality_steps = a.quality_steps or (40 if quick else 600)
+    quality_steps = a.quality_steps or (20 if quick else 600)
+    a.batch = a.batch or (8 if quick else 32)
+    a.seq_len = a.seq_len or (64 if quick else 128)
+    eval_docs = a.eval_docs or (40 if quick else 200)
     load_before = load()
     work = Path(tempfile.mkdtemp(prefix="bench_pretrain."))
     import corpora
@@ -260,9 +264,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"equivalence over {equiv_steps} steps: worst relative difference {worst:.2e}", file=sys.stderr)
 
     every = max(1, quality_steps // 10)
-    qcfg = config("quality-ours", "tiny", steps=quality_steps, eval_lines=200, eval_every=every)
+    qcfg = config("quality-ours", "tiny", steps=quality_steps, eval_lines=eval_docs, eval_every=every)
     q_ours = run_ours(qcfg, 0)
-    job = _Job(config("quality-hf", "tiny", steps=quality_steps, eval_lines=200).resolved(), progress=None, on_step=None)
+    job = _Job(config("quality-hf", "tiny", steps=quality_steps, eval_lines=eval_docs).resolved(), progress=None, on_step=None)
     n_eval = len(job.eval_set)
     eval_batches = [job._batch(job.eval_set, [(0, i) for i in range(s, min(n_eval, s + a.batch))], job.eval_mask_cfg,
                                job.cfg.seed + 1) for s in range(0, n_eval, a.batch)]
@@ -298,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
         lines_md.append(f"| {size} | {o:,.0f} | {h:,.0f} | {o / h:.2f}x |")
     lines_md += ["", f"Equivalence (`--prediction dense` vs `BertForMaskedLM`, same weights, batches and masks, "
                  f"fp32 CPU): worst relative per-step loss difference over {equiv_steps} steps {worst:.2e}.", "",
-                 f"Quality (BERT tiny, {quality_steps} steps, eval MLM loss on 200 held-out documents, fixed mask): "
+                 f"Quality (BERT tiny, {quality_steps} steps, eval MLM loss on {eval_docs} held-out documents, fixed mask): "
                  f"ours {final_ours:.3f}, HF {final_hf:.3f}; curves in `benchmarks/pretrain_quality.png`.", END]
     block = "\n".join(lines_md)
     print(block)

@@ -48,4 +48,4 @@ def fill_mask_command(text: str, model_dir: str, top_k: int, as_json: bool) -> N
         if as_json:
             click.echo(json.dumps({"position": pos, "candidates": [{"token": t, "score": s} for t, s in cands]}))
         else:
-            click.echo(f"{pos}\t" + "  ".join(f"{t} {s:.3f}" for t, s in cands))
+            click.echo(f"{pos}\t" + "  ".join(f"{t} {s:.3g}" for t, s in cands))

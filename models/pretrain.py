@@ -605,42 +605,41 @@ class _Job:
     # ---- batches ----
 
     def _batch(self, dataset: Any, picks: list[tuple[int, int]], mask_cfg: Any, seed: int) -> dict[str, Tensor]:
-        """Examples ``(epoch, index)`` -> tensors on the device, with masks/labels applied."""
-        idx = np.asarray([i for _, i in picks], dtype=np.int64)
-        epochs = np.asarray([e for e, _ in picks], dtype=np.int64)
-        rows: list[dict[str, np.ndarray]] = []
-        groups = []
-        for epoch in np.unique(epochs):
-            sel = np.flatnonzero(epochs == epoch)
-            data = dataset.get(idx[sel], epoch=int(epoch)) if isinstance(dataset, SegmentPairs) else dataset.get(idx[sel])
-            groups.append((int(epoch), sel, data))
-        order = np.concatenate([g[1] for g in groups])
-        batch: dict[str, Tensor] = {}
-        for key in groups[0][2]:
-            batch[key] = torch.from_numpy(np.concatenate([g[2][key] for g in groups])[np.argsort(order)])
+        """Examples ``(epoch, index)`` -> tensors on the device, with masks/labels applied.
+
+        :meth:`EpochOrder.take` returns the examples of one epoch, then (at a boundary) of the next,
+        so the batch is one or two runs of a single epoch each; every run is built and masked with
+        its own epoch, then the runs are joined.
+        """
+        runs: list[dict[str, Tensor]] = []
+        start = 0
+        while start < len(picks):
+            epoch = picks[start][0]
+            end = start
+            while end < len(picks) and picks[end][0] == epoch:
+                end += 1
+            runs.append(self._run(dataset, epoch, [i for _, i in picks[start:end]], mask_cfg, seed))
+            start = end
+        batch = runs[0] if len(runs) == 1 else {k: torch.cat([r[k] for r in runs]) for k in runs[0]}
+        batch["tokens"] = batch["attention_mask"].sum()
+        return {k: v.to(self.device) for k, v in batch.items()}
+
+    def _run(self, dataset: Any, epoch: int, indices: list[int], mask_cfg: Any, seed: int) -> dict[str, Tensor]:
+        """Examples of one epoch, as tensors, with the objective's masks or permutations."""
+        idx = np.asarray(indices, dtype=np.int64)
+        data = dataset.get(idx, epoch=epoch) if isinstance(dataset, SegmentPairs) else dataset.get(idx)
+        batch = {k: torch.from_numpy(v) for k, v in data.items()}
+        word_ids = batch.pop("word_ids", None)
         ids, special = batch["input_ids"], batch["special_mask"]
         example_index = torch.from_numpy(idx)
         if self.cfg.objective == "plm":
-            parts = [self.obj.plm_inputs(ids[torch.from_numpy(sel)], special_mask=special[torch.from_numpy(sel)],
-                                         cfg=self.obj.PlmConfig(), seed=seed, epoch=e,
-                                         example_index=example_index[torch.from_numpy(sel)])
-                     for e, sel, _ in groups]
-            inv = torch.from_numpy(np.argsort(order))
-            for key in parts[0]:
-                batch[key] = torch.cat([p[key] for p in parts])[inv]
+            batch.update(self.obj.plm_inputs(ids, special_mask=special, cfg=self.obj.PlmConfig(), seed=seed,
+                                             epoch=epoch, example_index=example_index))
         else:
-            masked, labels = ids.clone(), torch.full_like(ids, -100)
-            for e, sel, _ in groups:
-                s = torch.from_numpy(sel)
-                m, lab = self.obj.mask_tokens(
-                    ids[s], special_mask=special[s], mask_id=self.ids["mask"], vocab_size=self.vocab_size,
-                    cfg=mask_cfg, seed=seed, epoch=e, example_index=example_index[s],
-                    word_ids=batch["word_ids"][s] if "word_ids" in batch else None, random_ids=self.random_ids)
-                masked[s], labels[s] = m, lab
-            batch["input_ids"], batch["labels"] = masked, labels
-        batch.pop("word_ids", None)
-        batch["tokens"] = batch["attention_mask"].sum()
-        return {k: v.to(self.device) for k, v in batch.items()}
+            batch["input_ids"], batch["labels"] = self.obj.mask_tokens(
+                ids, special_mask=special, mask_id=self.ids["mask"], vocab_size=self.vocab_size, cfg=mask_cfg,
+                seed=seed, epoch=epoch, example_index=example_index, word_ids=word_ids, random_ids=self.random_ids)
+        return batch
 
     @staticmethod
     def _count(batch: dict[str, Tensor]) -> tuple[int, int]:
