@@ -27,6 +27,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from models.checks import values_checked
+from models.counter import uniform
+
 __all__ = [
     "AdditiveAttention",
     "BlockSparseAttention",
@@ -35,6 +38,7 @@ __all__ = [
     "masked_softmax",
     "nadaraya_watson",
     "scaled_dot_product_attention",
+    "take_rows",
 ]
 
 AttnImpl = Literal["auto", "sdpa", "plain"]
@@ -310,9 +314,25 @@ def scaled_dot_product_attention(
         # path returns 0 there, so make both paths agree. On an accelerator the
         # fill is unconditional: checking first would stall on a host sync.
         visible = mask.any(dim=-1, keepdim=True)
-        if out.device.type != "cpu" or not bool(visible.all()):
+        if out.device.type != "cpu" or torch.compiler.is_compiling() or not bool(visible.all()):
             out = out.masked_fill(~visible, 0.0)
     return out
+
+
+def take_rows(x: Tensor, rows: Tensor) -> Tensor:
+    """The rows of ``x`` (B, T, C) that ``rows`` selects, packed as (N, C).
+
+    ``rows`` is a boolean (B, T) mask (N varies with its values) or a 1-D long
+    tensor of flat indices ``b * T + t`` (N is its length: static shapes).
+
+    >>> import torch
+    >>> x = torch.arange(6.0).view(1, 3, 2)
+    >>> take_rows(x, torch.tensor([2, 0])).tolist()
+    [[4.0, 5.0], [0.0, 1.0]]
+    """
+    if rows.dtype == torch.bool:
+        return x[rows]
+    return x.reshape(-1, x.shape[-1]).index_select(0, rows)
 
 
 def _padding_mask(mask: Tensor | None, B: int, T: int) -> Tensor | None:
@@ -410,7 +430,7 @@ class MultiHeadAttention(nn.Module):
         B, _, T, _ = out.shape
         out = out.transpose(1, 2).reshape(B, T, -1)  # (B, T, C)
         if rows is not None:
-            out = out[rows]  # (N, C)
+            out = take_rows(out, rows)  # (N, C)
         out = self.o(out)  # (B, T, C) or (N, C)
         return (out, weights) if weights is not None else out
 
@@ -515,7 +535,9 @@ class BlockSparseAttention(nn.Module):
                     f"rand_attn has shape {tuple(self.rand_attn.shape)} but {num_blocks} blocks need (nh, nb-2, R) = "
                     f"{(nh, M, R)}"
                 )
-            if int(self.rand_attn.min()) < 0 or int(self.rand_attn.max()) >= num_blocks:
+            bad = values_checked(self.rand_attn) and (
+                int(self.rand_attn.min()) < 0 or int(self.rand_attn.max()) >= num_blocks)
+            if bad:
                 raise ValueError(f"rand_attn holds block indices outside [0, {num_blocks})")
             return self.rand_attn.long()
         if num_blocks not in self._plans:
@@ -533,20 +555,26 @@ class BlockSparseAttention(nn.Module):
         heads and rows: O(nh * nb * R) memory, never O(nb^2).
         """
         nh, R = self.num_heads, self.num_random_blocks
-        gen = torch.Generator().manual_seed(self.seed)
-        q = torch.arange(1, num_blocks - 1)  # (M,) middle query blocks
-        # Allowed: 1 .. q-2 and q+2 .. nb-2 (globals and the window are seen anyway).
-        lower = (q - 2).clamp(min=0)  # (M,)
-        count = lower + (num_blocks - 3 - q).clamp(min=0)  # (M,)
-        if int(count.min()) < R:
+        M = num_blocks - 2
+        # Checked on Python ints: the plan is built inside the forward, which may be traced.
+        fewest = min(max(q - 2, 0) + max(num_blocks - 3 - q, 0) for q in range(1, num_blocks - 1))
+        if fewest < R:
             raise ValueError(
                 f"{num_blocks} blocks are too few for {R} distinct random blocks per row "
                 f"(block-sparse attention needs more than {self.min_sparse_length() - 1} tokens)"
             )
-        chosen = torch.empty(nh, q.shape[0], R, dtype=torch.long)
+        q = torch.arange(1, num_blocks - 1)  # (M,) middle query blocks
+        # Allowed: 1 .. q-2 and q+2 .. nb-2 (globals and the window are seen anyway).
+        lower = (q - 2).clamp(min=0)  # (M,)
+        count = lower + (num_blocks - 3 - q).clamp(min=0)  # (M,)
+        # Counter-based draws (a hash of seed, head, row, step): no generator state,
+        # so the plan is a pure function of (seed, nb) and traceable by torch.compile.
+        heads = torch.arange(nh)[:, None]  # (nh, 1)
+        rows = torch.arange(M)[None, :]  # (1, M)
+        chosen = torch.zeros(nh, M, R, dtype=torch.long)
         for i in range(R):
             j = (count - R + i).expand(nh, -1)  # (nh, M): Floyd's j runs over C-R .. C-1
-            t = (torch.rand(j.shape, generator=gen) * (j + 1)).long().clamp(max=j)
+            t = (uniform(self.seed, num_blocks, heads, rows, i) * (j + 1)).long().clamp(max=j)
             taken = (chosen[..., :i] == t[..., None]).any(-1)
             chosen[..., i] = torch.where(taken, j, t)
         return torch.where(chosen < lower[:, None], 1 + chosen, q[:, None] + 2 + chosen - lower[:, None])
@@ -620,7 +648,10 @@ class BlockSparseAttention(nn.Module):
 
         # Global rows: query blocks 0 and nb-1 see every key. Without a mask
         # there is nothing to check (and no host sync on an accelerator).
-        no_padding = key_mask is None or bool(key_mask.all())
+        # Skipping the masks when nothing is padded needs a look at the values,
+        # which only eager CPU code may take (a sync on a GPU, a graph break
+        # under torch.compile): elsewhere a given mask is always applied.
+        no_padding = key_mask is None or (values_checked(key_mask) and bool(key_mask.all()))
         q_glob = torch.cat([q[:, :, :b], q[:, :, -b:]], dim=2)  # (B, nh, 2b, hs)
         glob_mask = None if no_padding else key_mask[:, None, None, :]
         glob = scaled_dot_product_attention(q_glob, k, v, glob_mask, dropout_p=dropout_p, impl="sdpa")

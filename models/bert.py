@@ -21,7 +21,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from models.config import BertConfig
+from models.checks import values_checked
+from models.config import BertConfig, XLNetConfig
 from models.encoder import Encoder, get_activation
 
 __all__ = [
@@ -59,6 +60,8 @@ class PreTrainingOutput:
         sentence_logits: NSP/SOP logits (B, 2) where the model has that head.
         loss: MLM cross-entropy (ignoring label -100) plus the sentence loss, for
             whichever labels were given.
+        losses: each loss on its own, ``{"mlm": ..., "nsp" | "sop": ...}``
+            (only those whose labels were given); ``loss`` is their sum.
         last_hidden_state, pooler_output, hidden_states: as in :class:`EncoderOutput`.
     """
 
@@ -68,10 +71,12 @@ class PreTrainingOutput:
     last_hidden_state: Tensor | None = None
     pooler_output: Tensor | None = None
     hidden_states: tuple[Tensor, ...] | None = None
+    losses: dict[str, Tensor] | None = None
 
 
 def _check_ids(name: str, ids: Tensor, limit: int, what: str) -> None:
-    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= limit):
+    # A value check: only where it needs no host-device sync (see models/checks.py).
+    if ids.numel() and values_checked(ids) and (int(ids.min()) < 0 or int(ids.max()) >= limit):
         raise ValueError(
             f"{name} must lie in [0, {limit}) ({what}), got values in [{int(ids.min())}, {int(ids.max())}]"
         )
@@ -205,6 +210,32 @@ class _Base(nn.Module):
             if module.bias is not None:
                 nn.init.zeros_(module.bias)
 
+    def _check_family(self, config: BertConfig) -> None:
+        # A variant's class takes only its own config family (RobertaModel(BertConfig())
+        # would silently build BERT); BERT's classes take the BERT-like variants (they
+        # are those variants' backbones) but never XLNet's, whose attention differs in kind.
+        if not isinstance(config, self.config_class) or isinstance(config, XLNetConfig):
+            raise TypeError(
+                f"{type(self).__name__} needs a {self.config_class.__name__}, got {type(config).__name__} "
+                f"(model_type {config.model_type!r}); build it with models.build_model(config)"
+                if isinstance(config, BertConfig)
+                else f"config must be a {self.config_class.__name__}, got {type(config).__name__}"
+            )
+
+    def set_gradient_checkpointing(self, enabled: bool = True) -> None:
+        """Recompute each layer's activations in the backward pass instead of keeping them.
+
+        Trades about one extra forward pass for activation memory that no longer
+        grows with depth; only in training mode (evaluation keeps nothing anyway).
+
+        >>> model = BertModel(BertConfig.preset("tiny", vocab_size=100))
+        >>> model.set_gradient_checkpointing(); model.encoder.gradient_checkpointing
+        True
+        """
+        for module in self.modules():
+            if hasattr(module, "gradient_checkpointing"):
+                module.gradient_checkpointing = bool(enabled)
+
     def num_parameters(self) -> int:
         """Distinct parameters (shared and tied ones counted once).
 
@@ -245,14 +276,17 @@ class BertModel(_Base):
 
     def __init__(self, config: BertConfig, *, add_pooler: bool | None = None) -> None:
         super().__init__()
-        if not isinstance(config, BertConfig):
-            raise TypeError(f"config must be a BertConfig (or a variant's), got {type(config).__name__}")
+        self._check_family(config)
         self.config = config
         self.embeddings = Embeddings(config)
         self.encoder = Encoder(config)
+        self.apply(self._init_weights)
+        # The pooler is built and initialised last, so that having one or not
+        # (RobertaModel vs RobertaForMaskedLM) leaves the encoder's draws alone.
         add_pooler = config.add_pooler if add_pooler is None else add_pooler
         self.pooler = Pooler(config) if add_pooler else None
-        self.apply(self._init_weights)
+        if self.pooler is not None:
+            self.pooler.apply(self._init_weights)
 
     def _attention_mask(self, attention_mask: Tensor | None, input_ids: Tensor) -> Tensor | None:
         """(B, T) key mask or (B, T, T) full mask of 0/1 -> boolean (B, 1, 1|T, T)."""
@@ -292,6 +326,9 @@ class BertModel(_Base):
                 positions (every position is still a key). ``last_hidden_state``
                 is then (N, H), the selected rows in row-major order. With a
                 pooler, ``rows[:, 0]`` must be all True ([CLS] feeds the pooler).
+                Or a 1-D long tensor of flat indices ``b * T + t`` (static
+                shapes): the rows in that order, and no pooled output (the
+                caller knows where its [CLS] rows are).
         """
         cfg = self.config
         if input_ids.dim() != 2:
@@ -307,19 +344,20 @@ class BertModel(_Base):
                     f"{tuple(input_ids.shape)}"
                 )
             _check_ids("token_type_ids", token_type_ids, cfg.type_vocab_size, "type_vocab_size")
-        if rows is not None:
+        flat_rows = rows is not None and rows.dtype == torch.long and rows.dim() == 1
+        if rows is not None and not flat_rows:
             if rows.dtype != torch.bool or rows.shape != input_ids.shape:
                 raise ValueError(
-                    f"rows must be a boolean tensor of input_ids' shape {tuple(input_ids.shape)}, "
-                    f"got {rows.dtype} {tuple(rows.shape)}"
+                    f"rows must be a boolean tensor of input_ids' shape {tuple(input_ids.shape)} "
+                    f"or a 1-D long tensor of flat indices, got {rows.dtype} {tuple(rows.shape)}"
                 )
-            if self.pooler is not None and not bool(rows[:, 0].all()):
+            if self.pooler is not None and values_checked(rows) and not bool(rows[:, 0].all()):
                 raise ValueError("rows must select position 0 of every sequence: the pooler reads it")
         mask = self._attention_mask(attention_mask, input_ids)
         x = self.embeddings(input_ids, token_type_ids)  # (B, T, H)
         x, states = self.encoder(x, mask, output_hidden_states=output_hidden_states, rows=rows)
         pooled = None
-        if self.pooler is not None:
+        if self.pooler is not None and not flat_rows:
             if rows is None:
                 pooled = self.pooler(x)  # (B, H)
             else:
@@ -346,15 +384,19 @@ class BertForPreTraining(_Base):
 
     def __init__(self, config: BertConfig) -> None:
         super().__init__()
-        if not isinstance(config, BertConfig):
-            raise TypeError(f"config must be a BertConfig (or a variant's), got {type(config).__name__}")
+        self._check_family(config)
         self.config = config
         has_sentence = config.sentence_head is not None
+        # The backbone is built (and initialised) first and left alone after, so
+        # for a given seed its weights equal the base model's: a checkpoint of one
+        # class and a fresh model of the other start from the same encoder.
         self.backbone = BertModel(config, add_pooler=has_sentence)
         self.mlm = MLMHead(config)
         self.sentence_dropout = nn.Dropout(config.classifier_dropout)
         self.sentence = nn.Linear(config.hidden_size, 2, bias=config.bias) if has_sentence else None
-        self.apply(self._init_weights)
+        self.mlm.apply(self._init_weights)
+        if self.sentence is not None:
+            self.sentence.apply(self._init_weights)
         nn.init.zeros_(self.mlm.bias)
 
     def forward(
@@ -366,9 +408,10 @@ class BertForPreTraining(_Base):
         labels: Tensor | None = None,
         sentence_label: Tensor | None = None,
         sparse_prediction: bool = False,
+        num_masked: int | None = None,
         output_hidden_states: bool = False,
     ) -> PreTrainingOutput:
-        """Logits for every position and, with labels, the summed losses.
+        """Logits for every position and, with labels, the losses (summed, and each on its own).
 
         Args:
             input_ids, attention_mask, token_type_ids, output_hidden_states: as in
@@ -384,45 +427,82 @@ class BertForPreTraining(_Base):
                 then (N, V) for the labelled positions in row-major order and
                 ``last_hidden_state`` is None. The loss and gradients are the
                 same as without it (up to float rounding).
+            num_masked: with ``sparse_prediction``, the number of labelled
+                positions per sequence when it is fixed
+                (``MaskingConfig(fixed_count=True)``): the positions are then
+                gathered with static shapes (B * num_masked rows; a row with
+                fewer labels pads with unscored positions), so there is no
+                host sync and ``torch.compile`` sees no data-dependent shape.
         """
-        rows = selected = None
+        rows = selected = take = None
         if sparse_prediction:
             if labels is None:
                 raise ValueError("sparse_prediction needs labels: it scores only the labelled positions")
             if labels.shape != input_ids.shape:
                 raise ValueError(f"labels has shape {tuple(labels.shape)} but input_ids has {tuple(input_ids.shape)}")
-            selected = labels != -100  # (B, T)
-            if not output_hidden_states:
-                rows = selected.clone()
-                if self.backbone.pooler is not None:
-                    rows[:, 0] = True
+            if num_masked is not None:
+                B, T = labels.shape
+                if not isinstance(num_masked, int) or not 0 < num_masked <= T:
+                    raise ValueError(f"num_masked must be an int in [1, {T}], got {num_masked!r}")
+                # Labelled positions first, in order (a stable sort of the 0/1 flags).
+                take = (labels != -100).to(torch.int8).argsort(dim=1, descending=True, stable=True)
+                take = take[:, :num_masked]  # (B, k)
+                if not output_hidden_states:
+                    lead = 1 if self.backbone.pooler is not None else 0
+                    cols = F.pad(take, (lead, 0)) if lead else take  # (B, lead + k), [CLS] first
+                    rows = (cols + T * torch.arange(B, device=cols.device)[:, None]).reshape(-1)  # (B*(lead+k),)
+            else:
+                selected = labels != -100  # (B, T)
+                if not output_hidden_states:
+                    rows = selected.clone()
+                    if self.backbone.pooler is not None:
+                        rows[:, 0] = True
         base = self.backbone(
             input_ids, attention_mask, token_type_ids, output_hidden_states=output_hidden_states, rows=rows
         )
         hidden = base.last_hidden_state  # (B, T, H), or (N', H) for the rows
-        if selected is not None and labels is not None:
+        pooled = base.pooler_output
+        if take is not None and labels is not None:
+            B, k = take.shape
+            if rows is not None:
+                lead = 1 if self.backbone.pooler is not None else 0
+                grid = hidden.view(B, lead + k, -1)  # (B, lead + k, H)
+                if lead:
+                    pooled = self.backbone.pooler(grid[:, :1])  # (B, H)
+                hidden = grid[:, lead:].reshape(B * k, -1)  # (B*k, H)
+            else:
+                hidden = hidden.gather(1, take[:, :, None].expand(-1, -1, hidden.shape[-1])).reshape(B * k, -1)
+            labels = labels.gather(1, take).reshape(-1)  # (B*k,)
+        elif selected is not None and labels is not None:
             hidden = hidden[selected[rows]] if rows is not None else hidden[selected]  # (N, H)
             labels = labels[selected]  # (N,)
         logits = self.mlm(hidden, self.backbone.embeddings.word.weight)  # (B, T, V) or (N, V)
         sentence_logits = None
         if self.sentence is not None:
-            sentence_logits = self.sentence(self.sentence_dropout(base.pooler_output))  # (B, 2)
-        loss = None
+            sentence_logits = self.sentence(self.sentence_dropout(pooled))  # (B, 2)
+        losses: dict[str, Tensor] = {}
         if labels is not None:
-            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=-100)
+            losses["mlm"] = F.cross_entropy(
+                logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=-100
+            )
         if sentence_label is not None:
             if sentence_logits is None:
                 raise ValueError(f"this {self.config.model_type} model has no sentence head; "
                                  "do not pass sentence_label")
-            s_loss = F.cross_entropy(sentence_logits, sentence_label.reshape(-1))
-            loss = s_loss if loss is None else loss + s_loss
+            losses[self.config.sentence_head or "sentence"] = F.cross_entropy(
+                sentence_logits, sentence_label.reshape(-1)
+            )
+        loss = None
+        for value in losses.values():
+            loss = value if loss is None else loss + value
         return PreTrainingOutput(
             logits=logits,
             sentence_logits=sentence_logits,
             loss=loss,
             last_hidden_state=base.last_hidden_state if rows is None else None,
-            pooler_output=base.pooler_output,
+            pooler_output=pooled,
             hidden_states=base.hidden_states,
+            losses=losses or None,
         )
 
 

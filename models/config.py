@@ -377,11 +377,19 @@ class XLNetConfig(BertConfig):
     """
 
     model_type: ClassVar[str] = "xlnet"
+    # The BERT presets minus max_position_embeddings, which XLNet has no use for.
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        "tiny": dict(BertConfig.PRESETS["tiny"]),
-        "small": dict(BertConfig.PRESETS["small"]),
-        "base": {},
+        size: {k: v for k, v in BertConfig.PRESETS[size].items() if k != "max_position_embeddings"}
+        for size in ("tiny", "small", "base")
     }
+    #: Fields of the shared config that XLNet's code never reads: setting one
+    #: to anything but its default is refused rather than silently ignored.
+    IGNORED: ClassVar[tuple[str, ...]] = (
+        "max_position_embeddings", "type_vocab_size", "head_act", "position_style", "add_pooler",
+        "sentence_head", "classifier_dropout", "attn_impl", "num_hidden_groups", "inner_group_num",
+        "block_size", "num_random_blocks", "random_plan", "attention_seed", "embedding_dropout_first",
+        "ffn_output_dropout",
+    )
 
     vocab_size: int = 32000
     pad_token_id: int = 5
@@ -399,6 +407,14 @@ class XLNetConfig(BertConfig):
         for name, value in unsupported.items():
             if getattr(self, name) != value:
                 raise ValueError(f"XLNet does not support {name}={getattr(self, name)!r}")
+        defaults = {f.name: f.default for f in dataclasses.fields(XLNetConfig)}
+        for name in self.IGNORED:
+            if getattr(self, name) != defaults[name]:
+                raise ValueError(
+                    f"XLNet does not use {name} (it has relative positions, no pooler, sentence head or "
+                    f"block-sparse attention); got {name}={getattr(self, name)!r}, leave it at "
+                    f"{defaults[name]!r}"
+                )
 
 
 CONFIGS: dict[str, type[BertConfig]] = {

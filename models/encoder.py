@@ -19,8 +19,9 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+from torch.utils.checkpoint import checkpoint
 
-from models.attention import BlockSparseAttention, MultiHeadAttention
+from models.attention import BlockSparseAttention, MultiHeadAttention, take_rows
 from models.config import BertConfig
 
 __all__ = ["Encoder", "EncoderLayer", "FeedForward", "get_activation"]
@@ -139,10 +140,10 @@ class EncoderLayer(nn.Module):
         output. Everything after attention is per position, so this is exact.
         """
         if self.pre_ln:
-            res = x if rows is None else x[rows]  # (B, T, H) or (N, H)
+            res = x if rows is None else take_rows(x, rows)  # (B, T, H) or (N, H)
             x = res + self.dropout(self.attn(self.attn_norm(x), mask=mask, rows=rows))
             return x + self.ffn_dropout(self.ffn(self.ffn_norm(x)))
-        res = x if rows is None else x[rows]  # (B, T, H) or (N, H)
+        res = x if rows is None else take_rows(x, rows)  # (B, T, H) or (N, H)
         x = self.attn_norm(res + self.dropout(self.attn(x, mask=mask, rows=rows)))
         return self.ffn_norm(x + self.ffn_dropout(self.ffn(x)))
 
@@ -185,6 +186,8 @@ class Encoder(nn.Module):
                 else:
                     layer.ffn, layer.ffn_norm = first.ffn, first.ffn_norm
         self.final_norm = _layer_norm(config) if config.norm == "pre" else None
+        #: Recompute each layer in the backward pass (see ``set_gradient_checkpointing``).
+        self.gradient_checkpointing = False
 
     def forward(
         self,
@@ -219,7 +222,11 @@ class Encoder(nn.Module):
         for depth, idx in enumerate(self.schedule):
             for n, i in enumerate(idx):
                 final = depth == last and n == len(idx) - 1
-                x = self.layers[i](x, mask, rows if final else None)
+                layer_rows = rows if final else None
+                if self.gradient_checkpointing and self.training and torch.is_grad_enabled():
+                    x = checkpoint(self.layers[i], x, mask, layer_rows, use_reentrant=False)
+                else:
+                    x = self.layers[i](x, mask, layer_rows)
                 if self.final_norm is not None and final:
                     x = self.final_norm(x)
                 if states is not None:

@@ -41,6 +41,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from models.counter import TWO32 as _TWO32
+from models.counter import hash32 as _hash32
+
 __all__ = [
     "MaskingConfig",
     "PlmConfig",
@@ -60,38 +63,8 @@ __all__ = [
 
 # ==== Counter-based draws ====
 
-_M32 = 0xFFFFFFFF
-_TWO32 = 1 << 32
 # Distinct streams, so that e.g. the selection and the 80/10/10 draw of a token are independent.
 _S_SELECT, _S_ACTION, _S_RANDOM_ID, _S_PAIR, _S_PLM = 1, 2, 3, 4, 5
-
-
-def _mul32(x: Any, c: int) -> Any:
-    """``x * c mod 2**32`` for ``0 <= x < 2**32``, without leaving int64 (works on ints and tensors)."""
-    lo, hi = c & 0xFFFF, c >> 16
-    return (x * lo + (((x * hi) & 0xFFFF) << 16)) & _M32
-
-
-def _fmix(h: Any) -> Any:
-    """murmur3's 32-bit finaliser: every input bit affects every output bit."""
-    h = h ^ (h >> 16)
-    h = _mul32(h, 0x85EBCA6B)
-    h = h ^ (h >> 13)
-    h = _mul32(h, 0xC2B2AE35)
-    return h ^ (h >> 16)
-
-
-def _hash32(*words: Any) -> Any:
-    """A 32-bit hash of non-negative integers (ints or broadcastable int64 tensors), in ``[0, 2**32)``.
-
-    Each word enters as its low and high 32 bits, each followed by a full
-    mixing round, so (seed, epoch, index, stream, position) words never alias.
-    """
-    h: Any = 0x9E3779B9
-    for w in words:
-        h = _fmix((h ^ (w & _M32)) ^ 0x5BD1E995)
-        h = _fmix(h ^ ((w >> 32) & _M32))
-    return h
 
 
 def counter_uniform(seed: int, epoch: int, index: int, stream: int, n: int) -> Tensor:
@@ -332,7 +305,7 @@ def word_ids_from_offsets(tokenizer: Any, encodings: Sequence[Any]) -> list[list
         tokens, offsets = list(enc.tokens), list(enc.offsets)
         special = list(enc.special_tokens_mask)
         if kind[0] == "bytelevel":
-            out.append(_byte_level_words(tokenizer, tokens, offsets, special))
+            out.append(_byte_level_words(tokenizer, tokens, special))
             continue
         words: list[int] = []
         current = -1
@@ -373,8 +346,7 @@ def _word_rule(tokenizer: Any) -> tuple[str, str]:
     return "marker", "▁"
 
 
-def _byte_level_words(tokenizer: Any, tokens: list[str], offsets: list[tuple[int, int]],
-                      special: list[int]) -> list[int]:
+def _byte_level_words(tokenizer: Any, tokens: list[str], special: list[int]) -> list[int]:
     """Run the pre-tokenizer on the text the tokens spell and number its pieces."""
     from subword.pre_tokenizers import bytes_to_unicode
 
@@ -407,16 +379,16 @@ def _byte_level_words(tokenizer: Any, tokens: list[str], offsets: list[tuple[int
             while j + 1 < len(starts) and starts[j + 1] <= ci:
                 j += 1
             piece_of_char[ci] = j
+        # (The rebuilt text holds every space, so offsets are not needed: with
+        # trim_offsets they leave out spaces and would show gaps that are not boundaries.)
         prev_piece = None
-        prev_end = None
         for i, end in zip(run, ends):
             last = char_of_byte[end - 1] if 0 < end <= len(char_of_byte) else len(text)
             piece = piece_of_char[last]
-            gap = prev_end is not None and offsets[i][0] > prev_end
-            if prev_piece is not None and (piece != prev_piece or gap):
+            if prev_piece is not None and piece != prev_piece:
                 current += 1
             words[i] = current
-            prev_piece, prev_end = piece, offsets[i][1]
+            prev_piece = piece
         current += 1
         run.clear()
 

@@ -28,9 +28,11 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+from torch.utils.checkpoint import checkpoint
 
 from models.attention import masked_softmax
 from models.bert import _Base, _check_ids
+from models.checks import values_checked
 from models.config import XLNetConfig
 from models.encoder import FeedForward
 
@@ -48,6 +50,7 @@ class XLNetOutput:
         loss: LM cross-entropy over labels != -100, with the LM head and labels.
         mems: per layer, the (B, M, H) content states to pass as ``mems`` next time.
         hidden_states: content-stream input of each layer, then the output.
+        losses: ``{"plm": loss}`` with labels (the same loss, by name, as the BERT family's ``losses``).
     """
 
     last_hidden_state: Tensor
@@ -55,6 +58,7 @@ class XLNetOutput:
     loss: Tensor | None = None
     mems: tuple[Tensor, ...] | None = None
     hidden_states: tuple[Tensor, ...] | None = None
+    losses: dict[str, Tensor] | None = None
 
 
 def relative_positions(qlen: int, klen: int, d_model: int, clamp_len: int = -1,
@@ -222,6 +226,8 @@ class XLNetModel(_Base):
         self.mask_emb = nn.Parameter(torch.empty(1, 1, config.hidden_size))
         self.layers = nn.ModuleList(XLNetLayer(config) for _ in range(config.num_layers))
         self.dropout = nn.Dropout(config.hidden_dropout)
+        #: Recompute each layer in the backward pass (see ``set_gradient_checkpointing``).
+        self.gradient_checkpointing = False
         self.apply(self._init_weights)
 
     def _init_weights(self, module: nn.Module) -> None:
@@ -316,7 +322,7 @@ class XLNetModel(_Base):
         g = g_rows = seg_g = m_g = None
         if target_mapping is not None:
             tm = target_mapping
-            if bool(((tm != 0) & (tm != 1)).any()) or bool((tm.sum(-1) > 1).any()):
+            if values_checked(tm) and (bool(((tm != 0) & (tm != 1)).any()) or bool((tm.sum(-1) > 1).any())):
                 raise ValueError("target_mapping rows must be one-hot (or all zero for padding)")
             K = tm.shape[1]
             g_rows = tm.argmax(-1)  # (B, K)
@@ -336,7 +342,10 @@ class XLNetModel(_Base):
             mem = mems[i] if mems is not None else None
             if use_mems:
                 new_mems.append(self._cache(h, mem))
-            h, g = layer(h, g, mem, pos, seg, mask_h, g_rows, seg_g, m_g)
+            if self.gradient_checkpointing and self.training and torch.is_grad_enabled():
+                h, g = checkpoint(layer, h, g, mem, pos, seg, mask_h, g_rows, seg_g, m_g, use_reentrant=False)
+            else:
+                h, g = layer(h, g, mem, pos, seg, mask_h, g_rows, seg_g, m_g)
             if states is not None:
                 states.append(h)
         out = self.dropout(g if g is not None else h)
@@ -379,4 +388,5 @@ class XLNetLMHeadModel(_Base):
         if labels is not None:
             loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=-100)
         out.logits, out.loss = logits, loss
+        out.losses = {"plm": loss} if loss is not None else None
         return out
