@@ -271,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     eval_batches = [job._batch(job.eval_set, [(0, i) for i in range(s, min(n_eval, s + a.batch))], job.eval_mask_cfg,
                                job.cfg.seed + 1) for s in range(0, n_eval, a.batch)]
     q_hf = run_hf(job, documents_text(job), quality_steps, 1, every, eval_batches)
-    png = ROOT / "benchmarks" / "pretrain_quality.png"
+    png = (work if a.no_write else ROOT / "benchmarks") / "pretrain_quality.png"
     import matplotlib
 
     matplotlib.use("Agg")

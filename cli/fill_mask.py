@@ -13,7 +13,14 @@ import click
 __all__ = ["fill_mask_command"]
 
 
-@click.command("fill-mask", epilog='\b\nExample:\n  subword fill-mask -m run "the [MASK] of the function"')
+EPILOG = """\b
+Examples:
+  subword fill-mask -m run "the [MASK] of the function"
+  subword fill-mask -m run --top-k 10 --json "return the [MASK] of the list"
+"""
+
+
+@click.command("fill-mask", epilog=EPILOG)
 @click.argument("text")
 @click.option("--model", "-m", "model_dir", required=True, type=click.Path(exists=True, file_okay=False),
               help="The output directory of `subword pretrain` (or its model/ folder).")
