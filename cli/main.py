@@ -201,10 +201,13 @@ def cli(debug: bool) -> None:
 def _register() -> None:
     from cli.codec import decode_command, encode_command
     from cli.convert import convert_command
+    from cli.fill_mask import fill_mask_command
     from cli.inspect_tokenizer import inspect_command
+    from cli.pretrain import pretrain_command
     from cli.train import train_command
 
-    for command in (train_command, encode_command, decode_command, inspect_command, convert_command):
+    for command in (train_command, encode_command, decode_command, inspect_command, convert_command,
+                    pretrain_command, fill_mask_command):
         cli.add_command(command)
 
 

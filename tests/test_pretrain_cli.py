@@ -1,0 +1,152 @@
+"""``subword pretrain`` and ``subword fill-mask`` from the command line: a whole run, and every bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cli.main import cli
+from tests._pretrain_helpers import small_corpus, small_tokenizer
+
+
+@pytest.fixture(scope="module")
+def fx(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("pretrain_cli")
+    corpus = small_corpus(d, lines=600)
+    return {"dir": d, "corpus": corpus, "tok": small_tokenizer(d, corpus), "cache": d / "cache"}
+
+
+def _run(fx: dict[str, Path], out: Path, *extra: str, inputs: list[Path] | None = None):
+    args = ["pretrain", "--model", "bert", "--tokenizer", str(fx["tok"]), "-o", str(out), "--batch-size", "4",
+            "--seq-len", "32", "--cache-dir", str(fx["cache"]), "-q",
+            *[str(p) for p in (inputs if inputs is not None else [fx["corpus"]])], *extra]
+    return _invoke(args)
+
+
+def _invoke(args: list[str]):
+    return CliRunner().invoke(cli, args, prog_name="subword")
+
+
+@pytest.fixture(scope="module")
+def finished(fx: dict[str, Path]) -> Path:
+    out = fx["dir"] / "run"
+    result = _run(fx, out, "--steps", "3", "--objective", "mlm", "--save-every", "1")
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_a_run_writes_everything_and_fill_mask_reads_it(finished: Path) -> None:
+    assert (finished / "log.jsonl").exists() and (finished / "loss.png").exists()
+    assert (finished / "hf" / "config.json").exists() and (finished / "model" / "model.safetensors").exists()
+    assert len(list((finished / "checkpoints").glob("ckpt-*.pt"))) == 2  # --keep 2
+    result = _invoke(["fill-mask", "-m", str(finished), "--top-k", "3", "--json", "the [MASK] of the list"])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.output.splitlines()]
+    assert len(rows) == 1 and len(rows[0]["candidates"]) == 3
+    scores = [c["score"] for c in rows[0]["candidates"]]
+    assert scores == sorted(scores, reverse=True) and 0 < sum(scores) <= 1
+
+
+def test_fill_mask_without_a_mask(finished: Path) -> None:
+    result = _invoke(["fill-mask", "-m", str(finished), "no mask here"])
+    assert result.exit_code == 2 and "[MASK]" in result.output
+
+
+def test_no_length_is_a_usage_error(fx: dict[str, Path], tmp_path: Path) -> None:
+    result = _run(fx, tmp_path / "r")
+    assert result.exit_code == 2 and "--steps" in result.output
+
+
+def test_tokenizer_without_mask_token(fx: dict[str, Path], tmp_path: Path) -> None:
+    from subword.trainers import WordPieceTrainer, train_wordpiece
+
+    tok = train_wordpiece(fx["corpus"].read_text().splitlines(True)[:300],
+                          WordPieceTrainer(vocab_size=200, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]"]))
+    tok.save(tmp_path / "nomask.json")
+    result = _invoke(["pretrain", "--model", "bert", "-t", str(tmp_path / "nomask.json"), "-o", str(tmp_path / "r"),
+                      "--steps", "1", "--cache-dir", str(fx["cache"]), str(fx["corpus"])])
+    assert result.exit_code == 1
+    assert "[MASK] or <mask>" in result.output and "Traceback" not in result.output
+
+
+def test_sequence_longer_than_the_position_table(fx: dict[str, Path], tmp_path: Path) -> None:
+    result = _run(fx, tmp_path / "r", "--steps", "1", "--seq-len", "256")
+    assert result.exit_code == 1 and "--seq-len 256 exceeds the 128 positions" in result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("text, message", [("\n\n \n", "no tokens"), ("one short line\n", "fewer than one global batch")])
+def test_empty_or_too_short_corpus(fx: dict[str, Path], tmp_path: Path, text: str, message: str) -> None:
+    p = tmp_path / "small.txt"
+    p.write_text(text)
+    result = _run(fx, tmp_path / "r", "--steps", "1", "--objective", "mlm", inputs=[p])
+    assert result.exit_code == 1 and message in result.output, result.output
+
+
+def test_resume_with_nothing_to_resume(fx: dict[str, Path], tmp_path: Path) -> None:
+    result = _run(fx, tmp_path / "r", "--steps", "1", "--resume")
+    assert result.exit_code == 1 and "no checkpoint to resume" in result.output
+
+
+def _copy_run(src: Path, dst: Path) -> Path:
+    import shutil
+
+    shutil.copytree(src, dst)
+    return dst
+
+
+def test_an_existing_run_is_never_overwritten(fx: dict[str, Path], finished: Path, tmp_path: Path) -> None:
+    out = _copy_run(finished, tmp_path / "r")
+    before = {p.name: p.read_bytes() for p in (out / "checkpoints").iterdir()}
+    result = _run(fx, out, "--steps", "3", "--objective", "mlm")
+    assert result.exit_code == 1 and "--resume" in result.output
+    assert {p.name: p.read_bytes() for p in (out / "checkpoints").iterdir()} == before
+
+
+def test_corrupt_checkpoint(fx: dict[str, Path], finished: Path, tmp_path: Path) -> None:
+    out = _copy_run(finished, tmp_path / "r")
+    last = sorted((out / "checkpoints").glob("ckpt-*.pt"))[-1]
+    last.write_bytes(last.read_bytes()[:1000])  # truncated
+    damaged = last.read_bytes()
+    result = _run(fx, out, "--steps", "5", "--objective", "mlm", "--resume")
+    assert result.exit_code == 1 and "corrupt or truncated" in result.output and last.name in result.output
+    assert last.read_bytes() == damaged
+
+
+def test_resume_with_a_changed_config_or_tokenizer(fx: dict[str, Path], finished: Path, tmp_path: Path) -> None:
+    out = _copy_run(finished, tmp_path / "r")
+    result = _run(fx, out, "--steps", "5", "--objective", "mlm", "--resume", "--lr", "1e-3")
+    assert result.exit_code == 1 and "changed lr (0.0005 -> 0.001)" in result.output
+    other = small_tokenizer(tmp_path, fx["corpus"], vocab_size=300)
+    result = _invoke(["pretrain", "--model", "bert", "-t", str(other), "-o", str(out), "--batch-size", "4",
+                      "--seq-len", "32", "--cache-dir", str(fx["cache"]), "--steps", "5", "--objective", "mlm",
+                      "--resume", str(fx["corpus"])])
+    assert result.exit_code == 1 and "tokenizer" in result.output
+
+
+def test_teacher_with_another_vocabulary(fx: dict[str, Path], tmp_path: Path) -> None:
+    from models import BertConfig, BertForPreTraining
+
+    BertForPreTraining(BertConfig.preset("tiny", vocab_size=123)).to_hf(tmp_path / "teacher")
+    result = _invoke(["pretrain", "--model", "distilbert", "-t", str(fx["tok"]), "-o", str(tmp_path / "r"),
+                      "--teacher", str(tmp_path / "teacher"), "--steps", "1", "--cache-dir", str(fx["cache"]),
+                      "--seq-len", "32", "--batch-size", "4", str(fx["corpus"])])
+    assert result.exit_code == 1 and "vocabulary of 123" in result.output
+
+
+def test_distilbert_without_a_teacher_is_a_usage_error(fx: dict[str, Path], tmp_path: Path) -> None:
+    result = _invoke(["pretrain", "--model", "distilbert", "-t", str(fx["tok"]), "-o", str(tmp_path / "r"),
+                      "--steps", "1"])
+    assert result.exit_code == 2 and "--teacher" in result.output
+
+
+def test_docstring_examples() -> None:
+    import doctest
+
+    import cli.pretrain
+
+    result = doctest.testmod(cli.pretrain, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted >= 1
