@@ -24,7 +24,8 @@ __all__ = ["attribution"]
 
 
 def _segmentation(tok: Any, line: str, word: str) -> list[str]:
-    """The tokens of ``tok`` that overlap the first occurrence of segment ``word`` in ``line``."""
+    """The tokens of ``tok`` attributed to the first occurrence of segment ``word`` in ``line``
+    (those whose last character falls in it, as the counts attribute them)."""
     at = 0
     for seg in segments(line):
         if seg == word:
@@ -34,8 +35,7 @@ def _segmentation(tok: Any, line: str, word: str) -> list[str]:
         return []
     end = at + len(word)
     enc = tok.encode(line, add_special_tokens=False)
-    return [t for t, (s, e) in zip(enc.tokens, enc.offsets) if s < end and e > at and e > s] or \
-           [t for t, (s, e) in zip(enc.tokens, enc.offsets) if s == e == at]
+    return [t for t, (s, e) in zip(enc.tokens, enc.offsets) if at <= max(s, e - 1) < end]
 
 
 def attribution(c: Collected, tokenizers: Sequence[Any], lines: Sequence[str], a: int, b: int,

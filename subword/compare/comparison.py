@@ -10,6 +10,7 @@ described in ``docs/compare.md``), which the renderers turn into text or HTML.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -164,11 +165,12 @@ def _vocab_overlap(ta: Any, tb: Any, examples: int = 10) -> dict[str, Any]:
     sa = {x for x in ta.core if x}
     sb = {x for x in tb.core if x}
     union = sa | sb
-    only_a = sorted(sa - sb, key=lambda x: (len(x), x))
-    only_b = sorted(sb - sa, key=lambda x: (len(x), x))
+    only_a, only_b = sa - sb, sb - sa
 
-    def show(xs: list[bytes]) -> list[str]:
-        picked = [x for x in xs if len(x) > 1][:examples] or xs[:examples]
+    def show(xs: set[bytes]) -> list[str]:
+        # The shortest multi-byte strings first: the most telling examples of what one has and one lacks.
+        picked = heapq.nsmallest(examples, (x for x in xs if len(x) > 1), key=lambda x: (len(x), x)) or \
+            heapq.nsmallest(examples, xs, key=lambda x: (len(x), x))
         return [x.decode("utf-8", errors="backslashreplace") for x in picked]
 
     return {
@@ -187,7 +189,8 @@ def _best(values: Mapping[str, Sequence[float | None]], names: Sequence[str]) ->
             best[metric] = None
             continue
         target = max(vals) if better == "higher" else min(vals)
-        best[metric] = names[list(row).index(target)]
+        # A tie for the best marks nobody: no tokenizer is better than the other.
+        best[metric] = names[list(row).index(target)] if vals.count(target) == 1 else None
     return best
 
 

@@ -142,8 +142,8 @@ class VocabTable:
                 except UnicodeDecodeError:
                     byte_token[i] = True
             else:
-                if metaspace:
-                    text = text.replace(metaspace, " ")
+                # SentencePiece's space, whether a Metaspace or a Replace decoder turns it back.
+                text = text.replace(metaspace or "\u2581", " ")
                 raw = text.encode("utf-8")
             surface[i] = raw
             stripped = raw[1:] if raw.startswith(b" ") and len(raw) > 1 else raw
