@@ -313,7 +313,13 @@ def compare(
 
     def series(i: int, metric: str) -> tuple[Any, np.ndarray]:
         if metric in _DIST:
-            return dist_point[i][metric], drep[i][metric]
+            # Counts of types are biased down under resampling (a line drawn twice adds no new type),
+            # so these replicates are re-centred on the point value before the percentiles are read.
+            value, values = dist_point[i][metric], drep[i][metric]
+            finite = values[np.isfinite(values)]
+            if finite.size and value is not None and np.isfinite(value):
+                values = values - (finite.mean() - value)
+            return value, values
         return point[f"{i}:{metric}"], rep[f"{i}:{metric}"]
 
     # ---- per tokenizer ----
