@@ -326,3 +326,17 @@ def test_json_validates_against_schema(real):
 
     with pytest.raises(jsonschema.ValidationError):
         validate(bad)
+
+
+def test_type_counts_without_scipy_match_the_sparse_product():
+    import numpy as np
+
+    from subword.compare.comparison import _TypeLineCounts, _type_line_counts
+
+    rng = np.random.default_rng(0)
+    compact, line = rng.integers(0, 50, 1000), np.sort(rng.integers(0, 100, 1000))
+    w = rng.random((5, 100))
+    plain = _TypeLineCounts(np.arange(50), compact, line, 100) @ w.T
+    np.testing.assert_allclose(plain, _type_line_counts(np.arange(50), compact, line, 100) @ w.T)
+    direct = np.array([[w[r, line[compact == t]].sum() for r in range(5)] for t in range(50)])
+    np.testing.assert_allclose(plain, direct)
