@@ -10,7 +10,7 @@ the marks that carry meaning (``*``, ``^``, ``≈``) are there in plain text too
 
 >>> doc = {"inputs": {"lines": 1}, "tokenizers": [{"name": "a", "metrics": {"tokens": {"value": 3}}}],
 ...        "best": {"tokens": "a"}, "samples": []}
->>> print(render_terminal(doc, color=False, show=0).splitlines()[2])
+>>> print(render_terminal(doc, color=False, show=0).splitlines()[4])
 tokens   3 *
 """
 
@@ -90,7 +90,8 @@ def _header(doc: dict[str, Any]) -> str:
     names = [t.get("name", "?") for t in doc.get("tokenizers", [])]
     files = inputs.get("files") or []
     where = ", ".join(str(f.get("path", "?")) for f in files[:3]) + (" …" if len(files) > 3 else "")
-    parts = [f"{inputs.get(k):,} {k}" for k in ("lines", "words", "chars", "bytes") if isinstance(inputs.get(k), int)]
+    parts = [f"{inputs[k]:,} {k if inputs[k] != 1 else k[:-1]}" for k in ("lines", "words", "chars", "bytes")
+             if isinstance(inputs.get(k), int)]
     head = f"Comparing {len(names)} tokenizer{'s' * (len(names) != 1)}: {', '.join(names)}"
     body = f"Input: {where or 'standard input'}" + (f" ({', '.join(parts)})" if parts else "")
     return head + "\n" + body
