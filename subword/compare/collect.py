@@ -1,0 +1,282 @@
+"""The one pass over the input: encode each chunk of lines with every tokenizer, reduce at once.
+
+Lines are taken in chunks (``CHUNK_CHARS`` characters); each chunk is encoded by every tokenizer
+with ``encode_batch`` (parallel in the Rust core, GIL released) and reduced to per-line counts with
+numpy before the next chunk, so memory holds per-line counts and the token ids, never all the
+:class:`~subword.Encoding` objects. Positions inside a chunk are character offsets into the chunk's
+lines joined by ``\\n`` (a line's own offsets plus its start).
+
+What is kept per line (the bootstrap resamples lines, so every ratio metric is a ratio of sums of
+these): characters, UTF-8 bytes, words, whitespace-split words, words per script; per tokenizer:
+tokens, continued words, characters under UNK tokens, byte tokens, lossless round trip, tokens of
+the words of each script, internal boundaries; per pair of tokenizers: shared boundaries.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from subword.compare.vocab import VocabTable
+from subword.compare.words import WHITESPACE_CODEPOINTS, classify, is_word, segments
+
+__all__ = ["Collected", "TokenizerData", "collect", "CHUNK_CHARS", "boundary_keys"]
+
+#: Characters per chunk: big enough for encode_batch to keep every core busy, small enough that the
+#: chunk's Encoding objects stay a few MB.
+CHUNK_CHARS = 1 << 20
+_WS = np.array(WHITESPACE_CODEPOINTS, dtype=np.uint32)
+#: How many lossless failures keep their text as examples.
+LOSSLESS_EXAMPLES = 5
+
+
+@dataclass
+class TokenizerData:
+    """What one tokenizer left after the pass."""
+
+    name: str
+    table: VocabTable
+    tokens: np.ndarray
+    continued: np.ndarray
+    unk_chars: np.ndarray
+    byte_tokens: np.ndarray
+    lossless: np.ndarray
+    boundaries: np.ndarray
+    script_tokens: dict[str, np.ndarray]
+    type_tokens: np.ndarray
+    ids: np.ndarray
+    id_line: np.ndarray
+    chunk_seconds: list[float] = field(default_factory=list)
+    lossless_examples: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class Collected:
+    """Everything the metrics need, for ``n`` lines and the tokenizers in order."""
+
+    n: int
+    chars: np.ndarray
+    bytes: np.ndarray
+    words: np.ndarray
+    ws_words: np.ndarray
+    script_words: dict[str, np.ndarray]
+    types: list[str]
+    type_count: np.ndarray
+    type_first_line: np.ndarray
+    tokenizers: list[TokenizerData]
+    shared_boundaries: dict[tuple[int, int], np.ndarray]
+    chunk_bytes: list[int]
+    samples: dict[int, list[Any]]
+
+
+def boundary_keys(starts: np.ndarray, ends: np.ndarray, ns_before: np.ndarray,
+                  line_start: np.ndarray, line_end: np.ndarray, tok_line: np.ndarray) -> np.ndarray:
+    """The internal token boundaries, as sorted unique keys that ignore whitespace.
+
+    A boundary at offset ``p`` is keyed by the number of non-whitespace characters before ``p``
+    (``ns_before[p]``): a tokenizer that cuts before a space and one that cuts after it make the
+    same boundary. Boundaries with no non-whitespace character before or after them in their line
+    (the line's edges) are not internal and are dropped.
+
+    >>> ns = np.array([0, 1, 2, 2, 3, 4])            # "ab cd": a b ' ' c d
+    >>> boundary_keys(np.array([0, 2, 3]), np.array([2, 3, 5]), ns, np.array([0]), np.array([5]),
+    ...               np.array([0, 0, 0])).tolist()
+    [2]
+    """
+    pos = np.concatenate([starts, ends])
+    line = np.concatenate([tok_line, tok_line])
+    key = ns_before[pos]
+    internal = (key > ns_before[line_start[line]]) & (key < ns_before[line_end[line]])
+    return np.unique(key[internal])
+
+
+def _flat(encodings: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    counts = np.fromiter((len(e) for e in encodings), dtype=np.int64, count=len(encodings))
+    total = int(counts.sum())
+    ids = np.fromiter(itertools.chain.from_iterable(e.ids for e in encodings), dtype=np.int64, count=total)
+    offsets = np.fromiter(
+        itertools.chain.from_iterable(itertools.chain.from_iterable(e.offsets for e in encodings)),
+        dtype=np.int64, count=2 * total,
+    ).reshape(-1, 2)
+    return counts, ids, offsets
+
+
+def _first_difference(a: str, b: str) -> int:
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return i
+    return min(len(a), len(b))
+
+
+def collect(tokenizers: Sequence[Any], names: Sequence[str], lines: Sequence[str],
+            sample_indices: Sequence[int] = ()) -> Collected:
+    """Encodes ``lines`` with every tokenizer, chunk by chunk, and reduces the encodings.
+
+    Args:
+        tokenizers: :class:`subword.Tokenizer` objects (padding and truncation already off).
+        names: Their names, in the same order.
+        lines: The lines, without line endings.
+        sample_indices: Lines whose encodings are kept (for the sample view).
+
+    Returns:
+        The per-line counts, type counts and token ids (see :class:`Collected`).
+    """
+    n = len(lines)
+    k = len(tokenizers)
+    tables = [VocabTable.of(t) for t in tokenizers]
+    chars = np.fromiter((len(s) for s in lines), dtype=np.int64, count=n)
+    nbytes = np.fromiter((len(s.encode("utf-8", "surrogatepass")) for s in lines), dtype=np.int64, count=n)
+    words = np.zeros(n, dtype=np.int64)
+    ws_words = np.zeros(n, dtype=np.int64)
+    script_words: dict[str, np.ndarray] = {}
+    type_index: dict[str, int] = {}
+    types: list[str] = []
+    type_script: list[str] = []
+    type_word: list[bool] = []
+    type_count = np.zeros(0, dtype=np.int64)
+    type_first = np.zeros(0, dtype=np.int64)
+    data = [
+        TokenizerData(name, table, np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64),
+                      np.zeros(n, np.int64), np.zeros(n, bool), np.zeros(n, np.int64), {}, np.zeros(0, np.int64),
+                      np.zeros(0, np.int32), np.zeros(0, np.int32))
+        for name, table in zip(names, tables)
+    ]
+    ids_parts: list[list[np.ndarray]] = [[] for _ in range(k)]
+    line_parts: list[list[np.ndarray]] = [[] for _ in range(k)]
+    shared = {(a, b): np.zeros(n, np.int64) for a in range(k) for b in range(a + 1, k)}
+    chunk_bytes: list[int] = []
+    wanted = set(sample_indices)
+    samples: dict[int, list[Any]] = {}
+
+    for tok in tokenizers:  # build each native pipeline now, so the timings below are of encoding only
+        tok.encode_batch([lines[0]], add_special_tokens=False)
+
+    first = 0
+    while first < n:
+        last, size = first, 0
+        while last < n and (size < CHUNK_CHARS or last == first):
+            size += chars[last] + 1
+            last += 1
+        chunk = list(lines[first:last])
+        m = len(chunk)
+        chunk_bytes.append(int(nbytes[first:last].sum()))
+        line_start = np.zeros(m, dtype=np.int64)
+        np.cumsum(chars[first:last - 1] + 1, out=line_start[1:]) if m > 1 else None
+        line_end = line_start + chars[first:last]
+        joined = "\n".join(chunk)
+
+        # ---- segments (shared by every tokenizer) ----
+        segs = segments(joined)
+        seg_len = np.fromiter((len(s) for s in segs), dtype=np.int64, count=len(segs))
+        seg_start = np.cumsum(seg_len) - seg_len
+        seg_type = np.empty(len(segs), dtype=np.int64)
+        for i, s in enumerate(segs):
+            t = type_index.get(s)
+            if t is None:
+                t = type_index[s] = len(types)
+                types.append(s)
+                script, _kind = classify(s)
+                type_script.append(script)
+                type_word.append(is_word(s))
+            seg_type[i] = t
+        if len(types) > len(type_count):
+            grow = len(types) - len(type_count)
+            type_count = np.concatenate([type_count, np.zeros(grow, np.int64)])
+            type_first = np.concatenate([type_first, np.full(grow, -1, np.int64)])
+            for d in data:
+                d.type_tokens = np.concatenate([d.type_tokens, np.zeros(grow, np.int64)])
+        seg_line = np.searchsorted(line_start, seg_start, side="right") - 1
+        type_count += np.bincount(seg_type, minlength=len(types))
+        unseen = type_first[seg_type] < 0
+        # The first occurrence of each new type: reversed assignment keeps the earliest line.
+        type_first[seg_type[unseen][::-1]] = (seg_line[unseen] + first)[::-1]
+        word_mask = np.array(type_word, dtype=bool)[seg_type]
+        words[first:last] += np.bincount(seg_line[word_mask], minlength=m)
+        script_names = np.array(type_script, dtype=object)[seg_type[word_mask]] if word_mask.any() else []
+        word_lines = seg_line[word_mask]
+        for script in set(script_names):
+            sel = script_names == script
+            arr = script_words.setdefault(script, np.zeros(n, np.int64))
+            arr[first:last] += np.bincount(word_lines[sel], minlength=m)
+
+        # ---- whitespace (the whitespace-split words, and boundary keys that ignore it) ----
+        cp = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        space = np.isin(cp, _WS)
+        ns_before = np.zeros(len(cp) + 1, dtype=np.int64)
+        np.cumsum(~space, out=ns_before[1:])
+        run_start = np.flatnonzero(~space & np.concatenate([[True], space[:-1]]))
+        ws_words[first:last] += np.bincount(np.searchsorted(line_start, run_start, side="right") - 1, minlength=m)
+
+        # ---- each tokenizer ----
+        keys_of: list[np.ndarray] = []
+        for ti, (tok, d) in enumerate(zip(tokenizers, data)):
+            t0 = time.perf_counter()
+            encodings = tok.encode_batch(chunk, add_special_tokens=False)
+            d.chunk_seconds.append(time.perf_counter() - t0)
+            counts, ids, offsets = _flat(encodings)
+            tok_line = np.repeat(np.arange(m), counts)
+            start = offsets[:, 0] + line_start[tok_line]
+            end = offsets[:, 1] + line_start[tok_line]
+            d.tokens[first:last] = counts
+            table = d.table
+            if table.unk is not None:
+                is_unk = ids == table.unk
+                d.unk_chars[first:last] = np.bincount(tok_line[is_unk], weights=(end - start)[is_unk],
+                                                      minlength=m).astype(np.int64)
+            safe_ids = np.clip(ids, 0, max(table.size - 1, 0))
+            d.byte_tokens[first:last] = np.bincount(tok_line[table.byte_token[safe_ids]], minlength=m)
+            decoded = tok.decode_batch([e.ids for e in encodings], skip_special_tokens=False)
+            ok = np.fromiter((a == b for a, b in zip(decoded, chunk)), dtype=bool, count=m)
+            d.lossless[first:last] = ok
+            if len(d.lossless_examples) < LOSSLESS_EXAMPLES and not ok.all():
+                for j in np.flatnonzero(~ok)[: LOSSLESS_EXAMPLES - len(d.lossless_examples)]:
+                    d.lossless_examples.append({
+                        "line_index": int(first + j), "original": chunk[j], "decoded": decoded[j],
+                        "first_difference": _first_difference(chunk[j], decoded[j]),
+                    })
+            # Each token belongs to the segment of its last character (so "Ġthe" counts for "the").
+            if len(ids):
+                p = np.maximum(start, end - 1)
+                p = np.clip(p, line_start[tok_line], np.maximum(line_start[tok_line], line_end[tok_line] - 1))
+                seg = np.searchsorted(seg_start, p, side="right") - 1
+                d.type_tokens += np.bincount(seg_type[seg], minlength=len(types))
+                in_word = word_mask[seg]
+                tok_scripts = np.array(type_script, dtype=object)[seg_type[seg[in_word]]]
+                tok_word_lines = tok_line[in_word]
+                for script in set(tok_scripts):
+                    sel = tok_scripts == script
+                    arr = d.script_tokens.setdefault(script, np.zeros(n, np.int64))
+                    arr[first:last] += np.bincount(tok_word_lines[sel], minlength=m)
+                # A word is continued when 2+ tokens overlap it (tokens of zero width overlap nothing).
+                wide = end > start
+                ts, te = np.sort(start[wide]), np.sort(end[wide])
+                ws, we = seg_start[word_mask], seg_start[word_mask] + seg_len[word_mask]
+                overlapping = np.searchsorted(ts, we, side="left") - np.searchsorted(te, ws, side="right")
+                d.continued[first:last] = np.bincount(seg_line[word_mask][overlapping >= 2], minlength=m)
+                keys = boundary_keys(start, end, ns_before, line_start, line_end, tok_line)
+            else:
+                keys = np.zeros(0, np.int64)
+            line_ns = ns_before[line_start]
+            d.boundaries[first:last] = np.bincount(np.searchsorted(line_ns, keys, side="right") - 1, minlength=m)
+            keys_of.append(keys)
+            ids_parts[ti].append(ids.astype(np.int32))
+            line_parts[ti].append((tok_line + first).astype(np.int32))
+            for j in range(m):
+                if first + j in wanted:
+                    samples.setdefault(first + j, [None] * k)[ti] = encodings[j]
+        line_ns = ns_before[line_start]
+        for (a, b), arr in shared.items():
+            both = np.intersect1d(keys_of[a], keys_of[b], assume_unique=True)
+            arr[first:last] = np.bincount(np.searchsorted(line_ns, both, side="right") - 1, minlength=m)
+        first = last
+
+    for ti, d in enumerate(data):
+        d.ids = np.concatenate(ids_parts[ti]) if ids_parts[ti] else np.zeros(0, np.int32)
+        d.id_line = np.concatenate(line_parts[ti]) if line_parts[ti] else np.zeros(0, np.int32)
+    return Collected(n, chars, nbytes, words, ws_words, script_words, types, type_count, type_first,
+                     data, shared, chunk_bytes, samples)

@@ -1,0 +1,92 @@
+"""Words for the per-word metrics: Unicode word segmentation, and each word's script and kind.
+
+A *segment* is a span between two Unicode default word boundaries (UAX #29, as the ``regex``
+package implements them with its ``WORD`` flag). Every character of the text is in exactly one
+segment: words, numbers, single punctuation marks, whitespace runs, and each CJK ideograph on its
+own (UAX #29 has no dictionary, so ideographs are one segment each). A *word* is a segment that
+holds a letter, a mark or a digit; the rest (punctuation, symbols, whitespace) are segments but
+not words. The whitespace-split variant counts maximal runs of non-whitespace characters instead.
+
+>>> [text for text in segments("It's 3.14, naïve!")]
+["It's", ' ', '3.14', ',', ' ', 'naïve', '!']
+>>> classify("naïve"), classify("3.14"), classify("  "), classify("日"), classify("!")
+(('Latin', 'letters'), ('Common', 'digits'), ('Common', 'whitespace'), ('Han', 'cjk'), ('Common', 'punctuation'))
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import regex
+
+__all__ = ["segments", "classify", "is_word", "SCRIPTS", "KINDS", "WHITESPACE_CODEPOINTS"]
+
+# DOTALL: a line break is a segment of its own (UAX #29 breaks around it), so segments tile the text.
+_SEGMENT = regex.compile(r"(?wsV1).+?\b")
+_WORDLIKE = regex.compile(r"[\p{L}\p{M}\p{Nd}\p{Nl}\p{No}]")
+
+#: Scripts named in the tables; a word in any other script is grouped as "Other".
+SCRIPTS = (
+    "Latin", "Cyrillic", "Greek", "Armenian", "Georgian", "Arabic", "Hebrew", "Syriac", "Thaana",
+    "Devanagari", "Bengali", "Gurmukhi", "Gujarati", "Oriya", "Tamil", "Telugu", "Kannada", "Malayalam",
+    "Sinhala", "Thai", "Lao", "Tibetan", "Myanmar", "Khmer", "Ethiopic", "Han", "Hiragana", "Katakana",
+    "Hangul",
+)
+_SCRIPT_RES = [(name, regex.compile(rf"\p{{Script={name}}}")) for name in SCRIPTS]
+_CJK = {"Han", "Hiragana", "Katakana", "Hangul"}
+
+#: The kinds a segment can be, in the order the tables list them.
+KINDS = ("letters", "digits", "cjk", "punctuation", "whitespace")
+
+#: Every code point for which ``str.isspace`` holds (the whitespace-split variant splits on these).
+WHITESPACE_CODEPOINTS = tuple(c for c in range(0x110000) if chr(c).isspace())
+
+
+def segments(text: str) -> list[str]:
+    """The Unicode word-boundary segments of ``text``, in order; they concatenate to ``text``.
+
+    >>> segments("a  b\\n")
+    ['a', '  ', 'b', '\\n']
+    """
+    return _SEGMENT.findall(text)
+
+
+@lru_cache(maxsize=1 << 18)
+def is_word(segment: str) -> bool:
+    """Whether a segment counts as a word (it holds a letter, mark or digit).
+
+    >>> is_word("don't"), is_word("42"), is_word("--"), is_word(" ")
+    (True, True, False, False)
+    """
+    return _WORDLIKE.search(segment) is not None
+
+
+@lru_cache(maxsize=1 << 18)
+def classify(segment: str) -> tuple[str, str]:
+    """``(script, kind)`` of a segment.
+
+    The script is the first named script (:data:`SCRIPTS`) among its characters, "Other" for an
+    unnamed one, "Common" when it has none (digits, punctuation, whitespace). The kind is
+    "whitespace" (only whitespace), "cjk" (Han, kana or Hangul), "letters" (any letter or mark),
+    "digits" (numbers without letters) or "punctuation" (everything else: punctuation, symbols).
+
+    >>> classify("Привет"), classify("カタカナ"), classify("x2")
+    (('Cyrillic', 'letters'), ('Katakana', 'cjk'), ('Latin', 'letters'))
+    """
+    if segment.isspace():
+        return "Common", "whitespace"
+    script = "Common"
+    for name, pattern in _SCRIPT_RES:
+        if pattern.search(segment):
+            script = name
+            break
+    else:
+        if regex.search(r"\p{L}", segment):
+            script = "Other"
+    if script in _CJK:
+        return script, "cjk"
+    if regex.search(r"[\p{L}\p{M}]", segment):
+        return script, "letters"
+    if regex.search(r"\p{N}", segment):
+        return script, "digits"
+    return script, "punctuation"
