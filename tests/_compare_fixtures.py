@@ -145,6 +145,8 @@ def simple_document(tokenizers, names, lines, sample_indices) -> dict:
             "chars_per_token": {"value": chars / n, "ci": [chars / n, chars / n]},
             "bytes_per_token": {"value": nbytes / n, "ci": [nbytes / n, nbytes / n]},
             "lossless_lines": {"value": 1 - len(lossless) / len(lines), "ci": None},
+        }
+        structured = {
             "token_length_histogram": {str(k): v for k, v in sorted(lengths.items())},
             "tokens_per_word_by_script": {s: {"value": sum(v) / len(v), "ci": [min(v), max(v)]}
                                           for s, v in by_script.items()},
@@ -154,7 +156,7 @@ def simple_document(tokenizers, names, lines, sample_indices) -> dict:
                                   for i in lossless[:3]],
         }
         entries.append({"name": name, "source": f"<{name}>", "kind": type(tok.model).__name__,
-                        "vocab_size": tok.vocab_size, "metrics": metrics})
+                        "vocab_size": tok.vocab_size, "metrics": metrics, **structured})
     totals = [e["metrics"]["tokens"]["value"] for e in entries]
     best = {"tokens": names[totals.index(min(totals))],
             "chars_per_token": names[totals.index(min(totals))], "lossless_lines": None}

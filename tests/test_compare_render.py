@@ -189,7 +189,12 @@ def test_plain_output_has_no_escapes_and_shows_all_marks(doc):
     cells = re.findall(r"(\d[\d,]*) \(", tokens_row)
     assert cells == [f"{t['metrics']['tokens']['value']:,}" for t in doc["tokenizers"]]
     assert tokens_row.count("*") == 1 and tokens_row.rstrip().endswith("*") == (best == NAMES[-1])
-    assert "≈ within noise" in text and "significant" in text
+    # differences: a column per pair; the tokens row is significant, tokens/word within noise
+    diff_rows = [line for line in lines if line.startswith("  tokens ") or line.startswith("  tokens / word")]
+    assert len(diff_rows) == 2
+    assert "≈" not in diff_rows[0] and diff_rows[1].count("≈") == len(doc["pairwise"])
+    for pair in doc["pairwise"]:
+        assert f"{pair['differences']['tokens']['value']:+,}".replace("-", "−") in diff_rows[0]
     for sample in doc["samples"]:
         for row in sample["rows"]:
             expected = "│".join(t["display"] for t in row["tokens"])

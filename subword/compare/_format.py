@@ -13,7 +13,7 @@ import math
 import unicodedata
 from typing import Any, NamedTuple
 
-__all__ = ["MetricInfo", "METRICS", "metric_info", "format_value", "format_ci", "format_delta", "display_width",
+__all__ = ["MetricInfo", "METRICS", "metric_info", "format_value", "format_ci", "format_delta", "display_width", "structured",
            "text_direction"]
 
 
@@ -28,26 +28,38 @@ class MetricInfo(NamedTuple):
 # In the order the tables show them; a metric the document has but this table lacks is shown after these,
 # under its own name.
 METRICS: dict[str, MetricInfo] = {
-    "tokens": MetricInfo("tokens", "count", "total tokens over the input"),
-    "tokens_per_word": MetricInfo("tokens / word", "ratio", "fertility: tokens per whitespace word"),
-    "continued_words": MetricInfo("continued words", "percent", "words split into two or more tokens"),
-    "chars_per_token": MetricInfo("chars / token", "ratio", "compression: characters per token (micro)"),
-    "bytes_per_token": MetricInfo("bytes / token", "ratio", "compression: UTF-8 bytes per token (micro)"),
+    "tokens": MetricInfo("tokens", "count", "total tokens over the input (↓ better)"),
+    "tokens_per_word": MetricInfo("tokens / word", "ratio", "fertility, Unicode (UAX #29) words (↓ better)"),
+    "tokens_per_whitespace_word": MetricInfo("tokens / whitespace word", "ratio",
+                                             "fertility, whitespace-separated words (↓ better)"),
+    "continued_words": MetricInfo("continued words", "percent", "words split into 2+ tokens (↓ better)"),
+    "chars_per_token": MetricInfo("chars / token", "ratio", "compression, characters per token (↑ better)"),
+    "bytes_per_token": MetricInfo("bytes / token", "ratio", "compression, UTF-8 bytes per token (↑ better)"),
     "normalized_sequence_length": MetricInfo("normalized seq. length", "ratio",
-                                             "tokens relative to the first tokenizer (Dagan et al.)"),
+                                             "tokens relative to the first tokenizer, Dagan et al. (↓ better)"),
     "vocab_utilization": MetricInfo("vocab used", "percent", "share of the vocabulary seen in the input"),
     "type_token_ratio": MetricInfo("type / token", "ratio", "distinct tokens / tokens"),
     "renyi_efficiency": MetricInfo("Rényi efficiency", "ratio",
-                                   "Rényi entropy (α = 2.5) / log2 |V| (Zouhar et al.)"),
-    "shannon_efficiency": MetricInfo("Shannon efficiency", "ratio", "Shannon entropy / log2 |V|"),
-    "lossless_lines": MetricInfo("lossless lines", "percent", "lines that decode back to the original text"),
-    "unk_char_rate": MetricInfo("UNK chars", "percent", "characters lost to the unknown token"),
-    "byte_fallback_rate": MetricInfo("byte fallback", "percent", "characters spelled as byte tokens"),
-    "mb_per_s": MetricInfo("MB/s", "speed", "encoding throughput (one run; not a benchmark)"),
+                                   "Rényi entropy (α = 2.5) / log2 |V|, Zouhar et al. (↑ better)"),
+    "shannon_efficiency": MetricInfo("Shannon efficiency", "ratio", "Shannon entropy / log2 |V| (↑ better)"),
+    "lossless_lines": MetricInfo("lossless lines", "percent", "lines that decode back to the input (↑ better)"),
+    "unk_char_rate": MetricInfo("UNK chars", "percent", "characters lost to the unknown token (↓ better)"),
+    "byte_fallback_rate": MetricInfo("byte tokens", "percent", "byte-fallback pieces / tokens (↓ better)"),
+    "mb_per_s": MetricInfo("MB/s", "speed", "encoding throughput, one run, not a benchmark (↑ better)"),
 }
 
 # Parts of a tokenizer's "metrics" that are not one number with an interval.
 STRUCTURED = {"token_length_histogram", "tokens_per_word_by_script", "lossless_examples"}
+
+
+def structured(entry: dict[str, Any], key: str) -> Any:
+    """One of the :data:`STRUCTURED` parts of a tokenizer's entry (beside ``metrics``, or inside it).
+
+    >>> structured({"metrics": {}, "lossless_examples": [1]}, "lossless_examples")
+    [1]
+    """
+    value = entry.get(key)
+    return value if value is not None else (entry.get("metrics") or {}).get(key)
 
 
 def metric_info(name: str) -> MetricInfo:
@@ -96,7 +108,8 @@ def format_ci(name: str, ci: Any) -> str:
     """
     if not isinstance(ci, (list, tuple)) or len(ci) != 2 or not all(_finite(x) for x in ci):
         return ""
-    return f"{format_value(name, ci[0])}–{format_value(name, ci[1])}"
+    lo, hi = (round(x) for x in ci) if metric_info(name).kind == "count" else ci  # bootstrap counts: whole
+    return f"{format_value(name, lo)}–{format_value(name, hi)}"
 
 
 def format_delta(name: str, diff: dict[str, Any]) -> str:
@@ -108,7 +121,8 @@ def format_delta(name: str, diff: dict[str, Any]) -> str:
     text = format_value(name, diff.get("value"), signed=True)
     ci = diff.get("ci")
     if isinstance(ci, (list, tuple)) and len(ci) == 2 and all(_finite(x) for x in ci):
-        text += f" [{format_value(name, ci[0], signed=True)}, {format_value(name, ci[1], signed=True)}]"
+        lo, hi = (round(x) for x in ci) if metric_info(name).kind == "count" else ci
+        text += f" [{format_value(name, lo, signed=True)}, {format_value(name, hi, signed=True)}]"
     return text
 
 

@@ -24,7 +24,7 @@ import math
 from importlib import resources
 from typing import Any
 
-from subword.compare._format import (STRUCTURED, format_ci, format_delta, format_value, metric_info, METRICS,
+from subword.compare._format import (STRUCTURED, structured, format_ci, format_delta, format_value, metric_info, METRICS,
                                      text_direction)
 
 __all__ = ["render_html", "token_hue"]
@@ -180,7 +180,7 @@ def _charts_section(doc: dict[str, Any]) -> str:
     toks = doc.get("tokenizers", [])
     colours = [_SERIES[i % len(_SERIES)] for i in range(len(toks))]
     figures = []
-    hists = [t.get("metrics", {}).get("token_length_histogram") or {} for t in toks]
+    hists = [structured(t, "token_length_histogram") or {} for t in toks]
     lengths = sorted({int(k) for h in hists for k in h if str(k).isdigit()})
     if lengths:
         cap = 16
@@ -200,7 +200,7 @@ def _charts_section(doc: dict[str, Any]) -> str:
             series.append((t.get("name", "?"), colour, shares, None))
         figures.append(_bar_chart(cats, series, y_label="share of tokens", unit="%",
                                   title="Token length (characters)"))
-    by_script = [t.get("metrics", {}).get("tokens_per_word_by_script") or {} for t in toks]
+    by_script = [structured(t, "tokens_per_word_by_script") or {} for t in toks]
     scripts = sorted({s for d in by_script for s in d}, key=lambda s: (-sum(1 for d in by_script if s in d), s))
     if scripts:
         series = [(t.get("name", "?"), colour, [(d.get(s) or {}).get("value") for s in scripts],
@@ -440,7 +440,7 @@ def _premium_table(doc: dict[str, Any]) -> str:
 def _lossless_section(doc: dict[str, Any]) -> str:
     rows = []
     for t in doc.get("tokenizers", []):
-        for ex in t.get("metrics", {}).get("lossless_examples") or []:
+        for ex in structured(t, "lossless_examples") or []:
             rows.append(f'<tr><th scope="row">{_e(t.get("name"))}</th><td class="num">{_e(ex.get("line_index"))}</td>'
                         f'<td><bdi class="mono">{_e(ex.get("original"))}</bdi></td>'
                         f'<td><bdi class="mono">{_e(ex.get("decoded"))}</bdi></td>'

@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from subword.compare._format import (STRUCTURED, display_width, format_ci, format_delta, format_value,
+from subword.compare._format import (STRUCTURED, structured, display_width, format_ci, format_delta, format_value,
                                      metric_info, METRICS)
 
 __all__ = ["render_terminal", "use_color"]
@@ -130,41 +130,69 @@ def _metric_rows(doc: dict[str, Any], style: _Style) -> list[str]:
     return lines
 
 
-def _pairwise(doc: dict[str, Any], style: _Style) -> list[str]:
+def _pairwise(doc: dict[str, Any], style: _Style, per_table: int = 3) -> list[str]:
+    pairs = [p for p in doc.get("pairwise", []) or [] if isinstance(p, dict)]
     out: list[str] = []
-    for pair in doc.get("pairwise", []) or []:
+    for pair in pairs:
         a, b = pair.get("a", "?"), pair.get("b", "?")
         f1, p, r = (pair.get(k) for k in ("boundary_f1", "boundary_precision", "boundary_recall"))
         bits = []
-        if isinstance(f1, (int, float)):
-            bits.append(f"boundary F1 {f1:.3f}" + (f" (P {p:.3f}, R {r:.3f})"
-                                                   if isinstance(p, (int, float)) and isinstance(r, (int, float))
-                                                   else ""))
-        if isinstance(pair.get("vocab_jaccard"), (int, float)):
-            bits.append(f"vocabulary overlap (Jaccard) {pair['vocab_jaccard']:.3f}")
+        if _number(f1):
+            ci = pair.get("boundary_f1_ci")
+            bits.append(f"boundary F1 {f1:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if _pair(ci) else "")
+                        + (f" (P {p:.3f}, R {r:.3f})" if _number(p) and _number(r) else ""))
+        if _number(pair.get("vocab_jaccard")):
+            bits.append(f"vocabulary Jaccard {pair['vocab_jaccard']:.3f}")
         if isinstance(pair.get("unique_a_count"), int) and isinstance(pair.get("unique_b_count"), int):
             bits.append(f"{pair['unique_a_count']:,} tokens only in {a}, {pair['unique_b_count']:,} only in {b}")
         out.append(style(_BOLD, f"{a} vs {b}") + (": " + "; ".join(bits) if bits else ""))
-        rows: list[list[tuple[str, str]]] = []
-        for m, diff in (pair.get("differences") or {}).items():
-            if not isinstance(diff, dict):
-                continue
-            label = f"  {metric_info(m).label} ({a} − {b})"
-            delta = format_delta(m, diff)
-            if diff.get("significant"):
-                verdict, shown = "significant", style(_YELLOW, "significant")
-            else:
-                verdict, shown = "≈ within noise", style(_DIM, "≈ within noise")
-            rows.append([(label, label), (delta, delta), (shown, verdict)])
-        if rows:
-            out += _table(rows, right_from=1)
+    # The differences: one row per metric, one column per pair (a few pairs per table, to stay narrow).
+    with_diffs = [p for p in pairs if isinstance(p.get("differences"), dict) and p["differences"]]
+    for first in range(0, len(with_diffs), per_table):
+        chunk = with_diffs[first:first + per_table]
+        metrics = [m for m in METRICS if any(m in p["differences"] for p in chunk)]
+        metrics += [m for p in chunk for m in p["differences"] if m not in metrics]
+        head = [("  difference [95% CI]", "  difference [95% CI]")]
+        head += [(style(_BOLD, t), t) for t in (f"{p.get('a', '?')} − {p.get('b', '?')}" for p in chunk)]
+        rows = [head]
+        for m in metrics:
+            label = "  " + metric_info(m).label
+            row = [(label, label)]
+            for p in chunk:
+                diff = p["differences"].get(m)
+                if not isinstance(diff, dict):
+                    row.append(("—  ", "—  "))
+                    continue
+                delta = format_delta(m, diff)
+                if diff.get("significant"):
+                    row.append((style(_YELLOW, delta) + "  ", delta + "  "))
+                else:
+                    row.append((style(_DIM, delta + " ≈"), delta + " ≈"))
+            rows.append(row)
+        out.append("")
+        out += _table(rows)
+    if with_diffs:
+        out.append(style(_DIM, "≈ within noise: the 95% interval contains 0; the others are significant"))
     return out
 
 
-def _segmentation(seg: Any) -> str:
+def _number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _pair(x: Any) -> bool:
+    return isinstance(x, (list, tuple)) and len(x) == 2 and all(_number(v) for v in x)
+
+
+def _segmentation(seg: Any, count: Any, limit: int = 36) -> str:
+    """A word's tokens as the tokenizer spells them (``Ġ``, ``▁``, ``##`` kept), ``∅`` for none, cut at ``limit``."""
     if isinstance(seg, (list, tuple)):
-        return " ".join(str(s) for s in seg)
-    return "" if seg is None else str(seg)
+        text = " ".join(str(s) for s in seg) or "∅"
+    elif seg:
+        text = str(seg)
+    else:
+        text = format_value("tokens_per_word", count) if _number(count) else "—"
+    return text if display_width(text) <= limit else text[:limit - 1] + "…"
 
 
 def _attribution(doc: dict[str, Any], style: _Style, top: int = 8) -> list[str]:
@@ -178,8 +206,10 @@ def _attribution(doc: dict[str, Any], style: _Style, top: int = 8) -> list[str]:
         rows = [[(h, h) for h in ("  word", "count", a, b, "Δ contribution", "cumulative")]]
         for w in words[:top]:
             word = "  " + _visible_word(str(w.get("word", "")))
-            cells = [word, f"{w.get('count', 0):,}", _segmentation(w.get("segmentation_a")) or str(w.get("tokens_a")),
-                     _segmentation(w.get("segmentation_b")) or str(w.get("tokens_b")),
+            if display_width(word) > 30:
+                word = word[:29] + "…"
+            cells = [word, f"{w.get('count', 0):,}", _segmentation(w.get("segmentation_a"), w.get("tokens_a")),
+                     _segmentation(w.get("segmentation_b"), w.get("tokens_b")),
                      format_value("tokens", w.get("contribution"), signed=True),
                      format_value("lossless_lines", w.get("cumulative_share"))]
             rows.append([(c, c) for c in cells])
@@ -230,7 +260,7 @@ def _parallel(doc: dict[str, Any], style: _Style) -> list[str]:
 def _lossless(doc: dict[str, Any], style: _Style) -> list[str]:
     out: list[str] = []
     for t in doc.get("tokenizers", []):
-        examples = t.get("metrics", {}).get("lossless_examples") or []
+        examples = structured(t, "lossless_examples") or []
         for ex in examples[:2]:
             at = ex.get("first_difference")
             out.append(f"  {t.get('name', '?')}, line {ex.get('line_index', '?')}: "
