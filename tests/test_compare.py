@@ -83,12 +83,12 @@ def test_identical_tokenizers_f1_one_and_no_difference():
 def test_attribution_is_additive_and_exact(toy):
     att = toy.words[0]
     assert (att["a"], att["b"]) == ("chars", "words")
-    net = toy.metrics["words"]["tokens"] - toy.metrics["chars"]["tokens"]
+    net = toy.metrics["chars"]["tokens"] - toy.metrics["words"]["tokens"]  # a minus b
     assert sum(g["contribution"] for g in att["by_group"]) == net
     counts = Counter(w for s in TEXT for w in regex.findall(r"\S+| +", s))
     for entry in att["words"]:
         word = entry["word"]
-        expected = -counts[word] if word.isspace() else counts[word] * (1 - len(word))
+        expected = counts[word] if word.isspace() else counts[word] * (len(word) - 1)
         assert entry["contribution"] == expected, word
         assert entry["count"] == counts[word]
     shares = [e["cumulative_share"] for e in att["words"]]
