@@ -62,6 +62,7 @@ use crate::postprocess::{get_bool, PostProcessor, TemplatePiece};
 use crate::pretok::PreTokenizer;
 
 mod ranged;
+pub mod sentencepiece;
 
 // ==== Tokenizer ====
 
