@@ -374,12 +374,19 @@ _ONIGURUMA_WORD = r"[[\w--\p{Join_Control}]\xB2\xB3\xB9\xBC-\xBE]"
 _ONIGURUMA_WORD_IN_CLASS = r"[\w--\p{Join_Control}]"
 
 
+#: An atom (``\p{..}``, an escape, a flat bracket class or a plain char) with an interval and a ``+`` after it.
+_POSSESSIVE_INTERVAL = r"((?:\\[pP]\{[^}]*\}|\\.|\[(?:\\.|[^\]\\])*\]|[^\\\[\](){}|])\{\d+(?:,\d*)?\})\+"
+
+
 @functools.lru_cache(maxsize=64)
 def _compiled(source: str) -> Any:
     """An HF (Oniguruma) regex for the ``regex`` module: multi-line anchors, version 1 (set operations such as
     ``[\\p{L}&&\\p{Greek}]``), and Oniguruma's word class for ``\\w`` / ``\\W``."""
     import regex
 
+    # Oniguruma's Ruby syntax reads `X{n,m}+` as `(?:X{n,m})+` (a repeated interval, so `\p{N}{1,3}+` is any
+    # digit run); the regex module reads it as possessive, like tiktoken. Spell Oniguruma's reading out.
+    source = regex.sub(_POSSESSIVE_INTERVAL, r"(?:\1)+", source)
     parts, depth = [], 0
     for token in regex.findall(r"\\.?|.", source, flags=regex.DOTALL):
         depth = depth + 1 if token == "[" else max(depth - 1, 0) if token == "]" else depth

@@ -659,6 +659,34 @@ class Tokenizer:
 
         return detect.load(path)
 
+    @classmethod
+    def from_tiktoken(
+        cls,
+        path_or_name: str | os.PathLike[str],
+        pattern: str | None = None,
+        special_tokens: dict[str, int] | None = None,
+    ) -> "Tokenizer":
+        """Load a tiktoken rank file (``.tiktoken``, plain or gzip) or a known encoding name; gives tiktoken's ids.
+
+        Args:
+            path_or_name: A rank file, or ``gpt2``, ``r50k_base``, ``p50k_base``, ``p50k_edit``, ``cl100k_base``,
+                ``o200k_base`` (found in tiktoken's cache or an installed package that ships it).
+            pattern: The split regex (default: the known encoding's).
+            special_tokens: Token -> id (default: the known encoding's).
+
+        Raises:
+            FileNotFoundError: no such file.
+            subword.errors.FormatError: a bad file, an unknown name, or a pattern that cannot be run exactly.
+
+        >>> Tokenizer.from_tiktoken("o100k")
+        Traceback (most recent call last):
+        ...
+        subword.errors.FormatError: unknown tiktoken encoding 'o100k' (known: cl100k_base, gpt2, o200k_base, p50k_base, p50k_edit, r50k_base)
+        """
+        from subword.formats import tiktoken
+
+        return tiktoken.load(path_or_name, pattern=pattern, special_tokens=special_tokens)
+
     def save(self, path: str | os.PathLike[str], pretty: bool = True, *, legacy_merges: bool = False) -> None:
         """Write the tokenizer atomically (a temporary file in the same folder, then a rename).
 
