@@ -59,13 +59,16 @@ def _metaspace(tok: Any) -> str | None:
 
 
 def tokenizer_kind(tok: Any) -> str:
-    """A short name for the kind of model: ``byte-level bpe``, ``bpe``, ``wordpiece``, ``unigram``.
+    """A short name for the kind of model: ``byte-level bpe``, ``bpe``, ``wordpiece``, ``unigram``,
+    ``sentencepiece unigram``, ``sentencepiece bpe`` (a ``.model`` run by sentencepiece's pipeline).
 
     >>> from subword import Tokenizer, WordPiece
     >>> tokenizer_kind(Tokenizer(WordPiece({"[UNK]": 0})))
     'wordpiece'
     """
-    name = type(tok.model).__name__.lower()
+    name = type(tok.model).__name__
+    name = {"SentencePieceUnigram": "sentencepiece unigram", "SentencePieceBPE": "sentencepiece bpe"}.get(
+        name, name.lower())
     return f"byte-level {name}" if is_byte_level(tok) else name
 
 
