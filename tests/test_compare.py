@@ -340,3 +340,9 @@ def test_type_counts_without_scipy_match_the_sparse_product():
     np.testing.assert_allclose(plain, _type_line_counts(np.arange(50), compact, line, 100) @ w.T)
     direct = np.array([[w[r, line[compact == t]].sum() for r in range(5)] for t in range(50)])
     np.testing.assert_allclose(plain, direct)
+
+
+def test_whitespace_list_is_str_isspace():
+    from subword.compare.words import WHITESPACE_CODEPOINTS
+
+    assert WHITESPACE_CODEPOINTS == tuple(c for c in range(0x110000) if chr(c).isspace())

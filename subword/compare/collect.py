@@ -26,7 +26,7 @@ import numpy as np
 from subword.compare.vocab import VocabTable
 from subword.compare.words import WHITESPACE_CODEPOINTS, classify, is_word, segments
 
-__all__ = ["Collected", "TokenizerData", "collect", "CHUNK_CHARS", "boundary_keys"]
+__all__ = ["Collected", "TokenizerData", "collect", "warm_up", "CHUNK_CHARS", "boundary_keys"]
 
 #: Characters per chunk: big enough for encode_batch to keep every core busy, small enough that the
 #: chunk's Encoding objects stay a few MB.
@@ -118,6 +118,12 @@ def _flat(encodings: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return counts, ids, offsets
 
 
+def warm_up(tokenizers: Sequence[Any], line: str) -> None:
+    """Builds each tokenizer's native pipeline now (part of loading it), so encode timings are of encoding."""
+    for tok in tokenizers:
+        tok.encode_batch([line], add_special_tokens=False)
+
+
 def _timed_encode(tok: Any, chunk: list[str]) -> tuple[list[Any], float]:
     t0 = time.perf_counter()
     encodings = tok.encode_batch(chunk, add_special_tokens=False)
@@ -171,8 +177,7 @@ def collect(tokenizers: Sequence[Any], names: Sequence[str], lines: Sequence[str
     wanted = set(sample_indices)
     samples: dict[int, list[Any]] = {}
 
-    for tok in tokenizers:  # build each native pipeline now, so the timings below are of encoding only
-        tok.encode_batch([lines[0]], add_special_tokens=False)
+    warm_up(tokenizers, lines[0])
 
     bounds = []
     first = 0
