@@ -81,8 +81,8 @@ class Comparison:
         """The attribution: per pair, the words behind the token-count difference."""
         return self.doc["attribution"]
 
-    def to_json(self, indent: int | None = 2) -> str:
-        """The document as JSON text."""
+    def to_json(self, indent: int | None = None) -> str:
+        """The document as JSON text (compact by default: json's C encoder only runs without ``indent``)."""
         return json.dumps(self.doc, indent=indent, ensure_ascii=False, allow_nan=False)
 
     def render_terminal(self, *, color: bool = False, show: int | None = None) -> str:
