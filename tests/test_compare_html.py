@@ -140,3 +140,68 @@ def test_screenshot(page, tmp_path):
     width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
     assert (width, height) == (1280, 3200)
     assert len(data) > 50_000  # a page with content, not a blank canvas
+
+
+# ==== end to end: `subword compare --json --html`, the report opened in the browser ====
+
+
+@pytest.fixture(scope="module")
+def cli_outputs(tmp_path_factory):
+    from click.testing import CliRunner
+
+    from cli.main import cli
+
+    d = tmp_path_factory.mktemp("compare-cli")
+    text = d / "text.txt"
+    # The sample lines (RTL, CJK, byte fallback) only, so every one of them is shown.
+    text.write_text("\n".join(line.rstrip("\n") for line in F.SAMPLE_LINES) + "\n", encoding="utf-8")
+    paths = []
+    for name, tok in zip(NAMES, (F.byte_level(), F.sentencepiece_bpe(), F.wordpiece())):
+        paths += ["-t", str(d / f"{name}.json")]
+        tok.save(d / f"{name}.json")
+    out_json, out_html = d / "out.json", d / "out.html"
+    result = CliRunner().invoke(cli, ["compare", *paths, str(text), "--names", ",".join(NAMES), "--show", "10",
+                                      "--bootstrap", "50", "--json", str(out_json), "--html", str(out_html),
+                                      "--no-color"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return json.loads(out_json.read_text(encoding="utf-8")), out_html, result.output
+
+
+def test_cli_report_in_the_browser_matches_its_json(cli_outputs, tmp_path):
+    require_chromium()
+    doc, page, _ = cli_outputs
+    assert len(doc["samples"]) == len(F.SAMPLE_LINES)
+    dom = ReportDom(dump_dom(page, tmp_path))
+    assert len(dom.samples) == len(doc["samples"])
+    for sample, expected in zip(dom.samples, doc["samples"]):
+        assert [r["name"] for r in sample["rows"]] == NAMES
+        for row, want in zip(sample["rows"], expected["rows"]):
+            assert len(row["tokens"]) == len(want["tokens"])
+            assert [t["ids"] for t in row["tokens"]] == [t["ids"] for t in want["tokens"]]
+    # the ids of each row are exactly the tokenizer's encoding of the line (the JSON's token counts)
+    toks = dict(zip(NAMES, (F.byte_level(), F.sentencepiece_bpe(), F.wordpiece())))
+    for sample, expected in zip(dom.samples, doc["samples"]):
+        for row in sample["rows"]:
+            ids = [i for t in row["tokens"] for i in t["ids"]]
+            assert ids == toks[row["name"]].encode(expected["text"], add_special_tokens=False).ids
+    total = {name: sum(len(t["ids"]) for s in dom.samples for r in s["rows"] if r["name"] == name
+                       for t in r["tokens"]) for name in NAMES}
+    assert total == {t["name"]: t["metrics"]["tokens"]["value"] for t in doc["tokenizers"]}  # all lines shown
+    cells: dict[str, list[dict]] = {}
+    for cell in dom.metric_cells:
+        cells.setdefault(cell["metric"], []).append(cell)
+    assert set(cells) >= {"tokens", "tokens_per_word", "chars_per_token", "renyi_efficiency"}
+    for metric, row in cells.items():
+        assert [c["best"] for c in row] == [doc["best"].get(metric) == n for n in NAMES], metric
+    screenshot(page, tmp_path / "cli-report.png", tmp_path)
+    assert (tmp_path / "cli-report.png").stat().st_size > 50_000
+
+
+def test_cli_terminal_view_matches_its_json(cli_outputs):
+    doc, _, output = cli_outputs
+    assert "\x1b" not in output
+    row = next(line for line in output.splitlines() if line.startswith("tokens "))
+    assert re.findall(r"(\d[\d,]*) \(", row) == [f"{t['metrics']['tokens']['value']:,}" for t in doc["tokenizers"]]
+    for sample in doc["samples"]:
+        for r in sample["rows"]:
+            assert "│".join(t["display"] for t in r["tokens"]) in output

@@ -24,8 +24,8 @@ import math
 from importlib import resources
 from typing import Any
 
-from subword.compare._format import (STRUCTURED, structured, format_ci, format_delta, format_value, metric_info, METRICS,
-                                     text_direction)
+from subword.compare._format import (STRUCTURED, METRICS, format_ci, format_delta, format_value, metric_info,
+                                     structured, text_direction)
 
 __all__ = ["render_html", "token_hue"]
 
@@ -77,6 +77,8 @@ def _metrics_section(doc: dict[str, Any]) -> str:
                     f'<span class="tkmeta">{_e(meta)}</span>'
                     f'<span class="tkmeta" title="{_e(t.get("source"))}">{_e(t.get("source", ""))}</span></th>')
     body = []
+    if not _metric_names(toks) or not toks:
+        return ""
     for m in _metric_names(toks):
         info = metric_info(m)
         cells = [f'<th class="metric" scope="row">{_e(info.label)}<small>{_e(info.meaning)}</small></th>']
@@ -329,7 +331,11 @@ def _pairwise_section(doc: dict[str, Any]) -> str:
         for key, label in (("boundary_f1", "boundary F1"), ("boundary_precision", "boundary precision"),
                            ("boundary_recall", "boundary recall"), ("vocab_jaccard", "vocabulary Jaccard")):
             if isinstance(pair.get(key), (int, float)):
-                kv.append(f"<dt>{label}</dt><dd>{pair[key]:.3f}</dd>")
+                ci = pair.get(f"{key}_ci")
+                ci_text = (f' <span class="ci" style="display:inline">95% CI {ci[0]:.3f}–{ci[1]:.3f}</span>'
+                           if isinstance(ci, (list, tuple)) and len(ci) == 2
+                           and all(isinstance(x, (int, float)) for x in ci) else "")
+                kv.append(f"<dt>{label}</dt><dd>{pair[key]:.3f}{ci_text}</dd>")
         for side, name in (("a", a), ("b", b)):
             count = pair.get(f"unique_{side}_count")
             if isinstance(count, int):
@@ -355,6 +361,8 @@ def _pairwise_section(doc: dict[str, Any]) -> str:
 
 def _segmentation_html(seg: Any, fallback: Any) -> str:
     if isinstance(seg, (list, tuple)):
+        if not seg:
+            return '<span class="chip" title="no tokens">∅</span>'
         return '<span class="chips">' + "".join(f'<span class="chip">{_e(s)}</span>' for s in seg) + "</span>"
     if seg:
         return f'<span class="chip">{_e(seg)}</span>'
@@ -431,6 +439,18 @@ def _premium_table(doc: dict[str, Any]) -> str:
                        and all(isinstance(x, (int, float)) for x in ci) else "")
             cells.append(f'<td class="num">{text}{ci_text}</td>')
         rows.append(f'<tr><th scope="row">{_e(lang.get("language"))}</th>{"".join(cells)}</tr>')
+    parity = par.get("parity") or {}
+    if isinstance(parity, dict) and any(isinstance(parity.get(n), dict) for n in names):
+        for key, label in (("mean_premium", "mean premium"), ("max_premium", "worst language")):
+            cells = []
+            for n in names:
+                entry = parity.get(n) or {}
+                value = entry.get(key)
+                lang = entry.get("max_language") if key == "max_premium" else None
+                text = f"{value:.2f}×" if isinstance(value, (int, float)) else "—"
+                cells.append(f'<td class="num">{text}' + (f'<span class="ci">{_e(lang)}</span>' if lang else "")
+                             + "</td>")
+            rows.append(f'<tr class="parity"><th scope="row">{label}</th>{"".join(cells)}</tr>')
     return (f'<section class="card" id="premium"><h2>Tokenization premium against {_e(par.get("pivot", "the pivot"))}'
             f'</h2><table><thead><tr><th>language</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
             '<p class="note">Tokens for the language / tokens for the pivot on the same parallel lines '

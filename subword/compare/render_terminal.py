@@ -21,8 +21,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from subword.compare._format import (STRUCTURED, structured, display_width, format_ci, format_delta, format_value,
-                                     metric_info, METRICS)
+from subword.compare._format import (STRUCTURED, METRICS, display_width, format_ci, format_delta, format_value,
+                                     metric_info, structured)
 
 __all__ = ["render_terminal", "use_color"]
 
@@ -185,7 +185,8 @@ def _pair(x: Any) -> bool:
 
 
 def _segmentation(seg: Any, count: Any, limit: int = 36) -> str:
-    """A word's tokens as the tokenizer spells them (``Ġ``, ``▁``, ``##`` kept), ``∅`` for none, cut at ``limit``."""
+    """A word's tokens as the tokenizer spells them (``Ġ``, ``▁``, ``##`` kept), ``∅`` for none, cut at
+    ``limit`` columns."""
     if isinstance(seg, (list, tuple)):
         text = " ".join(str(s) for s in seg) or "∅"
     elif seg:

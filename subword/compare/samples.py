@@ -260,7 +260,8 @@ def build_samples(tokenizers: Sequence[Any], names: Sequence[str], lines: Sequen
 
     >>> from subword import BPE, Tokenizer
     >>> tok = Tokenizer(BPE({"a": 0, "b": 1}, []))
-    >>> build_samples([tok], ["t"], ["ab"], [tok.encode_batch(["ab"], add_special_tokens=False)], [0])[0]["rows"][0]["tokens"][1]
+    >>> sample = build_samples([tok], ["t"], ["ab"], [tok.encode_batch(["ab"], add_special_tokens=False)], [0])[0]
+    >>> sample["rows"][0]["tokens"][1]
     {'start': 1, 'end': 2, 'text': 'b', 'ids': [1], 'bytes_hex': '62', 'display': 'b'}
     """
     if not (len(tokenizers) == len(names) == len(encodings)):
