@@ -26,6 +26,7 @@ from typing import Any
 
 from subword.compare._format import (STRUCTURED, METRICS, format_ci, format_delta, format_value, metric_info,
                                      structured, text_direction)
+from subword.compare.samples import visible
 
 __all__ = ["render_html", "token_hue"]
 
@@ -320,43 +321,68 @@ def _samples_section(doc: dict[str, Any]) -> str:
 # ==== pairwise, attribution, gold, round trips ====
 
 
+def _number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _chips(items: Any, limit: int = 10) -> str:
+    chips = "".join(f'<span class="chip">{_e(x)}</span>' for x in (items or [])[:limit])
+    return f'<div class="chips">{chips}</div>' if chips else ""
+
+
 def _pairwise_section(doc: dict[str, Any]) -> str:
-    pairs = doc.get("pairwise") or []
+    pairs = [p for p in doc.get("pairwise") or [] if isinstance(p, dict)]
     if not pairs:
         return ""
-    blocks = []
+    # Boundaries and vocabulary: one row per pair.
+    rows = []
     for pair in pairs:
         a, b = pair.get("a", "?"), pair.get("b", "?")
-        kv = []
-        for key, label in (("boundary_f1", "boundary F1"), ("boundary_precision", "boundary precision"),
-                           ("boundary_recall", "boundary recall"), ("vocab_jaccard", "vocabulary Jaccard")):
-            if isinstance(pair.get(key), (int, float)):
-                ci = pair.get(f"{key}_ci")
-                ci_text = (f' <span class="ci" style="display:inline">95% CI {ci[0]:.3f}–{ci[1]:.3f}</span>'
-                           if isinstance(ci, (list, tuple)) and len(ci) == 2
-                           and all(isinstance(x, (int, float)) for x in ci) else "")
-                kv.append(f"<dt>{label}</dt><dd>{pair[key]:.3f}{ci_text}</dd>")
-        for side, name in (("a", a), ("b", b)):
+        f1, ci = pair.get("boundary_f1"), pair.get("boundary_f1_ci")
+        f1_text = f"{f1:.3f}" if _number(f1) else "—"
+        if isinstance(ci, (list, tuple)) and len(ci) == 2 and all(_number(x) for x in ci):
+            f1_text += f'<span class="ci">95% CI {ci[0]:.3f}–{ci[1]:.3f}</span>'
+        cells = [f'<th scope="row">{_e(a)} vs {_e(b)}</th>', f'<td class="num">{f1_text}</td>']
+        for key in ("boundary_precision", "boundary_recall", "vocab_jaccard"):
+            value = pair.get(key)
+            cells.append(f'<td class="num">{value:.3f}</td>' if _number(value) else '<td class="num">—</td>')
+        for side in ("a", "b"):
             count = pair.get(f"unique_{side}_count")
-            if isinstance(count, int):
-                examples = "".join(f'<span class="chip">{_e(x)}</span>'
-                                   for x in (pair.get(f"unique_{side}_examples") or [])[:12])
-                kv.append(f"<dt>only in {_e(name)}</dt><dd>{count:,} tokens"
-                          + (f'<div class="chips">{examples}</div>' if examples else "") + "</dd>")
-        rows = []
-        for m, diff in (pair.get("differences") or {}).items():
-            if not isinstance(diff, dict):
-                continue
-            badge = ('<span class="badge sig">significant</span>' if diff.get("significant")
-                     else '<span class="badge noise">within noise</span>')
-            rows.append(f'<tr><th class="metric" scope="row">{_e(metric_info(m).label)}</th>'
-                        f'<td class="num">{_e(format_delta(m, diff))}</td><td>{badge}</td></tr>')
-        table = (f'<table class="diffs"><thead><tr><th>metric</th><th class="num">{_e(a)} − {_e(b)} '
-                 f'[95% CI]</th><th></th></tr></thead><tbody>{"".join(rows)}</tbody></table>') if rows else ""
-        blocks.append(f'<h3>{_e(a)} vs {_e(b)}</h3><dl class="kv">{"".join(kv)}</dl>{table}')
-    return ('<section class="card" id="pairwise"><h2>Pairwise</h2>' + "".join(blocks)
-            + '<p class="note">A difference is <em>within noise</em> when its 95% bootstrap interval contains 0.'
-              "</p></section>")
+            cells.append(f"<td>{f'{count:,}' if isinstance(count, int) else '—'}"
+                         f"{_chips(pair.get(f'unique_{side}_examples'))}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    summary = ('<div class="scroll"><table class="pairs"><thead><tr><th>pair</th><th class="num">boundary F1</th>'
+               '<th class="num">precision</th><th class="num">recall</th><th class="num">vocab Jaccard</th>'
+               '<th>tokens only in the first</th><th>only in the second</th></tr></thead>'
+               f'<tbody>{"".join(rows)}</tbody></table></div>')
+    # Differences: one row per metric, one column per pair.
+    with_diffs = [p for p in pairs if isinstance(p.get("differences"), dict) and p["differences"]]
+    table = ""
+    if with_diffs:
+        metrics = [m for m in METRICS if any(m in p["differences"] for p in with_diffs)]
+        metrics += [m for p in with_diffs for m in p["differences"] if m not in metrics]
+        head = "".join(f'<th class="num">{_e(p.get("a"))} − {_e(p.get("b"))}</th>' for p in with_diffs)
+        body = []
+        for m in metrics:
+            cells = [f'<th class="metric" scope="row">{_e(metric_info(m).label)}</th>']
+            for p in with_diffs:
+                diff = p["differences"].get(m)
+                if not isinstance(diff, dict):
+                    cells.append('<td class="num">—</td>')
+                    continue
+                verdict = "sig" if diff.get("significant") else "noise"
+                mark = "" if verdict == "sig" else (' <span class="badge noise" title="the 95% interval contains 0">'
+                                                    "≈ noise</span>")
+                cells.append(f'<td class="num diff {verdict}" data-diff="{_e(m)}">{_e(format_delta(m, diff))}'
+                             f"{mark}</td>")
+            body.append("<tr>" + "".join(cells) + "</tr>")
+        table = (f'<h3>Differences [95% CI]</h3><div class="scroll"><table class="diffs"><thead><tr><th>metric</th>'
+                 f'{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>')
+    return ('<section class="card" id="pairwise"><h2>Pairwise</h2>' + summary + table
+            + '<p class="note">Boundary precision and recall: the first tokenizer\'s cuts inside each line against '
+              "the second's (whitespace transparent). "
+              "A difference marked <em>≈ noise</em> has a 95% paired-bootstrap interval that contains 0; the "
+              "others are significant.</p></section>")
 
 
 def _segmentation_html(seg: Any, fallback: Any) -> str:
@@ -367,6 +393,14 @@ def _segmentation_html(seg: Any, fallback: Any) -> str:
     if seg:
         return f'<span class="chip">{_e(seg)}</span>'
     return _e(fallback)
+
+
+def _per_word(delta: Any) -> str:
+    """A per-word token difference: whole numbers as such, averages over contexts with two decimals."""
+    if not _number(delta):
+        return "—"
+    text = f"{delta:+.0f}" if float(delta).is_integer() else f"{delta:+.2f}"
+    return text.replace("-", "−")
 
 
 def _attribution_section(doc: dict[str, Any], top: int = 25) -> str:
@@ -382,11 +416,12 @@ def _attribution_section(doc: dict[str, Any], top: int = 25) -> str:
             bar = (f'<span class="bar" style="width:{max(0.0, min(1.0, share)) * 4:.2f}rem"></span>'
                    if isinstance(share, (int, float)) else "")
             rows.append(
-                f'<tr><td><bdi class="chip">{_e(w.get("word"))}</bdi></td><td>{_e(w.get("script", ""))}</td>'
+                f'<tr><td><bdi class="chip">{_e(visible(str(w.get("word", ""))))}</bdi></td>'
+                f'<td>{_e(w.get("script", ""))}</td>'
                 f'<td class="num">{_e(format_value("tokens", w.get("count")))}</td>'
                 f'<td>{_segmentation_html(w.get("segmentation_a"), w.get("tokens_a"))}</td>'
                 f'<td>{_segmentation_html(w.get("segmentation_b"), w.get("tokens_b"))}</td>'
-                f'<td class="num">{_e(format_value("tokens", w.get("delta"), signed=True))}</td>'
+                f'<td class="num">{_e(_per_word(w.get("delta")))}</td>'
                 f'<td class="num">{_e(format_value("tokens", w.get("contribution"), signed=True))}</td>'
                 f'<td class="num">{bar}{_e(format_value("lossless_lines", share))}</td></tr>')
         head = (f'<thead><tr><th>word</th><th>script</th><th class="num">count</th><th>{_e(a)}</th><th>{_e(b)}</th>'
@@ -397,7 +432,7 @@ def _attribution_section(doc: dict[str, Any], top: int = 25) -> str:
             f'<tr><td>{_e(g.get("script"))}</td><td>{_e(g.get("kind"))}</td>'
             f'<td class="num">{_e(format_value("tokens", g.get("contribution"), signed=True))}</td>'
             f'<td class="num">{_e(format_value("lossless_lines", g.get("share")))}</td></tr>' for g in groups)
-        group_table = ('<table class="groups"><thead><tr><th>script</th><th>kind</th><th class="num">contribution'
+        group_table = ('<h3>By script and kind</h3><table class="groups"><thead><tr><th>script</th><th>kind</th><th class="num">contribution'
                        f'</th><th class="num">share</th></tr></thead><tbody>{group_rows}</tbody></table>'
                        ) if groups else ""
         blocks.append(f'<h3>{_e(a)} − {_e(b)}: the words behind the gap</h3><div class="scroll">'
