@@ -134,6 +134,21 @@ def test_a_tokenizer_without_a_decoder_is_read_from_its_pipeline():
     assert [type(d).__name__ for d in _decoder_steps(byte_level)] == ["ByteLevel"]
 
 
+def test_sentencepiece_model_types_without_a_decoder():
+    """A ``.model`` file's own model types (``SentencePieceBPE`` / ``SentencePieceUnigram``): ``▁`` and byte pieces."""
+    from types import SimpleNamespace
+
+    from subword.compare.samples import _decoder_steps
+
+    class SentencePieceBPE:
+        byte_fallback = True
+
+    tok = SimpleNamespace(decoder=None, pre_tokenizer=None, model=SentencePieceBPE())
+    steps = _decoder_steps(tok)
+    assert token_bytes(steps, "▁the") == (b" the", False)
+    assert token_bytes(steps, "<0xE2>") == (b"\xe2", True)
+
+
 def test_bad_arguments_are_refused(toks):
     with pytest.raises(ValueError, match="names"):
         build_samples(toks, NAMES[:2], ["a"], [[], [], []], [0])

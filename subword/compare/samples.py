@@ -81,6 +81,9 @@ def _decoder_steps(tokenizer: Any) -> list[Any]:
             inferred.append(dec.ByteLevel())
         elif isinstance(p, pretok.Metaspace):
             inferred.append(dec.Metaspace(replacement=p.replacement))
+    if type(model).__name__.startswith("SentencePiece") and not any(isinstance(d, dec.Metaspace) for d in inferred):
+        # sentencepiece's own model types (a .model file): "▁" stands for a space in every piece.
+        inferred.append(dec.Metaspace())
     if isinstance(model, models.WordPiece):
         inferred.append(dec.WordPiece(prefix=model.continuing_subword_prefix))
     elif isinstance(model, models.BPE) and model.end_of_word_suffix:
