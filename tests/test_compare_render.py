@@ -135,7 +135,7 @@ def test_a_tokenizer_without_a_decoder_is_read_from_its_pipeline():
 
 
 def test_sentencepiece_model_types_without_a_decoder():
-    """A ``.model`` file's own model types (``SentencePieceBPE`` / ``SentencePieceUnigram``): ``▁`` and byte pieces."""
+    """A ``.model`` file's own model types (``SentencePieceBPE`` / ``SentencePieceUnigram``): ``▁`` and bytes."""
     from types import SimpleNamespace
 
     from subword.compare.samples import _decoder_steps

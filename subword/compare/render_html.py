@@ -41,15 +41,25 @@ def _e(text: Any) -> str:
 
 
 def token_hue(bytes_hex: str) -> int:
-    """The hue (0-359) of a token: FNV-1a of its bytes, so equal bytes get equal colours everywhere.
+    """The hue of a token: one of 24 hues 15° apart picked by FNV-1a of its bytes, so equal bytes get equal
+    colours under every tokenizer (and three lightness steps from the same hash, see :func:`_token_style`).
 
-    >>> token_hue("616263") == token_hue("616263"), token_hue("616263") == token_hue("616264")
-    (True, False)
+    >>> token_hue("616263") == token_hue("616263"), token_hue("616263") % 15
+    (True, 0)
     """
+    return (_fnv1a(bytes_hex) % 24) * 15
+
+
+def _fnv1a(bytes_hex: str) -> int:
     h = 0x811C9DC5
     for byte in bytes.fromhex(bytes_hex):
         h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
-    return h % 360
+    return h
+
+
+def _token_style(bytes_hex: str) -> str:
+    """``--h`` (hue) and ``--dl`` (a lightness step) for one token; the CSS turns them into a colour."""
+    return f"--h:{token_hue(bytes_hex)};--dl:{(_fnv1a(bytes_hex) >> 16) % 3 * 4}%"
 
 
 def _resource(name: str) -> str:
@@ -222,7 +232,8 @@ def _charts_section(doc: dict[str, Any]) -> str:
     if not figures:
         return ""
     return (f'<section class="card" id="charts"><h2>Charts</h2><div class="charts">{"".join(figures)}</div>'
-            '<p class="note">Whiskers: 95% bootstrap intervals. Dashed line: parity with the pivot language.</p>'
+            '<p class="note">Whiskers: 95% bootstrap intervals.'
+            + (" Dashed line: parity with the pivot language." if langs else "") + "</p>"
             "</section>")
 
 
@@ -292,7 +303,7 @@ def _sample_html(sample: dict[str, Any]) -> str:
                 " dis" if any(_overlaps(s, e, a, b) for a, b in spans) else "")
             bytes_hex = str(t.get("bytes_hex", ""))
             # dir="auto" per token: a byte-piece token reads left to right even inside a right-to-left row.
-            cells.append(f'<span class="{cls}" dir="auto" style="--h:{token_hue(bytes_hex)}" data-s="{s}" data-e="{e}" '
+            cells.append(f'<span class="{cls}" dir="auto" style="{_token_style(bytes_hex)}" data-s="{s}" data-e="{e}" '
                          f'data-ids="{_e(" ".join(str(i) for i in ids))}" data-bytes="{_e(bytes_hex)}" '
                          f'data-text="{_e(t.get("text", ""))}">{_display_html(str(t.get("display", "")))}</span>')
         parts.append(f'<div class="rname">{_e(row.get("name"))}<span class="n">{n_ids} tokens</span></div>'
@@ -432,7 +443,8 @@ def _attribution_section(doc: dict[str, Any], top: int = 25) -> str:
             f'<tr><td>{_e(g.get("script"))}</td><td>{_e(g.get("kind"))}</td>'
             f'<td class="num">{_e(format_value("tokens", g.get("contribution"), signed=True))}</td>'
             f'<td class="num">{_e(format_value("lossless_lines", g.get("share")))}</td></tr>' for g in groups)
-        group_table = ('<h3>By script and kind</h3><table class="groups"><thead><tr><th>script</th><th>kind</th><th class="num">contribution'
+        group_table = ('<h3>By script and kind</h3><table class="groups"><thead><tr><th>script</th><th>kind</th>'
+                       '<th class="num">contribution'
                        f'</th><th class="num">share</th></tr></thead><tbody>{group_rows}</tbody></table>'
                        ) if groups else ""
         blocks.append(f'<h3>{_e(a)} − {_e(b)}: the words behind the gap</h3><div class="scroll">'
