@@ -70,6 +70,9 @@ class BPE(_VocabModel):
         byte_fallback: Spell unknown characters as ``<0xXX>`` byte tokens when all of them are in ``vocab``.
         dropout: BPE-dropout probability in ``[0, 1]``, or ``None``.
         ignore_merges: Emit a whole pre-token directly when it is in ``vocab``.
+        merge_by_token_id: tiktoken's rule instead of HF's: the adjacent pair whose merged token has the
+            smallest id merges first (leftmost on ties), whatever the order of ``merges``. Saved as the extra
+            model key ``"merge_by_token_id"`` only when set (HF ignores it and merges in list order).
 
     Raises:
         ModelError: inconsistent vocab/merges/options.
@@ -95,6 +98,7 @@ class BPE(_VocabModel):
         byte_fallback: bool = False,
         dropout: float | None = None,
         ignore_merges: bool = False,
+        merge_by_token_id: bool = False,
     ) -> None:
         if not isinstance(vocab, Mapping):
             raise TypeError(f"vocab must be a mapping token -> id, got {type(vocab).__name__}")
@@ -107,6 +111,7 @@ class BPE(_VocabModel):
         self.byte_fallback = byte_fallback
         self.dropout = dropout
         self.ignore_merges = ignore_merges
+        self.merge_by_token_id = merge_by_token_id
         self._validate()
 
     # ==== validation ====
@@ -116,7 +121,7 @@ class BPE(_VocabModel):
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
                 raise TypeError(f"BPE.{name} must be a str or None, got {type(value).__name__}")
-        for name in ("fuse_unk", "byte_fallback", "ignore_merges"):
+        for name in ("fuse_unk", "byte_fallback", "ignore_merges", "merge_by_token_id"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"BPE.{name} must be a bool, got {getattr(self, name)!r}")
         if self.dropout is not None:
@@ -161,6 +166,8 @@ class BPE(_VocabModel):
         {'a': 0, 'b': 1, 'ab': 2}
         """
         out: dict[str, Any] = {"type": "BPE", **self.options()}
+        if self.merge_by_token_id:
+            out["merge_by_token_id"] = True
         out["vocab"] = dict(sorted(self.vocab.items(), key=lambda kv: kv[1]))
         out["merges"] = [[a, b] for a, b in self.merges]
         return out
@@ -177,7 +184,7 @@ class BPE(_VocabModel):
         """
         data = dict(data)
         data.pop("type", None)
-        unknown = sorted(set(data) - {"vocab", "merges", *_FIELDS})
+        unknown = sorted(set(data) - {"vocab", "merges", "merge_by_token_id", *_FIELDS})
         if unknown:
             raise ModelError(f"unknown BPE model field(s) {unknown}")
         if "vocab" not in data or "merges" not in data:
@@ -194,7 +201,8 @@ class BPE(_VocabModel):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, BPE):
             return NotImplemented
-        return (self.vocab, self.merges, self.options()) == (other.vocab, other.merges, other.options())
+        return (self.vocab, self.merges, self.options(), self.merge_by_token_id) == (
+            other.vocab, other.merges, other.options(), other.merge_by_token_id)
 
     def __repr__(self) -> str:
         opts = ", ".join(f"{k}={v!r}" for k, v in self.options().items())

@@ -43,6 +43,7 @@ __all__ = [
     "Prepend",
     "Replace",
     "Precompiled",
+    "SentencePieceNormalizer",
     "replace_pattern",
     "from_dict",
     "REGISTRY",
@@ -373,12 +374,19 @@ _ONIGURUMA_WORD = r"[[\w--\p{Join_Control}]\xB2\xB3\xB9\xBC-\xBE]"
 _ONIGURUMA_WORD_IN_CLASS = r"[\w--\p{Join_Control}]"
 
 
+#: An atom (``\p{..}``, an escape, a flat bracket class or a plain char) with an interval and a ``+`` after it.
+_POSSESSIVE_INTERVAL = r"((?:\\[pP]\{[^}]*\}|\\.|\[(?:\\.|[^\]\\])*\]|[^\\\[\](){}|])\{\d+(?:,\d*)?\})\+"
+
+
 @functools.lru_cache(maxsize=64)
 def _compiled(source: str) -> Any:
     """An HF (Oniguruma) regex for the ``regex`` module: multi-line anchors, version 1 (set operations such as
     ``[\\p{L}&&\\p{Greek}]``), and Oniguruma's word class for ``\\w`` / ``\\W``."""
     import regex
 
+    # Oniguruma's Ruby syntax reads `X{n,m}+` as `(?:X{n,m})+` (a repeated interval, so `\p{N}{1,3}+` is any
+    # digit run); the regex module reads it as possessive, like tiktoken. Spell Oniguruma's reading out.
+    source = regex.sub(_POSSESSIVE_INTERVAL, r"(?:\1)+", source)
     parts, depth = [], 0
     for token in regex.findall(r"\\.?|.", source, flags=regex.DOTALL):
         depth = depth + 1 if token == "[" else max(depth - 1, 0) if token == "]" else depth
@@ -548,3 +556,90 @@ def _charsmap(b64: str) -> _CharsMap:
 
         _CHARSMAP_CACHE[b64] = _CharsMap(base64.b64decode(b64))
     return _CHARSMAP_CACHE[b64]
+
+
+@dataclass(frozen=True, repr=False)
+class SentencePieceNormalizer(Normalizer):
+    """sentencepiece's own normalizer, the one a ``.model`` file describes (its ``NormalizerSpec``).
+
+    The character rules are the model's ``precompiled_charsmap`` (longest key first, left to right, as
+    sentencepiece applies it; HF's ``Precompiled`` works per grapheme cluster instead), or the named
+    built-in rules when the file has no table; then leading, trailing and repeated whitespace is removed
+    (``remove_extra_whitespaces``), a ``▁`` is put in front (``add_dummy_prefix``; at the end with
+    ``treat_whitespace_as_suffix``), and spaces become ``▁``. The tokenizer that holds it keeps the
+    alignment to the original text, so offsets point into what the user passed.
+
+    It has no ``tokenizer.json`` form: a ``.model`` converts to HF's components where that is exact
+    (:mod:`subword.formats.convert`). :meth:`normalize_str` runs the Rust implementation.
+
+    >>> SentencePieceNormalizer(name="identity").normalize_str("  Hello   world ")
+    '▁Hello▁world'
+    """
+
+    type_name: ClassVar[str] = "SentencePiece"
+    precompiled_charsmap: bytes = b""
+    name: str = "identity"
+    add_dummy_prefix: bool = True
+    remove_extra_whitespaces: bool = True
+    escape_whitespaces: bool = True
+    treat_whitespace_as_suffix: bool = False
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not isinstance(self.precompiled_charsmap, (bytes, bytearray)):
+            raise TypeError("SentencePieceNormalizer.precompiled_charsmap must be bytes, got "
+                            f"{type(self.precompiled_charsmap).__name__}")
+        if not self.escape_whitespaces:
+            raise ValueError("SentencePieceNormalizer: escape_whitespaces=False is not supported "
+                             "(spaces are always written as ▁)")
+        if not self.precompiled_charsmap and self.name not in ("identity", "nfkc", "nmt_nfkc"):
+            raise ValueError(f"SentencePieceNormalizer: no precompiled_charsmap and no built-in rules named "
+                             f"{self.name!r} (built in: identity, nfkc, nmt_nfkc)")
+
+    def __repr__(self) -> str:
+        return (f"SentencePieceNormalizer(name={self.name!r}, precompiled_charsmap=<{len(self.precompiled_charsmap)} "
+                f"bytes>, add_dummy_prefix={self.add_dummy_prefix}, remove_extra_whitespaces="
+                f"{self.remove_extra_whitespaces}, treat_whitespace_as_suffix={self.treat_whitespace_as_suffix})")
+
+    @classmethod
+    def from_specs(cls, normalizer_spec: dict[str, Any], trainer_spec: dict[str, Any]) -> "SentencePieceNormalizer":
+        """The normalizer a ``.model``'s NormalizerSpec and TrainerSpec describe (sentencepiece's defaults
+        for the fields the file leaves out).
+
+        >>> SentencePieceNormalizer.from_specs({"name": "identity", "add_dummy_prefix": False}, {}).add_dummy_prefix
+        False
+        """
+        return cls(
+            precompiled_charsmap=bytes(normalizer_spec.get("precompiled_charsmap") or b""),
+            name=normalizer_spec.get("name") or "identity",
+            add_dummy_prefix=bool(normalizer_spec.get("add_dummy_prefix", True)),
+            remove_extra_whitespaces=bool(normalizer_spec.get("remove_extra_whitespaces", True)),
+            escape_whitespaces=bool(normalizer_spec.get("escape_whitespaces", True)),
+            treat_whitespace_as_suffix=bool(trainer_spec.get("treat_whitespace_as_suffix", False)),
+        )
+
+    def spec_json(self) -> str:
+        """The options as the Rust normalizer reads them (a table replaces the named rules)."""
+        import json
+
+        return json.dumps({
+            "normalization_rule_name": "identity" if self.precompiled_charsmap else self.name,
+            "add_dummy_prefix": self.add_dummy_prefix,
+            "remove_extra_whitespaces": self.remove_extra_whitespaces,
+            "treat_whitespace_as_suffix": self.treat_whitespace_as_suffix,
+        })
+
+    def to_dict(self) -> dict[str, Any]:
+        from subword.errors import UnsupportedComponentError
+
+        raise UnsupportedComponentError(
+            "the SentencePiece normalizer has no tokenizer.json form; save the tokenizer as a .model, or "
+            "convert it with subword.formats.convert (exact for BPE models)")
+
+    def native(self) -> Any:
+        from subword._native import core_class
+
+        return core_class("SpmTextNormalizer")(self.spec_json(), bytes(self.precompiled_charsmap) or None)
+
+    def normalize_str(self, text: str) -> str:
+        return self.native().normalize(text)

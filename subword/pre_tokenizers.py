@@ -397,8 +397,9 @@ class Sequence(PreTokenizer):
     """HF ``Sequence``: each pre-tokenizer splits the pieces of the previous one.
 
     The Rust core runs sequences whose members before the last cut the text into slices (Whitespace,
-    WhitespaceSplit, BertPreTokenizer) and whose last member is not ByteLevel, e.g. older T5 / ALBERT files'
-    ``[WhitespaceSplit, Metaspace]``.
+    WhitespaceSplit, BertPreTokenizer, Split) and whose last member is not a ByteLevel with
+    ``add_prefix_space``, e.g. older T5 / ALBERT files' ``[WhitespaceSplit, Metaspace]`` and the tiktoken
+    conversions' ``[Split, ByteLevel(add_prefix_space=False, use_regex=False)]``.
 
     >>> Sequence([WhitespaceSplit(), Metaspace()]).pre_tokenize_str("Hey  you")
     [('▁Hey', (0, 3)), ('▁you', (5, 8))]
@@ -413,11 +414,15 @@ class Sequence(PreTokenizer):
                 raise TypeError(f"Sequence.pretokenizers[{i}] must be a PreTokenizer, got {type(p).__name__}")
         object.__setattr__(self, "pretokenizers", tuple(self.pretokenizers))
         *head, last = self.pretokenizers or (None,)
-        if not all(isinstance(p, (Whitespace, WhitespaceSplit, BertPreTokenizer, Split)) for p in head) or isinstance(
-                last, (ByteLevel, Sequence)):
+        # A ByteLevel last maps each piece's bytes (transformers' tiktoken conversions: [Split, ByteLevel]); the
+        # core aligns offsets of a prefix space only for a ByteLevel on its own.
+        prefixed = isinstance(last, ByteLevel) and last.add_prefix_space
+        if not all(isinstance(p, (Whitespace, WhitespaceSplit, BertPreTokenizer, Split)) for p in head) or prefixed or (
+                isinstance(last, Sequence)):
             names = [type(p).__name__ for p in self.pretokenizers]
             raise ValueError(f"unsupported pre_tokenizer Sequence {names}: only Whitespace, WhitespaceSplit, "
-                             "BertPreTokenizer or Split followed by one more pre-tokenizer (not ByteLevel) is supported")
+                             "BertPreTokenizer or Split followed by one more pre-tokenizer (not a ByteLevel with "
+                             "add_prefix_space) is supported")
 
     def pre_tokenize_str(self, text: str) -> list[Piece]:
         pieces: list[Piece] = [(text, (0, len(text)))]

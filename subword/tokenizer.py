@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+from pathlib import Path
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from subword.decoders import Decoder
 from subword.errors import ModelError
 from subword.model import BPE, Unigram, WordPiece
+from subword.model_spm import SentencePieceModel, SentencePieceUnigram
 from subword.normalizers import Normalizer
 from subword.pre_tokenizers import PreTokenizer
 from subword.processors import PostProcessor
@@ -88,11 +90,20 @@ class AddedToken:
 
 
 class Tokenizer:
-    """A tokenizer pipeline (BPE, WordPiece or Unigram model) that reads and writes HF ``tokenizer.json``.
+    """A tokenizer pipeline: the one class for every tokenizer file (:meth:`from_file` reads HF
+    ``tokenizer.json``, SentencePiece ``.model``, tiktoken ranks and BERT ``vocab.txt``).
+
+    Two model families run here. HF's (:class:`~subword.model.BPE`, :class:`~subword.model.WordPiece`,
+    :class:`~subword.model.Unigram`) give HF ``tokenizers``' ids; sentencepiece's
+    (:class:`~subword.model_spm.SentencePieceUnigram`, :class:`~subword.model_spm.SentencePieceBPE`, with a
+    :class:`~subword.normalizers.SentencePieceNormalizer`) give ``sentencepiece``'s ids, and a
+    SentencePiece Unigram model also offers :meth:`nbest` and :meth:`sample`. A SentencePiece pipeline is
+    exactly what the ``.model`` describes: no pre-tokenizer, post-processor, decoder (decoding is
+    sentencepiece's), added tokens (user-defined pieces live in the file), truncation or padding.
 
     Args:
-        model: The :class:`~subword.model.BPE`, :class:`~subword.model.WordPiece` or
-            :class:`~subword.model.Unigram` model.
+        model: The :class:`~subword.model.BPE`, :class:`~subword.model.WordPiece`,
+            :class:`~subword.model.Unigram`, or a SentencePiece model.
         normalizer: Applied to the text first (``None``: identity).
         pre_tokenizer: Splits the text into pieces (``None``: the whole text is one piece).
         post_processor: Adds special tokens / trims offsets after the model.
@@ -145,7 +156,7 @@ class Tokenizer:
 
     def __setattr__(self, name: str, value: Any) -> None:
         kinds = {
-            "model": ((BPE, WordPiece, Unigram), False),
+            "model": ((BPE, WordPiece, Unigram, SentencePieceModel), False),
             "normalizer": (Normalizer, True),
             "pre_tokenizer": (PreTokenizer, True),
             "post_processor": (PostProcessor, True),
@@ -187,6 +198,9 @@ class Tokenizer:
         return self._add([t if isinstance(t, AddedToken) else AddedToken(t) for t in tokens])
 
     def _add(self, tokens: list[AddedToken]) -> int:
+        if tokens and isinstance(self.model, SentencePieceModel):
+            raise ModelError("a SentencePiece model takes no added tokens: its user-defined and control pieces are "
+                             "part of the .model (train with user_defined_symbols / control_symbols)")
         new = 0
         for token in tokens:
             if not isinstance(token, AddedToken):
@@ -361,11 +375,93 @@ class Tokenizer:
     def _native(self) -> Any:
         if self._core is None:
             from subword._native import core_class
-            from subword.formats import hf_json
 
-            # The core gets the file minus our provenance record, which it has no use for.
-            self._core = core_class("CoreTokenizer")(hf_json.dumps(self, include_provenance=False))
+            if isinstance(self.model, SentencePieceModel):
+                self._core = self._spm_core(core_class("CoreSpmTokenizer"))
+            else:
+                from subword.formats import hf_json
+
+                # The core gets the file minus our provenance record, which it has no use for.
+                self._core = core_class("CoreTokenizer")(hf_json.dumps(self, include_provenance=False))
         return self._core
+
+    def _spm_core(self, core_cls: Any) -> Any:
+        """The Rust SentencePiece pipeline; refuses the components a ``.model`` cannot have."""
+        from subword.normalizers import SentencePieceNormalizer
+
+        norm = self.normalizer
+        if not isinstance(norm, SentencePieceNormalizer):
+            raise ModelError(f"a {type(self.model).__name__} model runs with a SentencePieceNormalizer, got {norm!r}")
+        extra = [name for name in ("pre_tokenizer", "post_processor", "decoder") if getattr(self, name) is not None]
+        if self._truncation is not None:
+            extra.append("truncation")
+        if self._padding is not None:
+            extra.append("padding")
+        if extra:
+            raise ModelError(f"a SentencePiece model runs sentencepiece's own pipeline; {', '.join(extra)} "
+                             "cannot be added to it (encode, then cut or pad the ids)")
+        m = self.model
+        try:
+            return core_cls(m.pieces, m.model_type, norm.spec_json(), bytes(norm.precompiled_charsmap) or None,
+                            m.byte_fallback, m.unk_surface)
+        except ValueError as exc:
+            raise ModelError(f"invalid SentencePiece model: {exc}") from None
+
+    def nbest(self, text: str, n: int) -> list[tuple["Encoding", float]]:
+        """The ``n`` best segmentations of ``text`` with their scores, best first (sentencepiece's
+        ``NBestEncode``). SentencePiece Unigram models only.
+
+        Raises:
+            ModelError: another model.
+            ValueError: ``n`` < 1.
+
+        >>> from subword.formats.spm import SpmModelFile, tokenizer_from_model
+        >>> tok = tokenizer_from_model(SpmModelFile(pieces=[("<unk>", 0.0, 2), ("▁ab", -1.0, 1), ("▁", -1.0, 1),
+        ...                                                 ("a", -1.0, 1), ("b", -1.0, 1)]))
+        >>> [(e.tokens, s) for e, s in tok.nbest("ab", 2)]
+        [(['▁ab'], -1.0), (['▁', 'a', 'b'], -3.0)]
+        """
+        self._need_unigram("nbest()")
+        if not isinstance(text, str):
+            raise TypeError(f"nbest() takes a str, got {type(text).__name__}")
+        _check_int("n", n, minimum=1)
+        return self._native().nbest(text, n)
+
+    def sample(self, text: str, *, alpha: float = 0.1, nbest_size: int = -1, seed: int = 0,
+               count: int = 1) -> list["Encoding"]:
+        """Sampled segmentations of ``text`` for subword regularisation (sentencepiece's ``SampleEncode``).
+        SentencePiece Unigram models only.
+
+        ``nbest_size=-1`` draws from the exact distribution over all segmentations, ``p ∝ exp(alpha *
+        score)`` (forward filtering, backward sampling); ``0`` or ``1`` is Viterbi; ``n > 1`` samples among
+        the n best with the same weights. Draws are deterministic for a ``seed``.
+
+        Raises:
+            ModelError: another model.
+            ValueError: ``alpha`` negative or not finite, ``count`` < 1.
+
+        >>> from subword.formats.spm import SpmModelFile, tokenizer_from_model
+        >>> tok = tokenizer_from_model(SpmModelFile(pieces=[("<unk>", 0.0, 2), ("▁ab", -1.0, 1), ("▁", -1.0, 1),
+        ...                                                 ("a", -1.0, 1), ("b", -1.0, 1)]))
+        >>> len(tok.sample("ab", alpha=0.5, count=3, seed=1))
+        3
+        """
+        import math
+
+        self._need_unigram("sample()")
+        if not isinstance(text, str):
+            raise TypeError(f"sample() takes a str, got {type(text).__name__}")
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not math.isfinite(alpha) or alpha < 0:
+            raise ValueError(f"alpha must be a finite number >= 0, got {alpha!r}")
+        _check_int("nbest_size", nbest_size, minimum=-(1 << 62))
+        _check_int("seed", seed, minimum=0)
+        _check_int("count", count, minimum=1)
+        return self._native().sample(text, float(alpha), nbest_size, seed, count)
+
+    def _need_unigram(self, what: str) -> None:
+        if not isinstance(self.model, SentencePieceUnigram):
+            raise ModelError(f"{what} needs a SentencePiece Unigram model (a Unigram .model file); this tokenizer's "
+                             f"model is {type(self.model).__name__}")
 
     def encode(self, text: str, add_special_tokens: bool | str = True, *, pair: str | None = None) -> "Encoding":
         """Encode one text (or a pair of texts).
@@ -504,13 +600,28 @@ class Tokenizer:
     # ==== files ====
 
     def to_json_str(self, pretty: bool = False) -> str:
-        """The HF ``tokenizer.json`` text (provenance included, inside ``"model"``).
+        """The HF ``tokenizer.json`` text (provenance included, inside ``"model"``). For a SentencePiece
+        model: its exact HF conversion (:func:`subword.formats.convert.spm_to_hf_json`).
+
+        Raises:
+            subword.formats.convert.ConversionError: a SentencePiece model with no exact HF form (the
+                message says why).
 
         >>> '"type":"BPE"' in Tokenizer(BPE({"a": 0}, [])).to_json_str()
         True
         """
+        import json
+
         from subword.formats import hf_json
 
+        if isinstance(self.model, SentencePieceModel):
+            from subword.formats.convert import spm_to_hf_json
+            from subword.formats.spm import model_file_of
+
+            data = spm_to_hf_json(model_file_of(self))
+            if pretty:
+                return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+            return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
         return hf_json.dumps(self, pretty=pretty)
 
     @classmethod
@@ -529,28 +640,68 @@ class Tokenizer:
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> "Tokenizer":
-        """Load an HF ``tokenizer.json`` (ours or one HF wrote).
+        """Load any tokenizer file; the format is detected from the content, not the name
+        (:mod:`subword.formats.detect`): HF ``tokenizer.json`` (or a directory holding one, as
+        ``save_pretrained`` writes it), a SentencePiece ``.model`` of any name (``tokenizer.model``,
+        ``spiece.model``, ``x.model.v3``), tiktoken ranks, or a BERT ``vocab.txt``.
 
         Raises:
             FileNotFoundError: no such file.
-            subword.errors.FormatError: corrupt, truncated or unsupported file (the message names the path).
+            subword.errors.FormatError: a file of no known kind (the message lists the kinds tried), or a
+                corrupt, truncated or unsupported one (the message names the path).
 
         >>> import tempfile, pathlib
         >>> p = pathlib.Path(tempfile.mkdtemp()) / "tok.json"
         >>> Tokenizer(BPE({"a": 0}, [])).save(p); Tokenizer.from_file(p).get_vocab()
         {'a': 0}
         """
-        from subword.formats import hf_json
+        from subword.formats import detect
 
-        return hf_json.load(path)
+        return detect.load(path)
+
+    @classmethod
+    def from_tiktoken(
+        cls,
+        path_or_name: str | os.PathLike[str],
+        pattern: str | None = None,
+        special_tokens: dict[str, int] | None = None,
+    ) -> "Tokenizer":
+        """Load a tiktoken rank file (``.tiktoken``, plain or gzip) or a known encoding name; gives tiktoken's ids.
+
+        Args:
+            path_or_name: A rank file, or ``gpt2``, ``r50k_base``, ``p50k_base``, ``p50k_edit``, ``cl100k_base``,
+                ``o200k_base`` (found in tiktoken's cache or an installed package that ships it).
+            pattern: The split regex (default: the known encoding's).
+            special_tokens: Token -> id (default: the known encoding's).
+
+        Raises:
+            FileNotFoundError: no such file.
+            subword.errors.FormatError: a bad file, an unknown name, or a pattern that cannot be run exactly.
+
+        >>> Tokenizer.from_tiktoken("o100k")
+        Traceback (most recent call last):
+        ...
+        subword.errors.FormatError: unknown tiktoken encoding 'o100k' (known: cl100k_base, gpt2, o200k_base, p50k_base, p50k_edit, r50k_base)
+        """
+        from subword.formats import tiktoken
+
+        return tiktoken.load(path_or_name, pattern=pattern, special_tokens=special_tokens)
 
     def save(self, path: str | os.PathLike[str], pretty: bool = True, *, legacy_merges: bool = False) -> None:
-        """Write ``tokenizer.json`` atomically (a temporary file in the same folder, then a rename).
+        """Write the tokenizer atomically (a temporary file in the same folder, then a rename).
+
+        A path whose name has a ``.model`` suffix (``x.model``, ``x.model.v3``) gets a SentencePiece
+        ``.model``: a SentencePiece model's own file, byte for byte, or the file a ``tokenizer.json`` was
+        converted from. Any other path gets ``tokenizer.json`` (for a SentencePiece model, its exact HF
+        conversion). Where no exact form exists the error says why and nothing is written.
 
         Args:
             path: The file to (over)write.
             pretty: Indented JSON (default) or compact.
             legacy_merges: Write merges as ``"left right"`` strings, for ``tokenizers`` < 0.20.
+
+        Raises:
+            subword.formats.convert.ConversionError: no exact form in the format asked for.
 
         >>> import tempfile, pathlib
         >>> p = pathlib.Path(tempfile.mkdtemp()) / "tok.json"
@@ -558,8 +709,16 @@ class Tokenizer:
         True
         """
         from subword.formats import hf_json
+        from subword.formats.atomic import atomic_write_text
 
-        hf_json.save(self, path, pretty=pretty, legacy_merges=legacy_merges)
+        if ".model" in Path(path).suffixes:
+            from subword.formats.spm import model_file_of, write_model
+
+            write_model(path, model_file_of(self))
+        elif isinstance(self.model, SentencePieceModel):
+            atomic_write_text(path, self.to_json_str(pretty=pretty))
+        else:
+            hf_json.save(self, path, pretty=pretty, legacy_merges=legacy_merges)
 
     def save_pretrained(self, directory: str | os.PathLike[str], **special_token_roles: str) -> list[str]:
         """Write ``tokenizer.json``, ``tokenizer_config.json`` and ``special_tokens_map.json`` for transformers.
@@ -583,15 +742,26 @@ class Tokenizer:
     # ==== dunder ====
 
     def __getstate__(self) -> dict[str, Any]:
+        if isinstance(self.model, SentencePieceModel):
+            from subword.formats.spm import model_file_of
+
+            return {"spm": model_file_of(self).to_bytes()}
         return {"json": self.to_json_str()}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        other = type(self).from_str(state["json"], source="<pickle>")
+        if "spm" in state:
+            from subword.formats.spm import SpmModelFile, tokenizer_from_model
+
+            other = tokenizer_from_model(SpmModelFile.from_bytes(state["spm"]))
+        else:
+            other = type(self).from_str(state["json"], source="<pickle>")
         self.__dict__.update(other.__dict__)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Tokenizer):
             return NotImplemented
+        if isinstance(self.model, SentencePieceModel) or isinstance(other.model, SentencePieceModel):
+            return self.__getstate__() == other.__getstate__()
         return self.to_json_str() == other.to_json_str()
 
     __hash__ = None  # type: ignore[assignment]  # mutable
@@ -627,7 +797,8 @@ class Tokenizer:
         unknown = sorted(set(changes) - allowed)
         if unknown:
             raise TypeError(f"with_options() got unknown option(s) {unknown} (allowed: {sorted(allowed)})")
-        copy = type(self).from_str(self.to_json_str())
+        copy = type(self).__new__(type(self))
+        copy.__setstate__(self.__getstate__())
         for name, value in changes.items():
             setattr(copy, name, value)
         return copy

@@ -83,12 +83,12 @@ def test_identical_tokenizers_f1_one_and_no_difference():
 def test_attribution_is_additive_and_exact(toy):
     att = toy.words[0]
     assert (att["a"], att["b"]) == ("chars", "words")
-    net = toy.metrics["words"]["tokens"] - toy.metrics["chars"]["tokens"]
+    net = toy.metrics["chars"]["tokens"] - toy.metrics["words"]["tokens"]  # a minus b
     assert sum(g["contribution"] for g in att["by_group"]) == net
     counts = Counter(w for s in TEXT for w in regex.findall(r"\S+| +", s))
     for entry in att["words"]:
         word = entry["word"]
-        expected = -counts[word] if word.isspace() else counts[word] * (1 - len(word))
+        expected = counts[word] if word.isspace() else counts[word] * (len(word) - 1)
         assert entry["contribution"] == expected, word
         assert entry["count"] == counts[word]
     shares = [e["cumulative_share"] for e in att["words"]]
@@ -326,3 +326,17 @@ def test_json_validates_against_schema(real):
 
     with pytest.raises(jsonschema.ValidationError):
         validate(bad)
+
+
+def test_type_counts_without_scipy_match_the_sparse_product():
+    import numpy as np
+
+    from subword.compare.comparison import _TypeLineCounts, _type_line_counts
+
+    rng = np.random.default_rng(0)
+    compact, line = rng.integers(0, 50, 1000), np.sort(rng.integers(0, 100, 1000))
+    w = rng.random((5, 100))
+    plain = _TypeLineCounts(np.arange(50), compact, line, 100) @ w.T
+    np.testing.assert_allclose(plain, _type_line_counts(np.arange(50), compact, line, 100) @ w.T)
+    direct = np.array([[w[r, line[compact == t]].sum() for r in range(5)] for t in range(50)])
+    np.testing.assert_allclose(plain, direct)

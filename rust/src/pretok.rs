@@ -23,6 +23,7 @@
 use unicode_general_category::{get_general_category, GeneralCategory as Gc};
 
 pub mod metaspace;
+pub mod modern;
 pub mod split;
 
 pub use metaspace::{Metaspace, PrependScheme};
@@ -500,7 +501,7 @@ impl PreTokenizer {
 
     /// True when pieces are mapped through the byte table (the model sees `Ġ`-style strings).
     pub fn is_byte_level(&self) -> bool {
-        matches!(self, PreTokenizer::ByteLevel { .. })
+        matches!(self.last(), PreTokenizer::ByteLevel { .. })
     }
 
     /// Calls `f(piece, (start, end))` for every piece, with raw (unmapped) piece text and byte
@@ -559,14 +560,19 @@ impl PreTokenizer {
             )
         };
         if let Some((last, head)) = items.split_last() {
-            if !head.iter().all(slices) || matches!(last, PreTokenizer::ByteLevel { .. } | PreTokenizer::Sequence(_)) {
+            // A ByteLevel last member maps each piece's bytes (transformers' tiktoken conversions:
+            // `[Split, ByteLevel(use_regex=false)]`); with a prefix space per piece the offsets would need
+            // HF's per-piece alignment, which the pipeline does only for a ByteLevel on its own.
+            let byte_level_with_prefix = matches!(last, PreTokenizer::ByteLevel { add_prefix_space: true, .. });
+            if !head.iter().all(slices) || byte_level_with_prefix || matches!(last, PreTokenizer::Sequence(_)) {
                 let names: Vec<String> = items
                     .iter()
                     .map(|p| p.to_json().get("type").and_then(|t| t.as_str()).unwrap_or("?").to_string())
                     .collect();
                 return Err(format!(
                     "unsupported pre_tokenizer type 'Sequence' of [{}]: only Whitespace, WhitespaceSplit, \
-                     BertPreTokenizer or Split followed by one more pre-tokenizer (not ByteLevel) is supported",
+                     BertPreTokenizer or Split followed by one more pre-tokenizer (not a ByteLevel with \
+                     add_prefix_space) is supported",
                     names.join(", ")
                 ));
             }
@@ -594,8 +600,9 @@ impl PreTokenizer {
             | PreTokenizer::Bert
             | PreTokenizer::Metaspace(_)
             | PreTokenizer::WhitespaceSplit
-            | PreTokenizer::Split(_)
-            | PreTokenizer::Sequence(_) => raw.to_string(),
+            | PreTokenizer::Split(_) => raw.to_string(),
+            PreTokenizer::Sequence(_) if self.is_byte_level() => byte_level_map(raw),
+            PreTokenizer::Sequence(_) => raw.to_string(),
             PreTokenizer::ByteLevel { .. } => byte_level_map(raw),
         }
     }

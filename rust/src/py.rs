@@ -7,6 +7,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 mod spm;
+mod spm_tokenizer;
 mod tokenizer;
 mod train;
 mod unigram;
@@ -20,6 +21,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     train::register(m)?;
     tokenizer::register(m)?;
     spm::register(m)?;
+    spm_tokenizer::register(m)?;
     unigram::register(m)?;
     wordpiece::register(m)?;
     Ok(())

@@ -62,6 +62,7 @@ use crate::postprocess::{get_bool, PostProcessor, TemplatePiece};
 use crate::pretok::PreTokenizer;
 
 mod ranged;
+pub mod sentencepiece;
 
 // ==== Tokenizer ====
 
@@ -267,7 +268,7 @@ impl Tokenizer {
         }
         let trim_counts = strings.iter().map(|s| count_space_chars(s)).collect();
         let special_contents = added_tokens.iter().filter(|t| t.special).map(|t| t.content.clone()).collect();
-        let fast_bytes = matches!(pre_tokenizer, Some(PreTokenizer::ByteLevel { .. })) && model.has_byte_fast_path();
+        let fast_bytes = pre_tokenizer.as_ref().is_some_and(PreTokenizer::is_byte_level) && model.has_byte_fast_path();
         let added = AddedVocab::new(added_tokens, normalizer.as_ref());
         let single_frame = post.as_ref().map_or(Some((Vec::new(), Vec::new())), single_frame);
         Ok(Tokenizer {
@@ -644,8 +645,10 @@ impl Tokenizer {
         let mut syms: Vec<Sym> = Vec::new();
         let mut ranges: Vec<(u32, usize, usize)> = Vec::new();
         match &self.pre_tokenizer {
-            Some(p @ PreTokenizer::ByteLevel { add_prefix_space, .. }) => {
-                let inserted = *add_prefix_space && !t.is_empty() && !t.starts_with(' ');
+            // A ByteLevel, or a Sequence ending in one without a prefix space (see `PreTokenizer::sequence`).
+            Some(p) if p.is_byte_level() => {
+                let add_prefix_space = matches!(p, PreTokenizer::ByteLevel { add_prefix_space: true, .. });
+                let inserted = add_prefix_space && !t.is_empty() && !t.starts_with(' ');
                 let first_len = first_char_len(t);
                 let mut first = true;
                 p.for_each_raw_piece_with_offsets(t, |raw, (ps, _pe)| {
@@ -1127,6 +1130,7 @@ pub fn parse_bpe(v: &Value) -> Result<BpeModel, String> {
         fuse_unk: get_bool(v, "fuse_unk", false),
         byte_fallback: get_bool(v, "byte_fallback", false),
         ignore_merges: get_bool(v, "ignore_merges", false),
+        merge_by_token_id: get_bool(v, "merge_by_token_id", false),
         continuing_subword_prefix: opt_str("continuing_subword_prefix"),
         end_of_word_suffix: opt_str("end_of_word_suffix"),
         dropout,

@@ -2,11 +2,11 @@
 
 Every token is attributed to exactly one segment of the text (the segment holding its last
 character, so ``Ġthe`` counts for ``the``; see :mod:`subword.compare.words`), which makes the
-attribution additive: summed over all segment types, ``contribution`` = T_b - T_a exactly. For a
-segment type w occurring ``count`` times, ``tokens_a`` is its mean number of tokens under ``a``,
-``delta`` = tokens_b - tokens_a, and ``contribution`` = delta x count. Words are listed by
-|contribution|; ``cumulative_share`` is the running sum of contributions over T_b - T_a (``None``
-when the totals are equal). ``by_group`` sums contributions by (script, kind).
+attribution additive: summed over all segment types, ``contribution`` = T_a - T_b exactly (a minus b,
+as the pairwise differences). For a segment type w occurring ``count`` times, ``tokens_a`` is its
+mean number of tokens under ``a``, ``delta`` = tokens_a - tokens_b, and ``contribution`` = delta x
+count. Words are listed by |contribution|; ``cumulative_share`` is the running sum of contributions
+over T_a - T_b (``None`` when the totals are equal). ``by_group`` sums contributions by (script, kind).
 """
 
 from __future__ import annotations
@@ -40,14 +40,14 @@ def _segmentation(tok: Any, line: str, word: str) -> list[str]:
 
 def attribution(c: Collected, tokenizers: Sequence[Any], lines: Sequence[str], a: int, b: int,
                 top: int = 50) -> dict[str, Any]:
-    """The attribution table of tokenizer ``b`` against tokenizer ``a``.
+    """The attribution table of the token-count difference of tokenizer ``a`` minus tokenizer ``b``.
 
     Returns:
         ``{"a", "b", "words": [...], "by_group": [...]}`` (see the module docstring).
     """
     ta, tb = c.tokenizers[a], c.tokenizers[b]
-    contribution = (tb.type_tokens - ta.type_tokens).astype(np.float64)
-    net = float(tb.tokens.sum() - ta.tokens.sum())
+    contribution = (ta.type_tokens - tb.type_tokens).astype(np.float64)
+    net = float(ta.tokens.sum() - tb.tokens.sum())
     order = np.lexsort((np.arange(len(contribution)), -np.abs(contribution)))
     order = order[contribution[order] != 0]
     running = np.cumsum(contribution[order[:top]])

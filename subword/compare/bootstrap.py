@@ -39,7 +39,9 @@ def weights(n: int, replicates: int, seed: int, batch: int = BATCH) -> Iterator[
     done = 0
     while done < replicates:
         b = min(batch, replicates - done)
-        draws = rng.integers(0, n, size=(b, n)) + (np.arange(b) * n)[:, None]
+        # 32-bit draws are about twice as fast as 64-bit ones; offsets make one bincount serve b rows.
+        draws = rng.integers(0, n, size=(b, n), dtype=np.uint32).astype(np.int64)
+        draws += (np.arange(b, dtype=np.int64) * n)[:, None]
         yield np.bincount(draws.ravel(), minlength=b * n).reshape(b, n).astype(np.float64)
         done += b
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -88,11 +89,22 @@ def boundary_keys(starts: np.ndarray, ends: np.ndarray, ns_before: np.ndarray,
     ...               np.array([0, 0, 0])).tolist()
     [2]
     """
-    pos = np.concatenate([starts, ends])
-    line = np.concatenate([tok_line, tok_line])
-    key = ns_before[pos]
-    internal = (key > ns_before[line_start[line]]) & (key < ns_before[line_end[line]])
-    return np.unique(key[internal])
+    lo, hi = ns_before[line_start[tok_line]], ns_before[line_end[tok_line]]
+    ks, ke = ns_before[starts], ns_before[ends]
+    ks, ke = ks[(ks > lo) & (ks < hi)], ke[(ke > lo) & (ke < hi)]
+    # Starts and ends are each (nearly) sorted already: a stable sort merges such runs in linear time.
+    keys = np.sort(np.concatenate([ks, ke]), kind="stable")
+    if keys.size:
+        keys = keys[np.concatenate([[True], keys[1:] != keys[:-1]])]
+    return keys
+
+
+def _shared(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The values in both of two sorted unique arrays."""
+    if a.size == 0 or b.size == 0:
+        return a[:0]
+    at = np.minimum(np.searchsorted(b, a), b.size - 1)
+    return a[b[at] == a]
 
 
 def _flat(encodings: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -104,6 +116,12 @@ def _flat(encodings: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]
         dtype=np.int64, count=2 * total,
     ).reshape(-1, 2)
     return counts, ids, offsets
+
+
+def _timed_encode(tok: Any, chunk: list[str]) -> tuple[list[Any], float]:
+    t0 = time.perf_counter()
+    encodings = tok.encode_batch(chunk, add_special_tokens=False)
+    return encodings, time.perf_counter() - t0
 
 
 def _first_difference(a: str, b: str) -> int:
@@ -156,124 +174,148 @@ def collect(tokenizers: Sequence[Any], names: Sequence[str], lines: Sequence[str
     for tok in tokenizers:  # build each native pipeline now, so the timings below are of encoding only
         tok.encode_batch([lines[0]], add_special_tokens=False)
 
+    bounds = []
     first = 0
     while first < n:
         last, size = first, 0
         while last < n and (size < CHUNK_CHARS or last == first):
             size += chars[last] + 1
             last += 1
-        chunk = list(lines[first:last])
-        m = len(chunk)
-        chunk_bytes.append(int(nbytes[first:last].sum()))
-        line_start = np.zeros(m, dtype=np.int64)
-        np.cumsum(chars[first:last - 1] + 1, out=line_start[1:]) if m > 1 else None
-        line_end = line_start + chars[first:last]
-        joined = "\n".join(chunk)
-
-        # ---- segments (shared by every tokenizer) ----
-        segs = segments(joined)
-        seg_len = np.fromiter((len(s) for s in segs), dtype=np.int64, count=len(segs))
-        seg_start = np.cumsum(seg_len) - seg_len
-        seg_type = np.empty(len(segs), dtype=np.int64)
-        for i, s in enumerate(segs):
-            t = type_index.get(s)
-            if t is None:
-                t = type_index[s] = len(types)
-                types.append(s)
-                script, _kind = classify(s)
-                type_script.append(script)
-                type_word.append(is_word(s))
-            seg_type[i] = t
-        if len(types) > len(type_count):
-            grow = len(types) - len(type_count)
-            type_count = np.concatenate([type_count, np.zeros(grow, np.int64)])
-            type_first = np.concatenate([type_first, np.full(grow, -1, np.int64)])
-            for d in data:
-                d.type_tokens = np.concatenate([d.type_tokens, np.zeros(grow, np.int64)])
-        seg_line = np.searchsorted(line_start, seg_start, side="right") - 1
-        type_count += np.bincount(seg_type, minlength=len(types))
-        unseen = type_first[seg_type] < 0
-        # The first occurrence of each new type: reversed assignment keeps the earliest line.
-        type_first[seg_type[unseen][::-1]] = (seg_line[unseen] + first)[::-1]
-        word_mask = np.array(type_word, dtype=bool)[seg_type]
-        words[first:last] += np.bincount(seg_line[word_mask], minlength=m)
-        script_names = np.array(type_script, dtype=object)[seg_type[word_mask]] if word_mask.any() else []
-        word_lines = seg_line[word_mask]
-        for script in set(script_names):
-            sel = script_names == script
-            arr = script_words.setdefault(script, np.zeros(n, np.int64))
-            arr[first:last] += np.bincount(word_lines[sel], minlength=m)
-
-        # ---- whitespace (the whitespace-split words, and boundary keys that ignore it) ----
-        cp = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        space = np.isin(cp, _WS)
-        ns_before = np.zeros(len(cp) + 1, dtype=np.int64)
-        np.cumsum(~space, out=ns_before[1:])
-        run_start = np.flatnonzero(~space & np.concatenate([[True], space[:-1]]))
-        ws_words[first:last] += np.bincount(np.searchsorted(line_start, run_start, side="right") - 1, minlength=m)
-
-        # ---- each tokenizer ----
-        keys_of: list[np.ndarray] = []
-        for ti, (tok, d) in enumerate(zip(tokenizers, data)):
-            t0 = time.perf_counter()
-            encodings = tok.encode_batch(chunk, add_special_tokens=False)
-            d.chunk_seconds.append(time.perf_counter() - t0)
-            counts, ids, offsets = _flat(encodings)
-            tok_line = np.repeat(np.arange(m), counts)
-            start = offsets[:, 0] + line_start[tok_line]
-            end = offsets[:, 1] + line_start[tok_line]
-            d.tokens[first:last] = counts
-            table = d.table
-            if table.unk is not None:
-                is_unk = ids == table.unk
-                d.unk_chars[first:last] = np.bincount(tok_line[is_unk], weights=(end - start)[is_unk],
-                                                      minlength=m).astype(np.int64)
-            safe_ids = np.clip(ids, 0, max(table.size - 1, 0))
-            d.byte_tokens[first:last] = np.bincount(tok_line[table.byte_token[safe_ids]], minlength=m)
-            decoded = tok.decode_batch([e.ids for e in encodings], skip_special_tokens=False)
-            ok = np.fromiter((a == b for a, b in zip(decoded, chunk)), dtype=bool, count=m)
-            d.lossless[first:last] = ok
-            if len(d.lossless_examples) < LOSSLESS_EXAMPLES and not ok.all():
-                for j in np.flatnonzero(~ok)[: LOSSLESS_EXAMPLES - len(d.lossless_examples)]:
-                    d.lossless_examples.append({
-                        "line_index": int(first + j), "original": chunk[j], "decoded": decoded[j],
-                        "first_difference": _first_difference(chunk[j], decoded[j]),
-                    })
-            # Each token belongs to the segment of its last character (so "Ġthe" counts for "the").
-            if len(ids):
-                p = np.maximum(start, end - 1)
-                p = np.clip(p, line_start[tok_line], np.maximum(line_start[tok_line], line_end[tok_line] - 1))
-                seg = np.searchsorted(seg_start, p, side="right") - 1
-                d.type_tokens += np.bincount(seg_type[seg], minlength=len(types))
-                in_word = word_mask[seg]
-                tok_scripts = np.array(type_script, dtype=object)[seg_type[seg[in_word]]]
-                tok_word_lines = tok_line[in_word]
-                for script in set(tok_scripts):
-                    sel = tok_scripts == script
-                    arr = d.script_tokens.setdefault(script, np.zeros(n, np.int64))
-                    arr[first:last] += np.bincount(tok_word_lines[sel], minlength=m)
-                # A word is continued when 2+ tokens overlap it (tokens of zero width overlap nothing).
-                wide = end > start
-                ts, te = np.sort(start[wide]), np.sort(end[wide])
-                ws, we = seg_start[word_mask], seg_start[word_mask] + seg_len[word_mask]
-                overlapping = np.searchsorted(ts, we, side="left") - np.searchsorted(te, ws, side="right")
-                d.continued[first:last] = np.bincount(seg_line[word_mask][overlapping >= 2], minlength=m)
-                keys = boundary_keys(start, end, ns_before, line_start, line_end, tok_line)
-            else:
-                keys = np.zeros(0, np.int64)
-            line_ns = ns_before[line_start]
-            d.boundaries[first:last] = np.bincount(np.searchsorted(line_ns, keys, side="right") - 1, minlength=m)
-            keys_of.append(keys)
-            ids_parts[ti].append(ids.astype(np.int32))
-            line_parts[ti].append((tok_line + first).astype(np.int32))
-            for j in range(m):
-                if first + j in wanted:
-                    samples.setdefault(first + j, [None] * k)[ti] = encodings[j]
-        line_ns = ns_before[line_start]
-        for (a, b), arr in shared.items():
-            both = np.intersect1d(keys_of[a], keys_of[b], assume_unique=True)
-            arr[first:last] = np.bincount(np.searchsorted(line_ns, both, side="right") - 1, minlength=m)
+        bounds.append((first, last))
         first = last
+
+    # The Rust calls (encode_batch, decode_batch; both release the GIL and run on all cores) go to one
+    # worker thread, in order, one chunk ahead of the numpy reductions done here: while this thread
+    # reduces chunk i, the core encodes chunk i + 1. One worker keeps the encode timings uncontended
+    # by other Rust calls. The word segmentation of the next chunk runs in a second thread.
+    rust = ThreadPoolExecutor(max_workers=1, thread_name_prefix="compare-rust")
+    seg_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="compare-segments")
+
+    def submit(ci: int) -> tuple[list[str], Future, list[Future]]:
+        lo, hi = bounds[ci]
+        chunk = list(lines[lo:hi])
+        joined = "\n".join(chunk)
+        return chunk, seg_pool.submit(segments, joined), [rust.submit(_timed_encode, tok, chunk) for tok in tokenizers]
+
+    try:
+        pending = submit(0) if bounds else None
+        for ci, (first, last) in enumerate(bounds):
+            chunk, seg_future, enc_futures = pending  # type: ignore[misc]
+            pending = submit(ci + 1) if ci + 1 < len(bounds) else None
+            m = len(chunk)
+            chunk_bytes.append(int(nbytes[first:last].sum()))
+            line_start = np.zeros(m, dtype=np.int64)
+            if m > 1:
+                np.cumsum(chars[first:last - 1] + 1, out=line_start[1:])
+            line_end = line_start + chars[first:last]
+            joined = "\n".join(chunk)
+
+            # ---- segments (shared by every tokenizer) ----
+            segs = seg_future.result()
+            seg_len = np.fromiter(map(len, segs), dtype=np.int64, count=len(segs))
+            seg_start = np.cumsum(seg_len) - seg_len
+            known = len(types)
+            seg_type = np.fromiter([type_index.setdefault(s, len(type_index)) for s in segs], dtype=np.int64,
+                                   count=len(segs))
+            if len(type_index) > known:  # dicts keep insertion order: the new types are the last ones
+                for s in itertools.islice(type_index, known, None):
+                    types.append(s)
+                    type_script.append(classify(s)[0])
+                    type_word.append(is_word(s))
+            if len(types) > len(type_count):
+                grow = len(types) - len(type_count)
+                type_count = np.concatenate([type_count, np.zeros(grow, np.int64)])
+                type_first = np.concatenate([type_first, np.full(grow, -1, np.int64)])
+                for d in data:
+                    d.type_tokens = np.concatenate([d.type_tokens, np.zeros(grow, np.int64)])
+            seg_line = np.searchsorted(line_start, seg_start, side="right") - 1
+            type_count += np.bincount(seg_type, minlength=len(types))
+            unseen = type_first[seg_type] < 0
+            # The first occurrence of each new type: reversed assignment keeps the earliest line.
+            type_first[seg_type[unseen][::-1]] = (seg_line[unseen] + first)[::-1]
+            word_mask = np.array(type_word, dtype=bool)[seg_type]
+            words[first:last] += np.bincount(seg_line[word_mask], minlength=m)
+            script_names = np.array(type_script, dtype=object)[seg_type[word_mask]] if word_mask.any() else []
+            word_lines = seg_line[word_mask]
+            for script in set(script_names):
+                sel = script_names == script
+                arr = script_words.setdefault(script, np.zeros(n, np.int64))
+                arr[first:last] += np.bincount(word_lines[sel], minlength=m)
+
+            # ---- whitespace (the whitespace-split words, and boundary keys that ignore it) ----
+            cp = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+            space = np.isin(cp, _WS)
+            ns_before = np.zeros(len(cp) + 1, dtype=np.int64)
+            np.cumsum(~space, out=ns_before[1:])
+            run_start = np.flatnonzero(~space & np.concatenate([[True], space[:-1]]))
+            ws_words[first:last] += np.bincount(np.searchsorted(line_start, run_start, side="right") - 1, minlength=m)
+
+            # ---- each tokenizer ----
+            keys_of: list[np.ndarray] = []
+            decodes: list[Future] = []
+            for ti, (tok, d) in enumerate(zip(tokenizers, data)):
+                encodings, seconds = enc_futures[ti].result()
+                d.chunk_seconds.append(seconds)
+                counts, ids, offsets = _flat(encodings)
+                tok_line = np.repeat(np.arange(m), counts)
+                start = offsets[:, 0] + line_start[tok_line]
+                end = offsets[:, 1] + line_start[tok_line]
+                d.tokens[first:last] = counts
+                table = d.table
+                if table.unk is not None:
+                    is_unk = ids == table.unk
+                    d.unk_chars[first:last] = np.bincount(tok_line[is_unk], weights=(end - start)[is_unk],
+                                                          minlength=m).astype(np.int64)
+                safe_ids = np.clip(ids, 0, max(table.size - 1, 0))
+                d.byte_tokens[first:last] = np.bincount(tok_line[table.byte_token[safe_ids]], minlength=m)
+                decodes.append(rust.submit(tok.decode_batch, [e.ids for e in encodings], False))
+                # Each token belongs to the segment of its last character (so "Ġthe" counts for "the").
+                if len(ids):
+                    p = np.maximum(start, end - 1)
+                    p = np.clip(p, line_start[tok_line], np.maximum(line_start[tok_line], line_end[tok_line] - 1))
+                    seg = np.searchsorted(seg_start, p, side="right") - 1
+                    d.type_tokens += np.bincount(seg_type[seg], minlength=len(types))
+                    in_word = word_mask[seg]
+                    tok_scripts = np.array(type_script, dtype=object)[seg_type[seg[in_word]]]
+                    tok_word_lines = tok_line[in_word]
+                    for script in set(tok_scripts):
+                        sel = tok_scripts == script
+                        arr = d.script_tokens.setdefault(script, np.zeros(n, np.int64))
+                        arr[first:last] += np.bincount(tok_word_lines[sel], minlength=m)
+                    # A word is continued when 2+ tokens overlap it (tokens of zero width overlap nothing).
+                    wide = end > start
+                    ts, te = np.sort(start[wide]), np.sort(end[wide])
+                    ws, we = seg_start[word_mask], seg_start[word_mask] + seg_len[word_mask]
+                    overlapping = np.searchsorted(ts, we, side="left") - np.searchsorted(te, ws, side="right")
+                    d.continued[first:last] = np.bincount(seg_line[word_mask][overlapping >= 2], minlength=m)
+                    keys = boundary_keys(start, end, ns_before, line_start, line_end, tok_line)
+                else:
+                    keys = np.zeros(0, np.int64)
+                line_ns = ns_before[line_start]
+                d.boundaries[first:last] = np.bincount(np.searchsorted(line_ns, keys, side="right") - 1, minlength=m)
+                keys_of.append(keys)
+                ids_parts[ti].append(ids.astype(np.int32))
+                line_parts[ti].append((tok_line + first).astype(np.int32))
+                for j in range(m):
+                    if first + j in wanted:
+                        samples.setdefault(first + j, [None] * k)[ti] = encodings[j]
+            line_ns = ns_before[line_start]
+            for (a, b), arr in shared.items():
+                both = _shared(keys_of[a], keys_of[b])
+                arr[first:last] = np.bincount(np.searchsorted(line_ns, both, side="right") - 1, minlength=m)
+            for d, future in zip(data, decodes):
+                decoded = future.result()
+                ok = np.fromiter(map(str.__eq__, decoded, chunk), dtype=bool, count=m)
+                d.lossless[first:last] = ok
+                if len(d.lossless_examples) < LOSSLESS_EXAMPLES and not ok.all():
+                    for j in np.flatnonzero(~ok)[: LOSSLESS_EXAMPLES - len(d.lossless_examples)]:
+                        d.lossless_examples.append({
+                            "line_index": int(first + j), "original": chunk[j], "decoded": decoded[j],
+                            "first_difference": _first_difference(chunk[j], decoded[j]),
+                        })
+    finally:
+        rust.shutdown(wait=True, cancel_futures=True)
+        seg_pool.shutdown(wait=True, cancel_futures=True)
 
     for ti, d in enumerate(data):
         d.ids = np.concatenate(ids_parts[ti]) if ids_parts[ti] else np.zeros(0, np.int32)

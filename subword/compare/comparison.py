@@ -161,6 +161,30 @@ def _values(sums: Mapping[str, Any], k: int, scripts: Sequence[str]) -> dict[str
     return out
 
 
+class _TypeLineCounts:
+    """count(type, line) as a matrix, so that ``counts @ w.T`` gives the type counts of replicates ``w``.
+
+    With scipy, a sparse CSR matrix; without it, the same product from the token arrays with numpy.
+    """
+
+    def __init__(self, used: np.ndarray, compact: np.ndarray, id_line: np.ndarray, n: int) -> None:
+        self.types, self.compact, self.id_line = len(used), compact, id_line
+
+    def __matmul__(self, w_t: np.ndarray) -> np.ndarray:  # (n, b) -> (types, b)
+        out = np.empty((self.types, w_t.shape[1]))
+        for r in range(w_t.shape[1]):
+            out[:, r] = np.bincount(self.compact, weights=w_t[self.id_line, r], minlength=self.types)
+        return out
+
+
+def _type_line_counts(used: np.ndarray, compact: np.ndarray, id_line: np.ndarray, n: int) -> Any:
+    try:
+        from scipy import sparse as sp
+    except ImportError:
+        return _TypeLineCounts(used, compact, id_line, n)
+    return sp.csr_matrix((np.ones(len(compact)), (compact, id_line)), shape=(len(used), n))
+
+
 def _vocab_overlap(ta: Any, tb: Any, examples: int = 10) -> dict[str, Any]:
     sa = {x for x in ta.core if x}
     sb = {x for x in tb.core if x}
@@ -280,18 +304,18 @@ def compare(
     point = _values(dict(zip(col_names, matrix.sum(axis=0))), k, scripts)
     dist_counts = []
     for d in c.tokenizers:
-        used, compact = np.unique(d.ids, return_inverse=True)
-        dist_counts.append((used, compact))
+        # bincount + renumbering instead of np.unique: linear in the tokens (ids are bounded by |V|).
+        present = np.bincount(d.ids, minlength=1) > 0
+        used = np.flatnonzero(present)
+        renumber = np.cumsum(present) - 1
+        dist_counts.append((used, renumber[d.ids] if len(d.ids) else np.zeros(0, np.int64)))
     dist_point = [distribution_metrics(np.bincount(compact, minlength=len(used)), d.table.vocab_size)
                   for (used, compact), d in zip(dist_counts, c.tokenizers)]
     reps: dict[str, list[np.ndarray]] = {key: [] for key in point}
     dist_reps: list[dict[str, list[np.ndarray]]] = [{m: [] for m in _DIST} for _ in range(k)]
     sparse = None
     if bootstrap_replicates:
-        from scipy import sparse as sp
-
-        sparse = [sp.csr_matrix((np.ones(len(compact)), (compact, d.id_line)), shape=(len(used), c.n))
-                  for (used, compact), d in zip(dist_counts, c.tokenizers)]
+        sparse = [_type_line_counts(used, compact, d.id_line, c.n) for (used, compact), d in zip(dist_counts, c.tokenizers)]
         done = 0
         for w in bootstrap.weights(c.n, bootstrap_replicates, seed):
             sums = dict(zip(col_names, (w @ matrix).T))

@@ -34,6 +34,9 @@ SCRIPTS = (
 )
 _SCRIPT_RES = [(name, regex.compile(rf"\p{{Script={name}}}")) for name in SCRIPTS]
 _CJK = {"Han", "Hiragana", "Katakana", "Hangul"}
+_LETTER = regex.compile(r"\p{L}")
+_LETTER_OR_MARK = regex.compile(r"[\p{L}\p{M}]")
+_NUMBER = regex.compile(r"\p{N}")
 
 #: The kinds a segment can be, in the order the tables list them.
 KINDS = ("letters", "digits", "cjk", "punctuation", "whitespace")
@@ -48,7 +51,8 @@ def segments(text: str) -> list[str]:
     >>> segments("a  b\\n")
     ['a', '  ', 'b', '\\n']
     """
-    return _SEGMENT.findall(text)
+    # concurrent: the GIL is released while matching, so segmenting overlaps with other work.
+    return _SEGMENT.findall(text, concurrent=True)
 
 
 @lru_cache(maxsize=1 << 18)
@@ -81,12 +85,12 @@ def classify(segment: str) -> tuple[str, str]:
             script = name
             break
     else:
-        if regex.search(r"\p{L}", segment):
+        if _LETTER.search(segment):
             script = "Other"
     if script in _CJK:
         return script, "cjk"
-    if regex.search(r"[\p{L}\p{M}]", segment):
+    if _LETTER_OR_MARK.search(segment):
         return script, "letters"
-    if regex.search(r"\p{N}", segment):
+    if _NUMBER.search(segment):
         return script, "digits"
     return script, "punctuation"

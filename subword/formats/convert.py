@@ -24,15 +24,57 @@ What converts, and why the rest is refused:
 from __future__ import annotations
 
 import base64
+import os
+from pathlib import Path
 from typing import Any
+
+from subword.errors import FormatError
 
 from subword.formats.spm import PIECE_TYPES, SpmModelFile
 
-__all__ = ["ConversionError", "hf_json_to_spm", "spm_to_hf_json"]
+__all__ = ["ConversionError", "convert_file", "hf_json_to_spm", "spm_to_hf_json"]
 
 
-class ConversionError(ValueError):
-    """The conversion would not be exact; the message says why."""
+class ConversionError(FormatError):
+    """The conversion would not be exact; the message says why (a :class:`~subword.errors.FormatError`,
+    so also a ``ValueError``)."""
+
+
+def convert_file(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+    """Convert a tokenizer file (any kind :meth:`subword.Tokenizer.from_file` reads) to the format the
+    target's name asks for: ``.model`` (SentencePiece), ``.tiktoken`` (when tiktoken support is there),
+    anything else ``tokenizer.json``. Written atomically; nothing is written when the conversion would
+    not be exact.
+
+    Raises:
+        ConversionError: no exact conversion (the message says why).
+        subword.errors.FormatError: the source is not a tokenizer file.
+
+    >>> import tempfile, pathlib
+    >>> from subword.formats.spm import SpmModelFile, write_model
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> write_model(d / "m.model", SpmModelFile(pieces=[("<unk>", 0.0, 2), ("▁a", 0.0, 1), ("▁", -1.0, 1),
+    ...                                                 ("a", -2.0, 1)], model_type=2))
+    >>> convert_file(d / "m.model", d / "tokenizer.json"); convert_file(d / "tokenizer.json", d / "back.model")
+    >>> (d / "back.model").read_bytes() == (d / "m.model").read_bytes()
+    True
+    """
+    from subword.tokenizer import Tokenizer
+
+    tok = Tokenizer.from_file(source)
+    if Path(target).suffix == ".tiktoken":
+        import importlib
+
+        try:
+            tiktoken = importlib.import_module("subword.formats.tiktoken")
+        except ImportError:
+            tiktoken = None
+        save = getattr(tiktoken, "save", None)
+        if save is None:
+            raise ConversionError(f"cannot write {target}: this build has no tiktoken writer")
+        save(tok, target)
+        return
+    tok.save(target)
 
 
 def spm_to_hf_json(model: SpmModelFile) -> dict[str, Any]:

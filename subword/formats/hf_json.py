@@ -29,6 +29,7 @@ from typing import Any
 
 from subword import decoders, normalizers, pre_tokenizers, processors
 from subword.errors import FormatError, ModelError, UnsupportedComponentError
+from subword.formats.atomic import atomic_write_text  # re-exported: the one atomic writer
 from subword.model import BPE, Unigram, WordPiece
 from subword.tokenizer import AddedToken, Tokenizer
 
@@ -127,37 +128,6 @@ def dumps(tok: Tokenizer, *, pretty: bool = False, include_provenance: bool = Tr
     except (TypeError, ValueError) as exc:
         # Everything but the free-form provenance is built from checked values.
         raise TypeError(f"cannot serialise the tokenizer (is the provenance JSON-serialisable?): {exc}") from exc
-
-
-def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` so that readers see the old file or the new one, never a part.
-
-    The data goes to a temporary file in the same folder, is flushed to disk, and replaces ``path`` with
-    ``os.replace``. On any failure, KeyboardInterrupt included, the temporary file is removed and ``path``
-    is left untouched.
-
-    >>> import tempfile, pathlib
-    >>> p = pathlib.Path(tempfile.mkdtemp()) / "x.txt"
-    >>> atomic_write_text(p, "hi"); p.read_text()
-    'hi'
-    """
-    target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
-    fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        # mkstemp creates the file 0600; give it the permissions a plain open() would have.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp_name, 0o666 & ~umask)
-        os.replace(tmp_name, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
-        raise
 
 
 def save(tok: Tokenizer, path: str | os.PathLike[str], *, pretty: bool = True, legacy_merges: bool = False) -> None:

@@ -108,6 +108,10 @@ pub struct BpeOptions {
     pub fuse_unk: bool,
     pub byte_fallback: bool,
     pub ignore_merges: bool,
+    /// tiktoken's rule (not an HF field): the adjacent pair whose MERGED token has the smallest id
+    /// merges first, leftmost on ties, instead of the pair listed first. With every split of every
+    /// token listed as a merge and `ignore_merges`, this is tiktoken's BPE over rank = id.
+    pub merge_by_token_id: bool,
     pub continuing_subword_prefix: Option<String>,
     pub end_of_word_suffix: Option<String>,
     pub dropout: Option<f32>,
@@ -292,7 +296,8 @@ impl BpeModel {
             let new_token = format!("{a}{tail}");
             let new_id =
                 *vocab.get(&new_token).ok_or_else(|| BpeError::MergeTokenOutOfVocabulary(new_token.clone()))?;
-            map.insert(pack(ida, idb), (rank as u32, new_id));
+            let rank = if opts.merge_by_token_id { new_id } else { rank as u32 };
+            map.insert(pack(ida, idb), (rank, new_id));
         }
         let table = bytes_to_unicode();
         let mut byte_ids = [0u32; 256];

@@ -82,6 +82,9 @@ pub enum ReplacePattern {
     Literal(String),
     /// HF `{"Regex": ...}`; `source` is the pattern as written.
     Regex { source: String, regex: regex::Regex },
+    /// A known modern pre-tokenizer regex (cl100k, o200k, Llama 3, Qwen 2, GPT-2), run by its
+    /// hand-written scanner (see `pretok/modern.rs`), with HF's (Oniguruma's) reading of the string.
+    Known { source: String, scanner: crate::pretok::modern::Modern },
 }
 
 impl PartialEq for ReplacePattern {
@@ -89,6 +92,7 @@ impl PartialEq for ReplacePattern {
         match (self, other) {
             (ReplacePattern::Literal(a), ReplacePattern::Literal(b)) => a == b,
             (ReplacePattern::Regex { source: a, .. }, ReplacePattern::Regex { source: b, .. }) => a == b,
+            (ReplacePattern::Known { source: a, .. }, ReplacePattern::Known { source: b, .. }) => a == b,
             _ => false,
         }
     }
@@ -213,6 +217,9 @@ impl ReplacePattern {
         let Some(r) = v.get("Regex").and_then(|x| x.as_str()) else {
             return Err(format!("{owner}: 'pattern' must be {{\"String\": ...}} or {{\"Regex\": ...}}, got {v}"));
         };
+        if let Some(scanner) = crate::pretok::modern::recognise(r) {
+            return Ok(ReplacePattern::Known { source: r.to_string(), scanner });
+        }
         if let Some(feature) = oniguruma_only_feature(r) {
             return Err(format!(
                 "unsupported {owner} regex {r:?}: it uses {feature}, which the regex crate lacks or reads \
@@ -229,7 +236,7 @@ impl ReplacePattern {
     pub fn to_json(&self) -> Value {
         match self {
             ReplacePattern::Literal(s) => json!({"String": s}),
-            ReplacePattern::Regex { source, .. } => json!({"Regex": source}),
+            ReplacePattern::Regex { source, .. } | ReplacePattern::Known { source, .. } => json!({"Regex": source}),
         }
     }
 
@@ -241,6 +248,11 @@ impl ReplacePattern {
         match self {
             ReplacePattern::Literal(p) => s.match_indices(p.as_str()).map(|(i, m)| (i, i + m.len())).collect(),
             ReplacePattern::Regex { regex, .. } => regex.find_iter(s).map(|m| (m.start(), m.end())).collect(),
+            ReplacePattern::Known { scanner, .. } => {
+                let mut out = Vec::new();
+                scanner.split(s, |a, b| out.push((a, b)));
+                out
+            }
         }
     }
 
@@ -248,7 +260,7 @@ impl ReplacePattern {
     pub fn replace_in(&self, s: &str, content: &str) -> String {
         match self {
             ReplacePattern::Literal(p) => s.replace(p.as_str(), content),
-            ReplacePattern::Regex { .. } => {
+            ReplacePattern::Regex { .. } | ReplacePattern::Known { .. } => {
                 let mut out = String::with_capacity(s.len());
                 let mut last = 0;
                 for (a, b) in self.find(s) {

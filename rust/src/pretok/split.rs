@@ -67,6 +67,12 @@ impl Split {
 
     /// Calls `f(start, end)` (byte offsets) for every piece of `text`.
     pub fn split(&self, text: &str, mut f: impl FnMut(usize, usize)) {
+        // The known patterns' matches tile the text, so the Isolated pieces are the matches.
+        if let (ReplacePattern::Known { scanner, .. }, SplitBehavior::Isolated, false) =
+            (&self.pattern, self.behavior, self.invert)
+        {
+            return scanner.split(text, f);
+        }
         // (start, end, is_match) segments covering the text.
         let mut segments: Vec<(usize, usize, bool)> = Vec::new();
         let mut prev = 0;

@@ -68,7 +68,7 @@ pub struct PyEncoding {
 }
 
 impl PyEncoding {
-    fn wrap(enc: Encoding, texts: Arc<(Py<PyString>, Option<Py<PyString>>)>, table: Arc<TokenTable>) -> Self {
+    pub(super) fn wrap(enc: Encoding, texts: Arc<(Py<PyString>, Option<Py<PyString>>)>, table: Arc<TokenTable>) -> Self {
         PyEncoding { enc, texts, table }
     }
 }

@@ -1,0 +1,396 @@
+//! Hand-written scanners for the Split regexes of modern byte-level tokenizers: GPT-4's `cl100k_base`
+//! (also Llama 3's), GPT-4o's `o200k_base` and Qwen 2's, recognised by their exact pattern strings.
+//!
+//! Each scanner gives, for every start position, the end of the match the regex engine finds there
+//! (leftmost-first alternation, greedy quantifiers with backtracking); the derivations are in the
+//! comments of [`Modern::match_end`]. Every char is matched by some alternative, so the matches tile
+//! the text and `Split(behavior=Isolated)` pieces are exactly the matches.
+//!
+//! Where HF (Oniguruma, Ruby syntax) and tiktoken (fancy-regex) read one pattern string differently,
+//! the pattern table says which reading a string gets. The one difference in these patterns is the
+//! possessive interval: `\p{N}{1,3}+` is possessive (at most 3 digits) in fancy-regex, but in
+//! Oniguruma's Ruby syntax `X{n,m}+` is `(?:X{n,m})+`, a run of any length. The strings here are
+//! read as HF reads them (they come from tokenizer.json); `subword.formats.tiktoken` rewrites a
+//! tiktoken pattern into the string with the same meaning for HF before it builds the pipeline.
+//! See `docs/pretokenizers.md` for the full account.
+//!
+//! Performance notes
+//! - Why scanners and not a regex engine: tiktoken runs these patterns with fancy-regex, whose
+//!   backtracking VM is most of tiktoken's encode time; the regex crate cannot run them at all
+//!   (look-ahead `\s+(?!\S)`, possessive quantifiers). A scanner classifies each char once through a
+//!   128-entry ASCII table (a binary search in `unicode-general-category` above ASCII) and never
+//!   backtracks further than one char run, so it runs at the speed of the GPT-2 scanner in
+//!   `pretok.rs`. Other patterns go to the regex crate where it reads them as Oniguruma does and are
+//!   refused, naming the construct, otherwise.
+//! - The scanners hand out byte ranges (no allocation per piece).
+
+use unicode_general_category::{get_general_category, GeneralCategory as Gc};
+
+/// Char flags: the classes the patterns name.
+const L: u8 = 1; // \p{L}
+const N: u8 = 2; // \p{N}
+const S: u8 = 4; // \s (White_Space)
+const UP: u8 = 8; // [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] (o200k's "upper" class)
+const LO: u8 = 16; // [\p{Ll}\p{Lm}\p{Lo}\p{M}] (o200k's "lower" class)
+const NL: u8 = 32; // \r or \n
+
+/// Which scanner a recognised pattern uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Modern {
+    /// The cl100k / Llama 3 / Qwen 2 family: contractions first (case-insensitive), then an optional
+    /// non-letter prefix + letters, digit runs of at most `max_digits` (0: unbounded), punctuation with
+    /// trailing newlines, then whitespace. `ws_to_end_first`: cl100k's `\s++$` comes before
+    /// `\s*[\r\n]`, so trailing whitespace after a newline stays one piece at the end of the text.
+    Cl100k { max_digits: u8, ws_to_end_first: bool },
+    /// o200k: letters split at case changes (`[Up]*[Lo]+` or `[Up]+[Lo]*`) with contraction suffixes,
+    /// digit runs of at most 3, punctuation with trailing `\r \n /`, then whitespace.
+    O200k,
+    /// GPT-2 / r50k_base (tiktoken's faster spelling of GPT-2's pattern): the scanner in `pretok.rs`.
+    Gpt2,
+}
+
+const CL100K_TIKTOKEN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
+const CL100K_THREE_DIGITS: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
+const LLAMA3: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+const QWEN2: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+const O200K: &str = concat!(
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|",
+    r"\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+);
+const R50K: &str = r"'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s";
+const GPT2: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
+
+/// The known pattern strings, as HF (Oniguruma) reads them.
+pub const KNOWN: [(&str, Modern); 7] = [
+    // Oniguruma reads `\p{N}{1,3}+` as `(?:\p{N}{1,3})+`: digit runs are not cut.
+    (CL100K_TIKTOKEN, Modern::Cl100k { max_digits: 0, ws_to_end_first: true }),
+    (CL100K_THREE_DIGITS, Modern::Cl100k { max_digits: 3, ws_to_end_first: true }),
+    (LLAMA3, Modern::Cl100k { max_digits: 3, ws_to_end_first: false }),
+    (QWEN2, Modern::Cl100k { max_digits: 1, ws_to_end_first: false }),
+    (O200K, Modern::O200k),
+    (R50K, Modern::Gpt2),
+    (GPT2, Modern::Gpt2),
+];
+
+/// The scanner for `pattern` if it is one of the known strings.
+pub fn recognise(pattern: &str) -> Option<Modern> {
+    KNOWN.iter().find(|(p, _)| *p == pattern).map(|(_, m)| *m)
+}
+
+const fn ascii_flags() -> [u8; 128] {
+    let mut t = [0u8; 128];
+    let mut i = 0;
+    while i < 128 {
+        let c = i as u8;
+        t[i] = if c.is_ascii_uppercase() {
+            L | UP
+        } else if c.is_ascii_lowercase() {
+            L | LO
+        } else if c.is_ascii_digit() {
+            N
+        } else if c == b'\r' || c == b'\n' {
+            S | NL
+        } else if matches!(c, b'\t' | b'\x0b' | b'\x0c' | b' ') {
+            S
+        } else {
+            0
+        };
+        i += 1;
+    }
+    t
+}
+
+static ASCII_FLAGS: [u8; 128] = ascii_flags();
+
+#[inline]
+fn flags_of(c: char) -> u8 {
+    if (c as u32) < 128 {
+        return ASCII_FLAGS[c as usize];
+    }
+    if super::is_white_space(c) {
+        return S;
+    }
+    match get_general_category(c) {
+        Gc::UppercaseLetter | Gc::TitlecaseLetter => L | UP,
+        Gc::LowercaseLetter => L | LO,
+        Gc::ModifierLetter | Gc::OtherLetter => L | UP | LO,
+        Gc::NonspacingMark | Gc::SpacingMark | Gc::EnclosingMark => UP | LO,
+        Gc::DecimalNumber | Gc::LetterNumber | Gc::OtherNumber => N,
+        _ => 0,
+    }
+}
+
+/// `[^\r\n\p{L}\p{N}]`: the optional prefix of a word.
+#[inline]
+fn is_prefix(f: u8) -> bool {
+    f & (L | N | NL) == 0
+}
+
+/// `[^\s\p{L}\p{N}]`: punctuation, symbols, marks, controls.
+#[inline]
+fn is_punct(f: u8) -> bool {
+    f & (L | N | S) == 0
+}
+
+/// A text with a cursor-free char reader.
+struct Text<'a> {
+    s: &'a str,
+}
+
+impl<'a> Text<'a> {
+    /// Flags and UTF-8 length of the char at byte `i`, or `None` at the end.
+    #[inline]
+    fn at(&self, i: usize) -> Option<(u8, usize)> {
+        let b = *self.s.as_bytes().get(i)?;
+        if b < 0x80 {
+            return Some((ASCII_FLAGS[b as usize], 1));
+        }
+        let c = self.s[i..].chars().next()?;
+        Some((flags_of(c), c.len_utf8()))
+    }
+
+    /// End of the run of chars from `i` whose flags contain one of `want`.
+    #[inline]
+    fn run(&self, mut i: usize, want: u8) -> usize {
+        while let Some((f, n)) = self.at(i) {
+            if f & want == 0 {
+                break;
+            }
+            i += n;
+        }
+        i
+    }
+
+    /// End of at most `max` (0: any number of) chars with `want` from `i`.
+    #[inline]
+    fn run_max(&self, mut i: usize, want: u8, max: u8) -> usize {
+        let mut k = 0u8;
+        while let Some((f, n)) = self.at(i) {
+            if f & want == 0 || (max != 0 && k == max) {
+                break;
+            }
+            i += n;
+            k = k.saturating_add(1);
+        }
+        i
+    }
+
+    /// Byte length of `(?i:'s|'t|'re|'ve|'m|'ll|'d)` at `i`, if it matches. Case-insensitive as all
+    /// three engines fold: ASCII both cases, and `ſ` (U+017F, long s) for `s`.
+    #[inline]
+    fn contraction(&self, i: usize) -> Option<usize> {
+        let b = self.s.as_bytes();
+        if b.get(i) != Some(&b'\'') {
+            return None;
+        }
+        let c1 = b.get(i + 1).map(u8::to_ascii_lowercase);
+        let c2 = b.get(i + 2).map(u8::to_ascii_lowercase);
+        match (c1, c2) {
+            (Some(b's' | b't' | b'm' | b'd'), _) => Some(2),
+            (Some(b'l'), Some(b'l')) | (Some(b'v' | b'r'), Some(b'e')) => Some(3),
+            // U+017F is C5 BF in UTF-8.
+            (Some(0xc5), Some(0xbf)) => Some(3),
+            _ => None,
+        }
+    }
+
+    /// Start of the char that ends at byte `i` (`i > 0`, a char boundary).
+    #[inline]
+    fn prev_boundary(&self, i: usize) -> usize {
+        let b = self.s.as_bytes();
+        let mut j = i - 1;
+        while j > 0 && (b[j] & 0xc0) == 0x80 {
+            j -= 1;
+        }
+        j
+    }
+
+    /// The whitespace alternatives at `i` (a White_Space char). `to_end_first`: cl100k's `\s++$`.
+    #[inline]
+    fn whitespace(&self, i: usize, to_end_first: bool) -> usize {
+        // The run, and the end of its last \r or \n.
+        let mut end = i;
+        let mut after_nl = None;
+        let mut last_start = i;
+        while let Some((f, n)) = self.at(end) {
+            if f & S == 0 {
+                break;
+            }
+            last_start = end;
+            end += n;
+            if f & NL != 0 {
+                after_nl = Some(end);
+            }
+        }
+        let at_end = end == self.s.len();
+        if to_end_first && at_end {
+            return end; // \s++$
+        }
+        if let Some(e) = after_nl {
+            return e; // \s*[\r\n] / \s*[\r\n]+: greedy \s* backs off to the last newline
+        }
+        if at_end {
+            return end; // \s+(?!\S) at the end of the text
+        }
+        if last_start > i {
+            return last_start; // \s+(?!\S): the run but its last char, which then prefixes the next word
+        }
+        end // \s / \s+: one char before a non-space
+    }
+}
+
+impl Modern {
+    /// Calls `f(start, end)` for every match, left to right (they tile `text`).
+    pub fn split(self, text: &str, mut f: impl FnMut(usize, usize)) {
+        if let Modern::Gpt2 = self {
+            return super::split_gpt2(text, f);
+        }
+        let t = Text { s: text };
+        let mut i = 0;
+        while i < text.len() {
+            let e = self.match_end(&t, i);
+            // Every char is matched by some alternative; the guard only protects against a bug looping.
+            let e = if e > i { e } else { i + t.at(i).map_or(1, |x| x.1) };
+            f(i, e);
+            i = e;
+        }
+    }
+
+    fn match_end(self, t: &Text<'_>, i: usize) -> usize {
+        let Some((f0, n0)) = t.at(i) else { return i };
+        match self {
+            Modern::Cl100k { max_digits, ws_to_end_first } => {
+                if let Some(n) = t.contraction(i) {
+                    return i + n;
+                }
+                // [^\r\n\p{L}\p{N}]?\p{L}+ : backing off the prefix never helps (it is not a letter).
+                if f0 & L != 0 {
+                    return t.run(i, L);
+                }
+                if is_prefix(f0) {
+                    if let Some((f1, _)) = t.at(i + n0) {
+                        if f1 & L != 0 {
+                            return t.run(i + n0, L);
+                        }
+                    }
+                }
+                if f0 & N != 0 {
+                    return t.run_max(i, N, max_digits);
+                }
+                if let Some(e) = punctuation(t, i, f0, n0, NL) {
+                    return e;
+                }
+                t.whitespace(i, ws_to_end_first)
+            }
+            Modern::O200k => {
+                let pre = if is_prefix(f0) { Some(i + n0) } else { None };
+                // 1: P? [Up]* [Lo]+ C?  Greedy [Up]* backs off one char at a time until [Lo]+ can start.
+                for j in pre.into_iter().chain(std::iter::once(i)) {
+                    let a_end = t.run(j, UP);
+                    let mut k = a_end;
+                    loop {
+                        if let Some((f, _)) = t.at(k) {
+                            if f & LO != 0 {
+                                let e = t.run(k, LO);
+                                return e + t.contraction(e).unwrap_or(0);
+                            }
+                        }
+                        if k == j {
+                            break;
+                        }
+                        k = t.prev_boundary(k);
+                    }
+                }
+                // 2: P? [Up]+ [Lo]* C?
+                for j in pre.into_iter().chain(std::iter::once(i)) {
+                    let a_end = t.run(j, UP);
+                    if a_end > j {
+                        let e = t.run(a_end, LO);
+                        return e + t.contraction(e).unwrap_or(0);
+                    }
+                }
+                if f0 & N != 0 {
+                    return t.run_max(i, N, 3);
+                }
+                if let Some(e) = punctuation(t, i, f0, n0, NL | SLASH) {
+                    return e;
+                }
+                t.whitespace(i, false)
+            }
+            Modern::Gpt2 => i + n0, // not reached: split() hands GPT-2 to its own scanner
+        }
+    }
+}
+
+/// Pseudo-flag for `/` in the trailing class of o200k's punctuation alternative.
+const SLASH: u8 = 64;
+
+/// ` ?[^\s\p{L}\p{N}]+` followed by a run of `\r \n` (and `/` when `tail` has [`SLASH`]).
+#[inline]
+fn punctuation(t: &Text<'_>, i: usize, f0: u8, n0: usize, tail: u8) -> Option<usize> {
+    let j = if t.s.as_bytes()[i] == b' ' {
+        match t.at(i + n0) {
+            Some((f1, _)) if is_punct(f1) => i + n0,
+            _ => return None,
+        }
+    } else if is_punct(f0) {
+        i
+    } else {
+        return None;
+    };
+    let mut e = j;
+    while let Some((f, n)) = t.at(e) {
+        if !is_punct(f) {
+            break;
+        }
+        e += n;
+    }
+    let b = t.s.as_bytes();
+    while let Some(&c) = b.get(e) {
+        let hit = (c == b'\r' || c == b'\n') || (tail & SLASH != 0 && c == b'/');
+        if !hit {
+            break;
+        }
+        e += 1;
+    }
+    Some(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pieces(m: Modern, text: &str) -> Vec<&str> {
+        let mut out = Vec::new();
+        m.split(text, |a, b| out.push(&text[a..b]));
+        out
+    }
+
+    const CL: Modern = Modern::Cl100k { max_digits: 3, ws_to_end_first: true };
+
+    #[test]
+    fn cl100k_pieces_as_tiktoken_gives_them() {
+        // Checked against tiktoken 0.14 / the regex module by tests/test_pretok_modern.py; these are
+        // the cases that tell the alternatives apart.
+        assert_eq!(pieces(CL, "I'm 12345 ok!!\n\n  x"), vec!["I", "'m", " ", "123", "45", " ok", "!!\n\n", " ", " x"]);
+        assert_eq!(pieces(CL, "a\n  "), vec!["a", "\n  "]);
+        assert_eq!(pieces(Modern::Cl100k { max_digits: 3, ws_to_end_first: false }, "a\n  "), vec!["a", "\n", "  "]);
+        assert_eq!(pieces(Modern::Cl100k { max_digits: 0, ws_to_end_first: true }, "12345"), vec!["12345"]);
+        assert_eq!(pieces(CL, "'ſx 'LL"), vec!["'ſ", "x", " '", "LL"]);
+        assert_eq!(pieces(CL, " \u{e9}\u{301}x"), vec![" \u{e9}", "\u{301}x"]);
+    }
+
+    #[test]
+    fn o200k_splits_at_case_changes() {
+        assert_eq!(pieces(Modern::O200k, "HelloWORLDFoo they're"), vec!["Hello", "WORLDFoo", " they're"]);
+        assert_eq!(pieces(Modern::O200k, "\u{301}A"), vec!["\u{301}", "A"]);
+        assert_eq!(pieces(Modern::O200k, "日本語。a/b//\n"), vec!["日本語", "。a", "/b", "//\n"]);
+    }
+
+    #[test]
+    fn known_patterns_are_recognised_exactly() {
+        assert_eq!(recognise(LLAMA3), Some(Modern::Cl100k { max_digits: 3, ws_to_end_first: false }));
+        assert_eq!(recognise(&format!("{LLAMA3} ")), None);
+    }
+}

@@ -1,0 +1,331 @@
+//! The SentencePiece pipeline of the one `Tokenizer`: sentencepiece's normalizer (charsmap, dummy
+//! prefix, whitespace folding and escaping) followed by a sentencepiece model (Unigram or BPE), with
+//! sentencepiece's ids, pieces, character offsets into the original text and decode.
+//!
+//! This is not a second encoder: it wires the existing ones together. Normalization is
+//! [`SpmNormalizer`] (`normalize_into` on the ids-only path, `normalize_aligned` where offsets are
+//! wanted), Unigram is [`UnigramModel`] (float32 Viterbi with its word cache, n-best, sampling) and BPE
+//! is [`SpmBpeModel`] (its word-cached `encode` on the ids-only path). Why a pipeline of its own
+//! rather than arms in `model.rs`: sentencepiece segments the whole normalized line (Unigram's
+//! lattice spans word boundaries; its word cache is only used where it provably gives the same
+//! ids), so the HF pipeline's per-word model calls would not give sentencepiece's ids.
+//!
+//! Offsets: a piece covering normalized bytes `a..b` came from input bytes
+//! `to_orig[a]..to_orig[b]` (sentencepiece's `norm_to_orig`).
+
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use crate::encoding::{Encoding, TokenTable};
+use crate::spm::encode::SpmBpeModel;
+use crate::spm::{PieceType, SpmNormalizer, WS};
+use crate::unigram::lattice::Rng;
+use crate::unigram::{Compat, PieceKind, UnigramModel};
+
+/// Texts per rayon task at least (one line is about a microsecond of work).
+const BATCH_MIN_LEN: usize = 256;
+
+/// Which sentencepiece algorithm segments the normalized text.
+#[derive(Debug, Clone)]
+pub enum SpmAlgorithm {
+    Unigram(UnigramModel),
+    Bpe(SpmBpeModel),
+}
+
+/// A SentencePiece model ready to encode and decode.
+#[derive(Debug, Clone)]
+pub struct SpmPipeline {
+    normalizer: SpmNormalizer,
+    algorithm: SpmAlgorithm,
+    kinds: Vec<PieceType>,
+    table: Arc<TokenTable>,
+    ids: ahash::AHashMap<String, u32>,
+    unk_id: u32,
+    unk_surface: String,
+}
+
+impl SpmPipeline {
+    /// `pieces` in id order as `(piece, score, ModelProto type)`; `model_type` 1 (Unigram) or 2 (BPE).
+    pub fn new(
+        pieces: Vec<(String, f32, i32)>,
+        model_type: i32,
+        normalizer: SpmNormalizer,
+        byte_fallback: bool,
+        unk_surface: String,
+    ) -> Result<Self, String> {
+        let kinds = pieces.iter().map(|p| PieceType::from_proto(p.2)).collect::<Result<Vec<_>, _>>()?;
+        let unk_id = kinds
+            .iter()
+            .position(|k| *k == PieceType::Unknown)
+            .ok_or("the model has no unknown piece (type UNKNOWN)")? as u32;
+        let algorithm = match model_type {
+            1 => {
+                let scored = pieces.iter().map(|(p, s, _)| (p.clone(), f64::from(*s))).collect();
+                let kinds = pieces.iter().map(|p| PieceKind::from_proto(p.2)).collect::<Result<Vec<_>, _>>()?;
+                SpmAlgorithm::Unigram(UnigramModel::new(scored, Some(kinds), Some(unk_id), byte_fallback, Compat::Spm)?)
+            }
+            2 => {
+                let typed = pieces.iter().zip(&kinds).map(|((p, s, _), k)| (p.clone(), *s, *k)).collect();
+                SpmAlgorithm::Bpe(SpmBpeModel::new(typed, normalizer.clone(), byte_fallback)?)
+            }
+            3 => return Err("model_type WORD (3) is not supported (Unigram and BPE are)".into()),
+            4 => return Err("model_type CHAR (4) is not supported (Unigram and BPE are)".into()),
+            t => return Err(format!("unknown model_type {t} (1 is Unigram, 2 is BPE)")),
+        };
+        let mut ids = ahash::AHashMap::with_capacity(pieces.len());
+        for (i, (p, _, _)) in pieces.iter().enumerate() {
+            ids.entry(p.clone()).or_insert(i as u32);
+        }
+        let table = Arc::new(TokenTable { strings: pieces.into_iter().map(|p| p.0).collect() });
+        Ok(SpmPipeline { normalizer, algorithm, kinds, table, ids, unk_id, unk_surface })
+    }
+
+    pub fn table(&self) -> &Arc<TokenTable> {
+        &self.table
+    }
+
+    pub fn vocab_size(&self) -> usize {
+        self.kinds.len()
+    }
+
+    pub fn token_to_id(&self, t: &str) -> Option<u32> {
+        self.ids.get(t).copied()
+    }
+
+    pub fn id_to_token(&self, id: u32) -> Option<&str> {
+        self.table.strings.get(id as usize).map(String::as_str)
+    }
+
+    /// The text as the model sees it (normalized, spaces as `▁`).
+    pub fn normalize(&self, text: &str) -> String {
+        self.normalizer.normalize(text)
+    }
+
+    /// Ids, token strings and byte offsets into `text`.
+    pub fn encode(&self, text: &str) -> Result<Encoding, String> {
+        let (norm, to_orig) = self.normalizer.normalize_aligned(text);
+        let pieces = match &self.algorithm {
+            SpmAlgorithm::Unigram(m) => m.encode(&norm)?,
+            SpmAlgorithm::Bpe(m) => {
+                let mut ids = Vec::new();
+                m.encode_normalized(&norm, &mut ids);
+                self.bpe_ranges(&norm, &ids)
+            }
+        };
+        Ok(self.encoding(&norm, &pieces, &to_orig))
+    }
+
+    /// Ids only, through the encoders' fast paths (word caches).
+    pub fn encode_ids(&self, text: &str, buf: &mut String, out: &mut Vec<u32>) -> Result<(), String> {
+        match &self.algorithm {
+            SpmAlgorithm::Unigram(m) => {
+                self.normalizer.normalize_into(text, buf);
+                m.encode_ids_into(buf, out)
+            }
+            SpmAlgorithm::Bpe(m) => {
+                out.extend(m.encode(text));
+                Ok(())
+            }
+        }
+    }
+
+    /// [`Self::encode`] of many texts, in parallel.
+    pub fn encode_batch(&self, texts: &[&str]) -> Result<Vec<Encoding>, String> {
+        if texts.len() < 2 || !crate::parallel::parallel_allowed() {
+            return texts.iter().map(|t| self.encode(t)).collect();
+        }
+        texts.par_iter().with_min_len(16).map(|t| self.encode(t)).collect()
+    }
+
+    /// Ids of many texts in parallel: per rayon task, the ids back to back and the count per text.
+    pub fn encode_batch_ids_flat(&self, texts: &[&str]) -> Result<Vec<(Vec<u32>, Vec<u32>)>, String> {
+        let run = |part: &[&str]| -> Result<(Vec<u32>, Vec<u32>), String> {
+            let mut ids = Vec::with_capacity(part.len() * 16);
+            let mut lens = Vec::with_capacity(part.len());
+            let mut buf = String::new();
+            for t in part {
+                let before = ids.len();
+                self.encode_ids(t, &mut buf, &mut ids)?;
+                lens.push((ids.len() - before) as u32);
+            }
+            Ok((ids, lens))
+        };
+        if texts.len() < BATCH_MIN_LEN || !crate::parallel::parallel_allowed() {
+            return Ok(vec![run(texts)?]);
+        }
+        let chunk = (texts.len() / (4 * rayon::current_num_threads())).clamp(BATCH_MIN_LEN, 8192);
+        texts.par_chunks(chunk).map(run).collect()
+    }
+
+    /// The `n` best segmentations (Unigram only) with their scores, best first.
+    pub fn nbest(&self, text: &str, n: usize) -> Result<Vec<(Encoding, f64)>, String> {
+        let m = self.unigram("n-best segmentation")?;
+        let (norm, to_orig) = self.normalizer.normalize_aligned(text);
+        Ok(m.nbest(&norm, n)?.into_iter().map(|(p, s)| (self.encoding(&norm, &p, &to_orig), s)).collect())
+    }
+
+    /// `count` sampled segmentations (Unigram only), see [`UnigramModel::sample`].
+    pub fn sample(&self, text: &str, alpha: f64, nbest_size: i64, seed: u64, count: usize) -> Result<Vec<Encoding>, String> {
+        let m = self.unigram("sampling")?;
+        let (norm, to_orig) = self.normalizer.normalize_aligned(text);
+        let mut rng = Rng::new(seed);
+        (0..count).map(|_| Ok(self.encoding(&norm, &m.sample(&norm, alpha, nbest_size, &mut rng)?, &to_orig))).collect()
+    }
+
+    fn unigram(&self, what: &str) -> Result<&UnigramModel, String> {
+        match &self.algorithm {
+            SpmAlgorithm::Unigram(m) => Ok(m),
+            SpmAlgorithm::Bpe(_) => Err(format!("{what} needs a Unigram model; this SentencePiece model is BPE")),
+        }
+    }
+
+    /// The Encoding of `pieces` (ids with byte ranges in `norm`). As in sentencepiece, the token of
+    /// an unknown piece is the normalized text it covers, not `<unk>`.
+    fn encoding(&self, norm: &str, pieces: &[(u32, usize, usize)], to_orig: &[usize]) -> Encoding {
+        let mut enc = Encoding::with_capacity(pieces.len());
+        let at = |i: usize| to_orig[i.min(to_orig.len() - 1)];
+        for &(id, a, b) in pieces {
+            let token = match norm.get(a..b) {
+                Some(surface) if id == self.unk_id && !surface.is_empty() => enc.push_extra(surface),
+                _ => id,
+            };
+            enc.push(id, token, (at(a), at(b)), 0, false);
+        }
+        enc
+    }
+
+    /// Byte ranges in `norm` of BPE ids (the BPE encoder reports ids only). Known pieces and
+    /// `<0xXX>` bytes have their own length; an unknown piece runs to where the next piece's text
+    /// starts. Consecutive unknowns are fused, as sentencepiece does.
+    fn bpe_ranges(&self, norm: &str, ids: &[u32]) -> Vec<(u32, usize, usize)> {
+        let mut out: Vec<(u32, usize, usize)> = Vec::with_capacity(ids.len());
+        let mut pos = 0usize;
+        for (k, &id) in ids.iter().enumerate() {
+            let kind = self.kinds.get(id as usize).copied().unwrap_or(PieceType::Unknown);
+            let len = match kind {
+                PieceType::Byte => 1,
+                PieceType::Unknown => self.unknown_len(norm, pos, ids.get(k + 1).copied()),
+                _ => {
+                    let p = self.table.get(id);
+                    if norm[pos..].starts_with(p) {
+                        p.len()
+                    } else {
+                        next_char_len(norm, pos)
+                    }
+                }
+            };
+            let end = (pos + len).min(norm.len());
+            match out.last_mut() {
+                Some(last) if id == self.unk_id && last.0 == self.unk_id => last.2 = end,
+                _ => out.push((id, pos, end)),
+            }
+            pos = end;
+        }
+        out
+    }
+
+    fn unknown_len(&self, norm: &str, pos: usize, next: Option<u32>) -> usize {
+        let rest = &norm[pos..];
+        let Some(next) = next else { return rest.len() };
+        let first = next_char_len(norm, pos);
+        match self.kinds.get(next as usize) {
+            Some(PieceType::Byte) | Some(PieceType::Unknown) | None => first,
+            Some(_) => {
+                let p = self.table.get(next);
+                rest[first..].find(p).map_or(first, |i| first + i)
+            }
+        }
+    }
+
+    /// sentencepiece's decode: control pieces vanish, unknowns read as the unknown surface
+    /// (`" ⁇ "`), runs of `<0xXX>` become UTF-8 (invalid bytes as U+FFFD), `▁` becomes a space, and
+    /// the dummy-prefix space is dropped.
+    pub fn decode(&self, ids: &[u32]) -> String {
+        let mut out: Vec<u8> = Vec::with_capacity(ids.len() * 4);
+        for &id in ids {
+            let Some(kind) = self.kinds.get(id as usize) else { continue };
+            match kind {
+                PieceType::Control => {}
+                PieceType::Unknown => out.extend_from_slice(self.unk_surface.as_bytes()),
+                PieceType::Byte => {
+                    if let Some(b) = crate::unigram::encode::parse_byte_piece(self.table.get(id)) {
+                        out.push(b);
+                    }
+                }
+                _ => {
+                    for c in self.table.get(id).chars() {
+                        if c == WS {
+                            out.push(b' ');
+                        } else {
+                            let mut tmp = [0u8; 4];
+                            out.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+                        }
+                    }
+                }
+            }
+        }
+        let text = String::from_utf8_lossy(&out).into_owned();
+        if self.normalizer.add_dummy_prefix {
+            if self.normalizer.treat_whitespace_as_suffix {
+                if let Some(t) = text.strip_suffix(' ') {
+                    return t.to_string();
+                }
+            } else if let Some(t) = text.strip_prefix(' ') {
+                return t.to_string();
+            }
+        }
+        text
+    }
+}
+
+fn next_char_len(s: &str, pos: usize) -> usize {
+    s[pos..].chars().next().map_or(0, char::len_utf8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spm::SpmSpec;
+
+    fn normalizer() -> SpmNormalizer {
+        let spec = SpmSpec::from_json_str(r#"{"normalization_rule_name": "identity"}"#).expect("spec");
+        SpmNormalizer::from_spec(&spec)
+    }
+
+    fn pieces() -> Vec<(String, f32, i32)> {
+        let mut p = vec![("<unk>".to_string(), 0.0, 2), ("<s>".to_string(), 0.0, 3)];
+        for (s, sc) in [("▁ab", -1.0), ("▁", -2.0), ("ab", -1.5), ("a", -3.0), ("b", -4.0)] {
+            p.push((s.to_string(), sc, 1));
+        }
+        p
+    }
+
+    #[test]
+    fn bpe_offsets_cover_the_input_and_unknowns_fuse() {
+        let p = SpmPipeline::new(pieces(), 2, normalizer(), false, " \u{2047} ".into()).expect("model");
+        let e = p.encode("ab  xyb").expect("encode");
+        assert_eq!(e.ids, vec![2, 3, 0, 6]);
+        assert_eq!(e.offsets, vec![(0, 2), (2, 4), (4, 6), (6, 7)]);
+        assert_eq!(p.decode(&e.ids), "ab  \u{2047} b");
+    }
+
+    #[test]
+    fn unigram_offsets_and_ids_only_path_agree() {
+        let p = SpmPipeline::new(pieces(), 1, normalizer(), false, " \u{2047} ".into()).expect("model");
+        let e = p.encode(" ab a").expect("encode");
+        let mut buf = String::new();
+        let mut ids = Vec::new();
+        p.encode_ids(" ab a", &mut buf, &mut ids).expect("ids");
+        assert_eq!(e.ids, ids);
+        assert_eq!(p.decode(&e.ids), "ab a");
+        assert!(p.nbest("ab", 3).expect("nbest").len() >= 2);
+    }
+
+    #[test]
+    fn bad_models_are_refused() {
+        let no_unk: Vec<_> = pieces().into_iter().skip(1).collect();
+        assert!(SpmPipeline::new(no_unk, 1, normalizer(), false, String::new()).is_err());
+        assert!(SpmPipeline::new(pieces(), 3, normalizer(), false, String::new()).is_err());
+    }
+}

@@ -1,0 +1,85 @@
+"""BERT ``vocab.txt`` (one WordPiece token per line, id = line number), loaded as HF's
+``BertWordPieceTokenizer(vocab)`` builds it, with the same defaults.
+
+The file holds the vocabulary only; the rest is BERT's pipeline: ``BertNormalizer`` (clean-up, CJK
+spacing, lowercasing and accent stripping: HF's default ``lowercase=True``, so a cased vocabulary needs
+``lowercase=False``), ``BertPreTokenizer``, the ``WordPiece`` model (``[UNK]``, ``##``), ``[CLS] A [SEP]``
+(when both tokens are in the vocab) and the ``WordPiece`` decoder. ``[PAD] [UNK] [CLS] [SEP] [MASK]`` are
+special tokens when present.
+
+>>> import tempfile, pathlib
+>>> p = pathlib.Path(tempfile.mkdtemp()) / "vocab.txt"
+>>> _ = p.write_text("[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\nhello\\n##s\\n")
+>>> load(p).encode("Hellos").tokens
+['[CLS]', 'hello', '##s', '[SEP]']
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from subword.errors import FormatError, ModelError
+
+__all__ = ["load", "sniff", "BERT_SPECIALS"]
+
+log = logging.getLogger(__name__)
+
+#: The special tokens HF's ``BertWordPieceTokenizer`` registers when the vocabulary has them (its order).
+BERT_SPECIALS = ("[UNK]", "[SEP]", "[CLS]", "[PAD]", "[MASK]")
+
+
+def sniff(head: bytes) -> bool:
+    """Whether ``head`` (the start of a file) looks like a ``vocab.txt``: UTF-8 text, one token per line,
+    no whitespace inside a token.
+
+    >>> sniff(b"[PAD]\\n[UNK]\\nthe\\n##s\\n"), sniff(b"hello world\\n"), sniff(b"\\x0a\\x05\\x0a")
+    (True, False, False)
+    """
+    if not head or b"\0" in head:
+        return False
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if len(head) < 4096 or exc.start < len(head) - 3:
+            return False
+        text = head[:exc.start].decode("utf-8")  # a character cut at the end of the head
+    lines = text.splitlines()
+    if len(head) >= 4096 and lines:
+        lines = lines[:-1]  # the last line may be cut
+    tokens = [line for line in lines if line.strip()]
+    if not tokens:
+        return False
+    return all(not any(c.isspace() for c in t) for t in tokens)
+
+
+def load(path: str | os.PathLike[str], *, lowercase: bool = True, strip_accents: bool | None = None,
+         clean_text: bool = True, handle_chinese_chars: bool = True):  # -> Tokenizer
+    """A BERT tokenizer over ``vocab.txt`` (HF ``BertWordPieceTokenizer`` with the same options).
+
+    Raises:
+        FormatError: the file is not UTF-8 or holds no token (the message names it).
+    """
+    from subword import decoders, normalizers, pre_tokenizers, processors
+    from subword.model import WordPiece
+    from subword.tokenizer import AddedToken, Tokenizer
+
+    try:
+        model = WordPiece.from_vocab_file(path)
+    except ModelError as exc:
+        raise FormatError(f"{exc} (read as a BERT vocab.txt)") from None
+    tok = Tokenizer(
+        model,
+        normalizer=normalizers.BertNormalizer(clean_text=clean_text, handle_chinese_chars=handle_chinese_chars,
+                                              strip_accents=strip_accents, lowercase=lowercase),
+        pre_tokenizer=pre_tokenizers.BertPreTokenizer(),
+        decoder=decoders.WordPiece(prefix="##"),
+    )
+    tok._set_added([(model.vocab[t], AddedToken(t, special=True)) for t in BERT_SPECIALS if t in model.vocab])
+    if "[SEP]" in model.vocab and "[CLS]" in model.vocab:
+        tok.post_processor = processors.BertProcessing(("[SEP]", model.vocab["[SEP]"]),
+                                                       ("[CLS]", model.vocab["[CLS]"]))
+    else:
+        log.warning("%s has no [CLS] or no [SEP]: no BERT post-processor (HF's BertWordPieceTokenizer refuses "
+                    "such a vocabulary)", path)
+    return tok
