@@ -61,6 +61,16 @@ def test_page_is_self_contained(page):
     assert "<svg" in text and "<style>" in text and "<script>" in text
 
 
+def test_template_files_are_package_data():
+    """The page is assembled from files beside the module (maturin ships them in the wheel: checked by hand
+    with ``maturin build``; an editable install reads them from the source tree)."""
+    from importlib import resources
+
+    folder = resources.files("subword.compare")
+    for name in ("report.html", "report.css", "report.js"):
+        assert folder.joinpath(name).read_text(encoding="utf-8").strip(), name
+
+
 def test_same_bytes_same_colour_in_every_row(doc):
     page = ReportDom(render_html(doc))
     hues: dict[str, set[str]] = {}

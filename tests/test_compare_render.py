@@ -149,6 +149,25 @@ def test_sentencepiece_model_types_without_a_decoder():
     assert token_bytes(steps, "<0xE2>") == (b"\xe2", True)
 
 
+def test_a_sentencepiece_model_file(tmp_path):
+    """A ``.model`` file through ``Tokenizer.from_file`` (sentencepiece's Unigram, byte fallback, no decoder)."""
+    spm = pytest.importorskip("sentencepiece")
+    text = tmp_path / "train.txt"
+    text.write_text("\n".join(F.training_lines()) + "\n", encoding="utf-8")
+    spm.SentencePieceTrainer.train(input=str(text), model_prefix=str(tmp_path / "uni"), vocab_size=600,
+                                   model_type="unigram", byte_fallback=True, minloglevel=2)
+    tok = Tokenizer.from_file(tmp_path / "uni.model")
+    lines = F.SAMPLE_LINES
+    sample = build_samples([tok], ["uni"], lines, [tok.encode_batch(lines, add_special_tokens=False)], [5])[0]
+    tokens = sample["rows"][0]["tokens"]
+    euro = next(t for t in tokens if t["text"] == "€")
+    assert euro["display"] == "⟨E2⟩⟨82⟩⟨AC⟩"
+    assert [tok.id_to_token(i) for i in euro["ids"]] == ["<0xE2>", "<0x82>", "<0xAC>"]
+    assert any(t["display"].startswith("·") and tok.id_to_token(t["ids"][0]).startswith("▁") for t in tokens)
+    processor = spm.SentencePieceProcessor(model_file=str(tmp_path / "uni.model"))
+    assert [i for t in tokens for i in t["ids"]] == processor.encode(lines[5])
+
+
 def test_bad_arguments_are_refused(toks):
     with pytest.raises(ValueError, match="names"):
         build_samples(toks, NAMES[:2], ["a"], [[], [], []], [0])
