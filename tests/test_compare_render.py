@@ -235,6 +235,15 @@ def test_plain_output_has_no_escapes_and_shows_all_marks(doc):
             assert any(line.startswith(row["name"]) and expected in line for line in lines), row["name"]
 
 
+def test_many_tokenizers_leave_the_intervals_out(doc):
+    import copy
+
+    wide = copy.deepcopy(doc)
+    wide["tokenizers"] += [dict(t, name=t["name"] + "2") for t in doc["tokenizers"]]
+    row = next(line for line in render_terminal(wide, color=False, show=0).splitlines() if line.startswith("tokens"))
+    assert "(" not in row and len(re.findall(r"\d[\d,]*", row)) == 6
+
+
 def test_show_limits_the_sample_lines(doc):
     def shown(text):
         return [line.split()[1] for line in text.splitlines() if re.match(r"line \d+ ", line)]
