@@ -32,7 +32,7 @@ def require_chromium() -> str:
 def _run(args: list[str], profile: Path) -> subprocess.CompletedProcess[str]:
     cmd = [require_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
            "--no-first-run", "--disable-extensions", "--host-resolver-rules=MAP * ~NOTFOUND",
-           f"--user-data-dir={profile}", "--virtual-time-budget=3000", *args]
+           f"--user-data-dir={profile}", "--virtual-time-budget=1000", *args]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if proc.returncode != 0:
         raise AssertionError(f"chromium failed ({proc.returncode}): {proc.stderr[-2000:]}")

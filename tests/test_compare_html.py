@@ -33,6 +33,13 @@ def page(doc, tmp_path_factory):
     return path
 
 
+@pytest.fixture(scope="module")
+def checked(page, tmp_path_factory):
+    """The report's DOM after its self-check hovered every token (hover classes are cleared afterwards)."""
+    require_chromium()
+    return ReportDom(dump_dom(page, tmp_path_factory.mktemp("chromium"), "?selfcheck"))
+
+
 def _overlaps(s1, e1, s2, e2):
     if s1 == e1 and s2 == e2:
         return s1 == s2
@@ -54,6 +61,16 @@ def test_page_is_self_contained(page):
     assert "<svg" in text and "<style>" in text and "<script>" in text
 
 
+def test_template_files_are_package_data():
+    """The page is assembled from files beside the module (maturin ships them in the wheel: checked by hand
+    with ``maturin build``; an editable install reads them from the source tree)."""
+    from importlib import resources
+
+    folder = resources.files("subword.compare")
+    for name in ("report.html", "report.css", "report.js"):
+        assert folder.joinpath(name).read_text(encoding="utf-8").strip(), name
+
+
 def test_same_bytes_same_colour_in_every_row(doc):
     page = ReportDom(render_html(doc))
     hues: dict[str, set[str]] = {}
@@ -73,9 +90,8 @@ def test_same_bytes_same_colour_in_every_row(doc):
 # ==== in the browser ====
 
 
-def test_rendered_dom_counts_equal_the_document(doc, page, tmp_path):
-    require_chromium()
-    dom = ReportDom(dump_dom(page, tmp_path))
+def test_rendered_dom_counts_equal_the_document(doc, checked):
+    dom = checked
     assert len(dom.samples) == len(doc["samples"])
     for sample, expected in zip(dom.samples, doc["samples"]):
         assert sample["line"] == str(expected["line_index"])
@@ -100,10 +116,8 @@ def test_rendered_dom_counts_equal_the_document(doc, page, tmp_path):
         str(t["metrics"]["tokens"]["value"]) for t in doc["tokenizers"]]
 
 
-def test_hover_highlights_the_overlapping_tokens_of_the_other_tokenizers(doc, page, tmp_path):
-    require_chromium()
-    dom = ReportDom(dump_dom(page, tmp_path, "?selfcheck"))
-    results = json.loads(dom.selfcheck)["hover"]
+def test_hover_highlights_the_overlapping_tokens_of_the_other_tokenizers(doc, checked):
+    results = json.loads(checked.selfcheck)["hover"]
     assert len(results) == sum(len(r["tokens"]) for s in doc["samples"] for r in s["rows"])
     for res in results:
         sample = doc["samples"][res["sample"]]
@@ -117,9 +131,8 @@ def test_hover_highlights_the_overlapping_tokens_of_the_other_tokenizers(doc, pa
     assert any(len(r["highlighted"]) >= 2 for r in results)  # real overlaps, not just one-to-one matches
 
 
-def test_right_to_left_rows_start_at_the_right_and_bytes_read_left_to_right(doc, page, tmp_path):
-    require_chromium()
-    dom = ReportDom(dump_dom(page, tmp_path, "?selfcheck"))
+def test_right_to_left_rows_start_at_the_right_and_bytes_read_left_to_right(doc, checked):
+    dom = checked
     layout = json.loads(dom.selfcheck)["layout"]
     rtl_lines = {i for i, s in enumerate(doc["samples"]) if re.search(r"[\u0590-\u06FF]", s["text"])}
     assert rtl_lines == {2, 3}
@@ -140,3 +153,66 @@ def test_screenshot(page, tmp_path):
     width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
     assert (width, height) == (1280, 3200)
     assert len(data) > 50_000  # a page with content, not a blank canvas
+
+
+# ==== end to end: `subword compare --json --html`, the report opened in the browser ====
+
+
+@pytest.fixture(scope="module")
+def cli_outputs(tmp_path_factory):
+    from click.testing import CliRunner
+
+    from cli.main import cli
+
+    d = tmp_path_factory.mktemp("compare-cli")
+    text = d / "text.txt"
+    # The sample lines (RTL, CJK, byte fallback) only, so every one of them is shown.
+    text.write_text("\n".join(line.rstrip("\n") for line in F.SAMPLE_LINES) + "\n", encoding="utf-8")
+    paths = []
+    for name, tok in zip(NAMES, (F.byte_level(), F.sentencepiece_bpe(), F.wordpiece())):
+        paths += ["-t", str(d / f"{name}.json")]
+        tok.save(d / f"{name}.json")
+    out_json, out_html = d / "out.json", d / "out.html"
+    result = CliRunner().invoke(cli, ["compare", *paths, str(text), "--names", ",".join(NAMES), "--show", "10",
+                                      "--bootstrap", "50", "--json", str(out_json), "--html", str(out_html),
+                                      "--no-color"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return json.loads(out_json.read_text(encoding="utf-8")), out_html, result.output
+
+
+def test_cli_report_in_the_browser_matches_its_json(cli_outputs, tmp_path):
+    require_chromium()
+    doc, page, _ = cli_outputs
+    assert len(doc["samples"]) == len(F.SAMPLE_LINES)
+    dom = ReportDom(dump_dom(page, tmp_path))
+    assert len(dom.samples) == len(doc["samples"])
+    for sample, expected in zip(dom.samples, doc["samples"]):
+        assert [r["name"] for r in sample["rows"]] == NAMES
+        for row, want in zip(sample["rows"], expected["rows"]):
+            assert len(row["tokens"]) == len(want["tokens"])
+            assert [t["ids"] for t in row["tokens"]] == [t["ids"] for t in want["tokens"]]
+    # the ids of each row are exactly the tokenizer's encoding of the line (the JSON's token counts)
+    toks = dict(zip(NAMES, (F.byte_level(), F.sentencepiece_bpe(), F.wordpiece())))
+    for sample, expected in zip(dom.samples, doc["samples"]):
+        for row in sample["rows"]:
+            ids = [i for t in row["tokens"] for i in t["ids"]]
+            assert ids == toks[row["name"]].encode(expected["text"], add_special_tokens=False).ids
+    total = {name: sum(len(t["ids"]) for s in dom.samples for r in s["rows"] if r["name"] == name
+                       for t in r["tokens"]) for name in NAMES}
+    assert total == {t["name"]: t["metrics"]["tokens"]["value"] for t in doc["tokenizers"]}  # all lines shown
+    cells: dict[str, list[dict]] = {}
+    for cell in dom.metric_cells:
+        cells.setdefault(cell["metric"], []).append(cell)
+    assert set(cells) >= {"tokens", "tokens_per_word", "chars_per_token", "renyi_efficiency"}
+    for metric, row in cells.items():
+        assert [c["best"] for c in row] == [doc["best"].get(metric) == n for n in NAMES], metric
+
+
+def test_cli_terminal_view_matches_its_json(cli_outputs):
+    doc, _, output = cli_outputs
+    assert "\x1b" not in output
+    row = next(line for line in output.splitlines() if line.startswith("tokens "))
+    assert re.findall(r"(\d[\d,]*) \(", row) == [f"{t['metrics']['tokens']['value']:,}" for t in doc["tokenizers"]]
+    for sample in doc["samples"]:
+        for r in sample["rows"]:
+            assert "│".join(t["display"] for t in r["tokens"]) in output

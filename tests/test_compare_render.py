@@ -134,6 +134,40 @@ def test_a_tokenizer_without_a_decoder_is_read_from_its_pipeline():
     assert [type(d).__name__ for d in _decoder_steps(byte_level)] == ["ByteLevel"]
 
 
+def test_sentencepiece_model_types_without_a_decoder():
+    """A ``.model`` file's own model types (``SentencePieceBPE`` / ``SentencePieceUnigram``): ``▁`` and bytes."""
+    from types import SimpleNamespace
+
+    from subword.compare.samples import _decoder_steps
+
+    class SentencePieceBPE:
+        byte_fallback = True
+
+    tok = SimpleNamespace(decoder=None, pre_tokenizer=None, model=SentencePieceBPE())
+    steps = _decoder_steps(tok)
+    assert token_bytes(steps, "▁the") == (b" the", False)
+    assert token_bytes(steps, "<0xE2>") == (b"\xe2", True)
+
+
+def test_a_sentencepiece_model_file(tmp_path):
+    """A ``.model`` file through ``Tokenizer.from_file`` (sentencepiece's Unigram, byte fallback, no decoder)."""
+    spm = pytest.importorskip("sentencepiece")
+    text = tmp_path / "train.txt"
+    text.write_text("\n".join(F.training_lines()) + "\n", encoding="utf-8")
+    spm.SentencePieceTrainer.train(input=str(text), model_prefix=str(tmp_path / "uni"), vocab_size=600,
+                                   model_type="unigram", byte_fallback=True, minloglevel=2)
+    tok = Tokenizer.from_file(tmp_path / "uni.model")
+    lines = F.SAMPLE_LINES
+    sample = build_samples([tok], ["uni"], lines, [tok.encode_batch(lines, add_special_tokens=False)], [5])[0]
+    tokens = sample["rows"][0]["tokens"]
+    euro = next(t for t in tokens if t["text"] == "€")
+    assert euro["display"] == "⟨E2⟩⟨82⟩⟨AC⟩"
+    assert [tok.id_to_token(i) for i in euro["ids"]] == ["<0xE2>", "<0x82>", "<0xAC>"]
+    assert any(t["display"].startswith("·") and tok.id_to_token(t["ids"][0]).startswith("▁") for t in tokens)
+    processor = spm.SentencePieceProcessor(model_file=str(tmp_path / "uni.model"))
+    assert [i for t in tokens for i in t["ids"]] == processor.encode(lines[5])
+
+
 def test_bad_arguments_are_refused(toks):
     with pytest.raises(ValueError, match="names"):
         build_samples(toks, NAMES[:2], ["a"], [[], [], []], [0])
@@ -199,6 +233,15 @@ def test_plain_output_has_no_escapes_and_shows_all_marks(doc):
         for row in sample["rows"]:
             expected = "│".join(t["display"] for t in row["tokens"])
             assert any(line.startswith(row["name"]) and expected in line for line in lines), row["name"]
+
+
+def test_many_tokenizers_leave_the_intervals_out(doc):
+    import copy
+
+    wide = copy.deepcopy(doc)
+    wide["tokenizers"] += [dict(t, name=t["name"] + "2") for t in doc["tokenizers"]]
+    row = next(line for line in render_terminal(wide, color=False, show=0).splitlines() if line.startswith("tokens"))
+    assert "(" not in row and len(re.findall(r"\d[\d,]*", row)) == 6
 
 
 def test_show_limits_the_sample_lines(doc):

@@ -13,7 +13,8 @@ import math
 import unicodedata
 from typing import Any, NamedTuple
 
-__all__ = ["MetricInfo", "METRICS", "metric_info", "format_value", "format_ci", "format_delta", "display_width", "structured",
+__all__ = ["MetricInfo", "METRICS", "metric_info", "format_value", "format_ci", "format_delta", "display_width",
+           "structured",
            "text_direction"]
 
 

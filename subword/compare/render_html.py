@@ -24,8 +24,9 @@ import math
 from importlib import resources
 from typing import Any
 
-from subword.compare._format import (STRUCTURED, structured, format_ci, format_delta, format_value, metric_info, METRICS,
-                                     text_direction)
+from subword.compare._format import (STRUCTURED, METRICS, format_ci, format_delta, format_value, metric_info,
+                                     structured, text_direction)
+from subword.compare.samples import visible
 
 __all__ = ["render_html", "token_hue"]
 
@@ -40,15 +41,25 @@ def _e(text: Any) -> str:
 
 
 def token_hue(bytes_hex: str) -> int:
-    """The hue (0-359) of a token: FNV-1a of its bytes, so equal bytes get equal colours everywhere.
+    """The hue of a token: one of 24 hues 15° apart picked by FNV-1a of its bytes, so equal bytes get equal
+    colours under every tokenizer (and three lightness steps from the same hash, see :func:`_token_style`).
 
-    >>> token_hue("616263") == token_hue("616263"), token_hue("616263") == token_hue("616264")
-    (True, False)
+    >>> token_hue("616263") == token_hue("616263"), token_hue("616263") % 15
+    (True, 0)
     """
+    return (_fnv1a(bytes_hex) % 24) * 15
+
+
+def _fnv1a(bytes_hex: str) -> int:
     h = 0x811C9DC5
     for byte in bytes.fromhex(bytes_hex):
         h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
-    return h % 360
+    return h
+
+
+def _token_style(bytes_hex: str) -> str:
+    """``--h`` (hue) and ``--dl`` (a lightness step) for one token; the CSS turns them into a colour."""
+    return f"--h:{token_hue(bytes_hex)};--dl:{(_fnv1a(bytes_hex) >> 16) % 3 * 4}%"
 
 
 def _resource(name: str) -> str:
@@ -77,6 +88,8 @@ def _metrics_section(doc: dict[str, Any]) -> str:
                     f'<span class="tkmeta">{_e(meta)}</span>'
                     f'<span class="tkmeta" title="{_e(t.get("source"))}">{_e(t.get("source", ""))}</span></th>')
     body = []
+    if not _metric_names(toks) or not toks:
+        return ""
     for m in _metric_names(toks):
         info = metric_info(m)
         cells = [f'<th class="metric" scope="row">{_e(info.label)}<small>{_e(info.meaning)}</small></th>']
@@ -219,7 +232,8 @@ def _charts_section(doc: dict[str, Any]) -> str:
     if not figures:
         return ""
     return (f'<section class="card" id="charts"><h2>Charts</h2><div class="charts">{"".join(figures)}</div>'
-            '<p class="note">Whiskers: 95% bootstrap intervals. Dashed line: parity with the pivot language.</p>'
+            '<p class="note">Whiskers: 95% bootstrap intervals.'
+            + (" Dashed line: parity with the pivot language." if langs else "") + "</p>"
             "</section>")
 
 
@@ -289,7 +303,7 @@ def _sample_html(sample: dict[str, Any]) -> str:
                 " dis" if any(_overlaps(s, e, a, b) for a, b in spans) else "")
             bytes_hex = str(t.get("bytes_hex", ""))
             # dir="auto" per token: a byte-piece token reads left to right even inside a right-to-left row.
-            cells.append(f'<span class="{cls}" dir="auto" style="--h:{token_hue(bytes_hex)}" data-s="{s}" data-e="{e}" '
+            cells.append(f'<span class="{cls}" dir="auto" style="{_token_style(bytes_hex)}" data-s="{s}" data-e="{e}" '
                          f'data-ids="{_e(" ".join(str(i) for i in ids))}" data-bytes="{_e(bytes_hex)}" '
                          f'data-text="{_e(t.get("text", ""))}">{_display_html(str(t.get("display", "")))}</span>')
         parts.append(f'<div class="rname">{_e(row.get("name"))}<span class="n">{n_ids} tokens</span></div>'
@@ -318,47 +332,86 @@ def _samples_section(doc: dict[str, Any]) -> str:
 # ==== pairwise, attribution, gold, round trips ====
 
 
+def _number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _chips(items: Any, limit: int = 10) -> str:
+    chips = "".join(f'<span class="chip">{_e(x)}</span>' for x in (items or [])[:limit])
+    return f'<div class="chips">{chips}</div>' if chips else ""
+
+
 def _pairwise_section(doc: dict[str, Any]) -> str:
-    pairs = doc.get("pairwise") or []
+    pairs = [p for p in doc.get("pairwise") or [] if isinstance(p, dict)]
     if not pairs:
         return ""
-    blocks = []
+    # Boundaries and vocabulary: one row per pair.
+    rows = []
     for pair in pairs:
         a, b = pair.get("a", "?"), pair.get("b", "?")
-        kv = []
-        for key, label in (("boundary_f1", "boundary F1"), ("boundary_precision", "boundary precision"),
-                           ("boundary_recall", "boundary recall"), ("vocab_jaccard", "vocabulary Jaccard")):
-            if isinstance(pair.get(key), (int, float)):
-                kv.append(f"<dt>{label}</dt><dd>{pair[key]:.3f}</dd>")
-        for side, name in (("a", a), ("b", b)):
+        f1, ci = pair.get("boundary_f1"), pair.get("boundary_f1_ci")
+        f1_text = f"{f1:.3f}" if _number(f1) else "—"
+        if isinstance(ci, (list, tuple)) and len(ci) == 2 and all(_number(x) for x in ci):
+            f1_text += f'<span class="ci">95% CI {ci[0]:.3f}–{ci[1]:.3f}</span>'
+        cells = [f'<th scope="row">{_e(a)} vs {_e(b)}</th>', f'<td class="num">{f1_text}</td>']
+        for key in ("boundary_precision", "boundary_recall", "vocab_jaccard"):
+            value = pair.get(key)
+            cells.append(f'<td class="num">{value:.3f}</td>' if _number(value) else '<td class="num">—</td>')
+        for side in ("a", "b"):
             count = pair.get(f"unique_{side}_count")
-            if isinstance(count, int):
-                examples = "".join(f'<span class="chip">{_e(x)}</span>'
-                                   for x in (pair.get(f"unique_{side}_examples") or [])[:12])
-                kv.append(f"<dt>only in {_e(name)}</dt><dd>{count:,} tokens"
-                          + (f'<div class="chips">{examples}</div>' if examples else "") + "</dd>")
-        rows = []
-        for m, diff in (pair.get("differences") or {}).items():
-            if not isinstance(diff, dict):
-                continue
-            badge = ('<span class="badge sig">significant</span>' if diff.get("significant")
-                     else '<span class="badge noise">within noise</span>')
-            rows.append(f'<tr><th class="metric" scope="row">{_e(metric_info(m).label)}</th>'
-                        f'<td class="num">{_e(format_delta(m, diff))}</td><td>{badge}</td></tr>')
-        table = (f'<table class="diffs"><thead><tr><th>metric</th><th class="num">{_e(a)} − {_e(b)} '
-                 f'[95% CI]</th><th></th></tr></thead><tbody>{"".join(rows)}</tbody></table>') if rows else ""
-        blocks.append(f'<h3>{_e(a)} vs {_e(b)}</h3><dl class="kv">{"".join(kv)}</dl>{table}')
-    return ('<section class="card" id="pairwise"><h2>Pairwise</h2>' + "".join(blocks)
-            + '<p class="note">A difference is <em>within noise</em> when its 95% bootstrap interval contains 0.'
-              "</p></section>")
+            cells.append(f"<td>{f'{count:,}' if isinstance(count, int) else '—'}"
+                         f"{_chips(pair.get(f'unique_{side}_examples'))}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    summary = ('<div class="scroll"><table class="pairs"><thead><tr><th>pair</th><th class="num">boundary F1</th>'
+               '<th class="num">precision</th><th class="num">recall</th><th class="num">vocab Jaccard</th>'
+               '<th>tokens only in the first</th><th>only in the second</th></tr></thead>'
+               f'<tbody>{"".join(rows)}</tbody></table></div>')
+    # Differences: one row per metric, one column per pair.
+    with_diffs = [p for p in pairs if isinstance(p.get("differences"), dict) and p["differences"]]
+    table = ""
+    if with_diffs:
+        metrics = [m for m in METRICS if any(m in p["differences"] for p in with_diffs)]
+        metrics += [m for p in with_diffs for m in p["differences"] if m not in metrics]
+        head = "".join(f'<th class="num">{_e(p.get("a"))} − {_e(p.get("b"))}</th>' for p in with_diffs)
+        body = []
+        for m in metrics:
+            cells = [f'<th class="metric" scope="row">{_e(metric_info(m).label)}</th>']
+            for p in with_diffs:
+                diff = p["differences"].get(m)
+                if not isinstance(diff, dict):
+                    cells.append('<td class="num">—</td>')
+                    continue
+                verdict = "sig" if diff.get("significant") else "noise"
+                mark = "" if verdict == "sig" else (' <span class="badge noise" title="the 95% interval contains 0">'
+                                                    "≈ noise</span>")
+                cells.append(f'<td class="num diff {verdict}" data-diff="{_e(m)}">{_e(format_delta(m, diff))}'
+                             f"{mark}</td>")
+            body.append("<tr>" + "".join(cells) + "</tr>")
+        table = (f'<h3>Differences [95% CI]</h3><div class="scroll"><table class="diffs"><thead><tr><th>metric</th>'
+                 f'{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>')
+    return ('<section class="card" id="pairwise"><h2>Pairwise</h2>' + summary + table
+            + '<p class="note">Boundary precision and recall: the first tokenizer\'s cuts inside each line against '
+              "the second's (whitespace transparent). "
+              "A difference marked <em>≈ noise</em> has a 95% paired-bootstrap interval that contains 0; the "
+              "others are significant.</p></section>")
 
 
 def _segmentation_html(seg: Any, fallback: Any) -> str:
     if isinstance(seg, (list, tuple)):
+        if not seg:
+            return '<span class="chip" title="no tokens">∅</span>'
         return '<span class="chips">' + "".join(f'<span class="chip">{_e(s)}</span>' for s in seg) + "</span>"
     if seg:
         return f'<span class="chip">{_e(seg)}</span>'
     return _e(fallback)
+
+
+def _per_word(delta: Any) -> str:
+    """A per-word token difference: whole numbers as such, averages over contexts with two decimals."""
+    if not _number(delta):
+        return "—"
+    text = f"{delta:+.0f}" if float(delta).is_integer() else f"{delta:+.2f}"
+    return text.replace("-", "−")
 
 
 def _attribution_section(doc: dict[str, Any], top: int = 25) -> str:
@@ -374,11 +427,12 @@ def _attribution_section(doc: dict[str, Any], top: int = 25) -> str:
             bar = (f'<span class="bar" style="width:{max(0.0, min(1.0, share)) * 4:.2f}rem"></span>'
                    if isinstance(share, (int, float)) else "")
             rows.append(
-                f'<tr><td><bdi class="chip">{_e(w.get("word"))}</bdi></td><td>{_e(w.get("script", ""))}</td>'
+                f'<tr><td><bdi class="chip">{_e(visible(str(w.get("word", ""))))}</bdi></td>'
+                f'<td>{_e(w.get("script", ""))}</td>'
                 f'<td class="num">{_e(format_value("tokens", w.get("count")))}</td>'
                 f'<td>{_segmentation_html(w.get("segmentation_a"), w.get("tokens_a"))}</td>'
                 f'<td>{_segmentation_html(w.get("segmentation_b"), w.get("tokens_b"))}</td>'
-                f'<td class="num">{_e(format_value("tokens", w.get("delta"), signed=True))}</td>'
+                f'<td class="num">{_e(_per_word(w.get("delta")))}</td>'
                 f'<td class="num">{_e(format_value("tokens", w.get("contribution"), signed=True))}</td>'
                 f'<td class="num">{bar}{_e(format_value("lossless_lines", share))}</td></tr>')
         head = (f'<thead><tr><th>word</th><th>script</th><th class="num">count</th><th>{_e(a)}</th><th>{_e(b)}</th>'
@@ -389,7 +443,8 @@ def _attribution_section(doc: dict[str, Any], top: int = 25) -> str:
             f'<tr><td>{_e(g.get("script"))}</td><td>{_e(g.get("kind"))}</td>'
             f'<td class="num">{_e(format_value("tokens", g.get("contribution"), signed=True))}</td>'
             f'<td class="num">{_e(format_value("lossless_lines", g.get("share")))}</td></tr>' for g in groups)
-        group_table = ('<table class="groups"><thead><tr><th>script</th><th>kind</th><th class="num">contribution'
+        group_table = ('<h3>By script and kind</h3><table class="groups"><thead><tr><th>script</th><th>kind</th>'
+                       '<th class="num">contribution'
                        f'</th><th class="num">share</th></tr></thead><tbody>{group_rows}</tbody></table>'
                        ) if groups else ""
         blocks.append(f'<h3>{_e(a)} − {_e(b)}: the words behind the gap</h3><div class="scroll">'
@@ -431,6 +486,18 @@ def _premium_table(doc: dict[str, Any]) -> str:
                        and all(isinstance(x, (int, float)) for x in ci) else "")
             cells.append(f'<td class="num">{text}{ci_text}</td>')
         rows.append(f'<tr><th scope="row">{_e(lang.get("language"))}</th>{"".join(cells)}</tr>')
+    parity = par.get("parity") or {}
+    if isinstance(parity, dict) and any(isinstance(parity.get(n), dict) for n in names):
+        for key, label in (("mean_premium", "mean premium"), ("max_premium", "worst language")):
+            cells = []
+            for n in names:
+                entry = parity.get(n) or {}
+                value = entry.get(key)
+                lang = entry.get("max_language") if key == "max_premium" else None
+                text = f"{value:.2f}×" if isinstance(value, (int, float)) else "—"
+                cells.append(f'<td class="num">{text}' + (f'<span class="ci">{_e(lang)}</span>' if lang else "")
+                             + "</td>")
+            rows.append(f'<tr class="parity"><th scope="row">{label}</th>{"".join(cells)}</tr>')
     return (f'<section class="card" id="premium"><h2>Tokenization premium against {_e(par.get("pivot", "the pivot"))}'
             f'</h2><table><thead><tr><th>language</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
             '<p class="note">Tokens for the language / tokens for the pivot on the same parallel lines '

@@ -21,8 +21,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from subword.compare._format import (STRUCTURED, structured, display_width, format_ci, format_delta, format_value,
-                                     metric_info, METRICS)
+from subword.compare._format import (STRUCTURED, METRICS, display_width, format_ci, format_delta, format_value,
+                                     metric_info, structured)
 
 __all__ = ["render_terminal", "use_color"]
 
@@ -97,8 +97,9 @@ def _header(doc: dict[str, Any]) -> str:
     return head + "\n" + body
 
 
-def _metric_rows(doc: dict[str, Any], style: _Style) -> list[str]:
+def _metric_rows(doc: dict[str, Any], style: _Style, max_with_ci: int = 3) -> list[str]:
     toks = doc.get("tokenizers", [])
+    with_ci = len(toks) <= max_with_ci  # beyond that the table gets wider than a terminal
     best = doc.get("best", {}) or {}
     names = [t.get("name", "?") for t in toks]
     seen: list[str] = [m for m in METRICS if any(m in t.get("metrics", {}) for t in toks)]
@@ -118,7 +119,7 @@ def _metric_rows(doc: dict[str, Any], style: _Style) -> list[str]:
             entry = t.get("metrics", {}).get(m)
             entry = entry if isinstance(entry, dict) else {"value": entry}
             value = format_value(m, entry.get("value"))
-            ci = format_ci(m, entry.get("ci"))
+            ci = format_ci(m, entry.get("ci")) if with_ci else ""
             mark = " *" if best.get(m) is not None and best.get(m) == t.get("name") else "  "
             plain = value + (f" ({ci})" if ci else "") + mark
             shown = (style(_BOLD + _GREEN, value) if mark.strip() else value) + (
@@ -126,7 +127,8 @@ def _metric_rows(doc: dict[str, Any], style: _Style) -> list[str]:
             row.append((shown, plain))
         rows.append(row)
     lines = _table(rows)
-    lines.append(style(_DIM, "* best in the row; (lo–hi): 95% bootstrap interval"))
+    lines.append(style(_DIM, "* best in the row; " + ("(lo–hi): 95% bootstrap interval" if with_ci else
+                                                     "intervals left out to fit (see --json or --html)")))
     return lines
 
 
@@ -185,7 +187,8 @@ def _pair(x: Any) -> bool:
 
 
 def _segmentation(seg: Any, count: Any, limit: int = 36) -> str:
-    """A word's tokens as the tokenizer spells them (``Ġ``, ``▁``, ``##`` kept), ``∅`` for none, cut at ``limit``."""
+    """A word's tokens as the tokenizer spells them (``Ġ``, ``▁``, ``##`` kept), ``∅`` for none, cut at
+    ``limit`` columns."""
     if isinstance(seg, (list, tuple)):
         text = " ".join(str(s) for s in seg) or "∅"
     elif seg:

@@ -81,6 +81,9 @@ def _decoder_steps(tokenizer: Any) -> list[Any]:
             inferred.append(dec.ByteLevel())
         elif isinstance(p, pretok.Metaspace):
             inferred.append(dec.Metaspace(replacement=p.replacement))
+    if type(model).__name__.startswith("SentencePiece") and not any(isinstance(d, dec.Metaspace) for d in inferred):
+        # sentencepiece's own model types (a .model file): "▁" stands for a space in every piece.
+        inferred.append(dec.Metaspace())
     if isinstance(model, models.WordPiece):
         inferred.append(dec.WordPiece(prefix=model.continuing_subword_prefix))
     elif isinstance(model, models.BPE) and model.end_of_word_suffix:
@@ -260,7 +263,8 @@ def build_samples(tokenizers: Sequence[Any], names: Sequence[str], lines: Sequen
 
     >>> from subword import BPE, Tokenizer
     >>> tok = Tokenizer(BPE({"a": 0, "b": 1}, []))
-    >>> build_samples([tok], ["t"], ["ab"], [tok.encode_batch(["ab"], add_special_tokens=False)], [0])[0]["rows"][0]["tokens"][1]
+    >>> sample = build_samples([tok], ["t"], ["ab"], [tok.encode_batch(["ab"], add_special_tokens=False)], [0])[0]
+    >>> sample["rows"][0]["tokens"][1]
     {'start': 1, 'end': 2, 'text': 'b', 'ids': [1], 'bytes_hex': '62', 'display': 'b'}
     """
     if not (len(tokenizers) == len(names) == len(encodings)):
