@@ -346,3 +346,13 @@ def test_whitespace_list_is_str_isspace():
     from subword.compare.words import WHITESPACE_CODEPOINTS
 
     assert WHITESPACE_CODEPOINTS == tuple(c for c in range(0x110000) if chr(c).isspace())
+
+
+def test_eight_tokenizers_give_every_pair():
+    toks = [chars_tokenizer(TEXT), words_tokenizer(TEXT)] * 4
+    result = subword.compare(toks, TEXT, names=[f"t{i}" for i in range(8)], bootstrap_replicates=20, show=2)
+    assert len(result.pairwise) == len(result.words) == 28
+    assert [(p["a"], p["b"]) for p in result.pairwise][:2] == [("t0", "t1"), ("t0", "t2")]
+    same = next(p for p in result.pairwise if (p["a"], p["b"]) == ("t0", "t2"))
+    assert same["boundary_f1"] == 1.0 and not same["differences"]["tokens"]["significant"]
+    assert len(result.doc["samples"][0]["rows"]) == 8
