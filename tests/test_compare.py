@@ -356,3 +356,20 @@ def test_eight_tokenizers_give_every_pair():
     same = next(p for p in result.pairwise if (p["a"], p["b"]) == ("t0", "t2"))
     assert same["boundary_f1"] == 1.0 and not same["differences"]["tokens"]["significant"]
     assert len(result.doc["samples"][0]["rows"]) == 8
+
+
+def test_flat_ids_and_offsets_equal_the_encoding_fields(real):
+    import numpy as np
+
+    from subword.compare.collect import _flat
+
+    toks, lines, _ = real
+    for tok in toks:
+        encs = _encodings(tok, lines)
+        if not hasattr(encs[0], "ids_offsets_u32"):
+            pytest.skip("this build's Encoding has no ids_offsets_u32")
+        _, counts, ids, offsets = _flat(encs)
+        assert counts.tolist() == [len(e.ids) for e in encs]
+        assert ids.tolist() == [i for e in encs for i in e.ids]
+        assert offsets.tolist() == [list(o) for e in encs for o in e.offsets]
+        assert offsets.dtype == np.int64

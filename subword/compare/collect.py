@@ -112,6 +112,12 @@ def _flat(encodings: Sequence[Any]) -> tuple[list[list[int]], np.ndarray, np.nda
     id_lists = [e.ids for e in encodings]
     counts = np.fromiter(map(len, id_lists), dtype=np.int64, count=len(id_lists))
     total = int(counts.sum())
+    if encodings and hasattr(encodings[0], "ids_offsets_u32"):
+        # The core hands ids and character offsets over as bytes: no Python object per token.
+        parts = [e.ids_offsets_u32() for e in encodings]
+        ids = np.frombuffer(b"".join(p[0] for p in parts), dtype="<u4").astype(np.int64)
+        offsets = np.frombuffer(b"".join(p[1] for p in parts), dtype="<u4").astype(np.int64).reshape(-1, 2)
+        return id_lists, counts, ids, offsets
     ids = np.fromiter(itertools.chain.from_iterable(id_lists), dtype=np.int64, count=total)
     offsets = np.fromiter(
         itertools.chain.from_iterable(itertools.chain.from_iterable(e.offsets for e in encodings)),
