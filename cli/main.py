@@ -209,6 +209,7 @@ def _register() -> None:
     for command in (train_command, encode_command, decode_command, inspect_command, convert_command,
                     pretrain_command, fill_mask_command):
         cli.add_command(command)
+    cli.add_command(__import__("cli.compare", fromlist=["compare_command"]).compare_command)
 
 
 _register()

@@ -65,6 +65,7 @@ __all__ = [
     "SubwordError",
     "FormatError",
     "UnsupportedComponentError",
+    "compare",
 ]
 
 # Resolved on first use: `Encoding` lives in the compiled core and the trainers pull in the training
@@ -80,6 +81,7 @@ _LAZY = {
     "SpmBpeTrainer": ("subword.spm", "SpmBpeTrainer"),
     "train_bpe": ("subword.trainers", "train_bpe"),
     "train_wordpiece": ("subword.trainers", "train_wordpiece"),
+    "compare": ("subword.compare", None),
 }
 
 
@@ -88,6 +90,8 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         module_name, attr = _LAZY[name]
+        if attr is None:  # a subpackage (``subword.compare`` is callable: see its docstring)
+            return importlib.import_module(module_name)
         try:
             value = getattr(importlib.import_module(module_name), attr)
         except (ImportError, AttributeError) as exc:

@@ -1,0 +1,193 @@
+"""``subword compare``: the same text through many tokenizers, side by side.
+
+Parsing, reading and errors only: the metrics are :func:`subword.compare` and the views are
+``subword.compare.render_terminal`` / ``render_html``. The input lines are read as ``subword
+encode`` reads them (one line per item, line ending removed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+import corpora
+
+__all__ = ["compare_command"]
+
+EPILOG = """\b
+Examples:
+  subword compare -t ours.json -t spiece.model -t cl100k_base -t bert/vocab.txt notes.txt
+  subword compare -t a.json -t b.json --names ours,theirs --show 5 --json out.json --html out.html
+  subword compare -t a.json -t b.json --gold morph.tsv            # boundary F1 against gold morphs
+  subword compare -t a.json -t b.json --parallel flores/ --pivot en   # premium per language
+  cat text.txt | subword compare -t a.json -t b.json -
+"""
+
+
+def _read(sources: tuple[str, ...], errors: str, max_lines: int | None) -> tuple[list[str], list[dict[str, Any]]]:
+    lines: list[str] = []
+    files: list[dict[str, Any]] = []
+    for source in sources:
+        try:
+            reader = corpora.CorpusReader([source], errors=errors)  # type: ignore[arg-type]
+        except corpora.CorpusError as exc:
+            raise click.BadParameter(str(exc), param_hint="FILE") from exc
+        digest = hashlib.sha256()
+        count = 0
+        for raw in reader:
+            if max_lines is not None and len(lines) >= max_lines:
+                break
+            digest.update(raw.encode("utf-8", "surrogatepass"))
+            line = raw[:-1] if raw.endswith("\n") else raw
+            lines.append(line[:-1] if line.endswith("\r") else line)
+            count += 1
+        files.append({"path": source, "lines": count, "bytes": reader.bytes_read, "sha256": digest.hexdigest()})
+    return lines, files
+
+
+def _use_color(choice: bool | None) -> bool:
+    if choice is not None:
+        return choice
+    if os.environ.get("NO_COLOR"):
+        return False
+    return bool(getattr(sys.stdout, "isatty", lambda: False)())
+
+
+def _plain_table(doc: dict[str, Any]) -> str:
+    """A metrics table for when the renderers (branch compare-render) are not installed."""
+    names = [t["name"] for t in doc["tokenizers"]]
+    rows = [["metric", *names]]
+    for metric in doc["tokenizers"][0]["metrics"]:
+        cells = []
+        for t in doc["tokenizers"]:
+            v = t["metrics"][metric]["value"]
+            mark = "*" if doc["best"].get(metric) == t["name"] else ""
+            cells.append("-" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v)) + mark)
+        rows.append([metric, *cells])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows) + "\n"
+
+
+def _write(path: Path, text: str) -> None:
+    from subword.formats.hf_json import atomic_write_text
+
+    atomic_write_text(path, text)
+
+
+@click.command("compare", epilog=EPILOG)
+@click.option("-t", "--tokenizer", "specs", multiple=True, required=True, metavar="TOK",
+              help="A tokenizer: tokenizer.json, SentencePiece .model, BERT vocab.txt, a directory holding one, "
+                   "or a tiktoken name (cl100k_base, o200k_base, ...). Give it 2 or more times.")
+@click.argument("sources", nargs=-1, metavar="[FILE...|-]")
+@click.option("--names", help="Comma-separated names for the tokenizers, in the order of -t (default: file names).")
+@click.option("--show", type=click.IntRange(min=0), default=20, help="Sample lines shown with each segmentation.")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the whole comparison as one JSON document (schema: docs/compare.md).")
+@click.option("--html", "html_out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write a self-contained HTML report.")
+@click.option("--gold", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Gold morphs (word TAB morphs separated by spaces or +): boundary P/R/F1 per tokenizer.")
+@click.option("--parallel", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="A directory of line-aligned files, one per language (en.txt, de.txt, ...): premium per language.")
+@click.option("--pivot", help="With --parallel: the reference language (its file name before the first dot).")
+@click.option("--max-lines", type=click.IntRange(min=1), help="Read at most N lines (in order).")
+@click.option("--sample", type=click.IntRange(min=1), metavar="N", help="Compare a random sample of N lines (--seed).")
+@click.option("--seed", type=int, default=0, help="Seed of --sample and of the bootstrap.")
+@click.option("--bootstrap", "replicates", type=click.IntRange(min=0), default=1000,
+              help="Paired bootstrap replicates for the 95% intervals (0: none).")
+@click.option("--color/--no-color", default=None, help="Colour the terminal view (default: when stdout is a terminal "
+              "and NO_COLOR is unset).")
+@click.option("--encoding-errors", type=click.Choice(["strict", "replace"]), default="strict",
+              help="On bytes that are not UTF-8: stop with an error naming the line, or replace them with U+FFFD.")
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing on stdout (with --json/--html).")
+def compare_command(specs: tuple[str, ...], sources: tuple[str, ...], names: str | None, show: int,
+                    json_out: Path | None, html_out: Path | None, gold: Path | None, parallel: Path | None,
+                    pivot: str | None, max_lines: int | None, sample: int | None, seed: int, replicates: int,
+                    color: bool | None, encoding_errors: str, quiet: bool) -> None:
+    """Compare how tokenizers segment the same text: metrics with 95% intervals, samples, attribution."""
+    from subword.compare import compare
+    from subword.compare.align import GoldError, read_gold
+    from subword.compare.parallel import ParallelError, read_parallel
+    from subword.compare.sources import TokenizerLoadError, load
+
+    if len(specs) < 2:
+        raise click.UsageError("give at least two tokenizers (-t A -t B)")
+    name_list = [n.strip() for n in names.split(",")] if names else None
+    if name_list is not None:
+        if len(name_list) != len(specs) or not all(name_list):
+            raise click.BadParameter(f"{len(name_list)} names for {len(specs)} tokenizers", param_hint="--names")
+        if len(set(name_list)) != len(name_list):
+            raise click.BadParameter("names must be distinct", param_hint="--names")
+    if (parallel is None) != (pivot is None):
+        raise click.UsageError("--parallel and --pivot go together")
+
+    tokenizers = []
+    for spec in specs:
+        try:
+            tok, _kind = load(spec)
+        except TokenizerLoadError as exc:
+            raise click.ClickException(str(exc)) from exc
+        tokenizers.append(tok)
+    if name_list is None:
+        name_list = _default_names(specs)
+
+    if not sources:
+        from corpora.builtin import builtin_corpus
+
+        sources = (str(builtin_corpus()),)
+    lines, files = _read(sources, encoding_errors, max_lines)
+    if sample is not None:
+        lines = corpora.sample_lines(lines, sample, seed=seed)
+    if not any(lines):
+        raise click.ClickException(f"the input is empty: no text in {', '.join(sources)}")
+
+    gold_entries = None
+    if gold is not None:
+        try:
+            gold_entries = read_gold(gold)
+        except GoldError as exc:
+            raise click.ClickException(str(exc)) from exc
+    parallel_texts = None
+    if parallel is not None:
+        try:
+            parallel_texts = read_parallel(parallel, str(pivot))
+        except ParallelError as exc:
+            raise click.ClickException(str(exc)) from exc
+
+    result = compare(tokenizers, lines, name_list, sources=list(specs), inputs={"files": files}, show=show,
+                     bootstrap_replicates=replicates, seed=seed, gold=gold_entries, parallel=parallel_texts,
+                     pivot=pivot)
+    if json_out is not None:
+        _write(json_out, result.to_json() + "\n")
+    if html_out is not None:
+        try:
+            html = result.to_html()
+        except ImportError as exc:
+            raise click.ClickException(f"--html: the HTML report is not available in this build ({exc})") from exc
+        _write(html_out, html)
+    if quiet:
+        return
+    try:
+        text = result.render_terminal(color=_use_color(color), show=show)
+    except ImportError:
+        text = _plain_table(result.doc)
+    click.echo(text, nl=not text.endswith("\n"))
+
+
+def _default_names(specs: tuple[str, ...]) -> list[str]:
+    """File stems (the parent folder's name for generic file names), made distinct with a suffix."""
+    out: list[str] = []
+    for spec in specs:
+        p = Path(spec)
+        base = spec if not p.exists() else (p.parent.name if p.stem in {"tokenizer", "vocab", "spiece"} and p.parent.name
+                                             else p.name if p.is_dir() else p.stem)
+        name, k = base or spec, 2
+        while name in out:
+            name, k = f"{base}-{k}", k + 1
+        out.append(name)
+    return out

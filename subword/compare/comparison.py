@@ -1,0 +1,472 @@
+"""``compare()``: many tokenizers on the same lines, and the :class:`Comparison` it returns.
+
+The flow: prepare the tokenizers (padding and truncation off, no post-processor specials) ->
+:func:`~subword.compare.collect.collect` (the one encoding pass) -> a per-line stats matrix ->
+point values and paired bootstrap replicates of every metric -> pairwise tables, attribution,
+gold and parallel scores -> one JSON document (schema in ``subword/compare/schema.json``,
+described in ``docs/compare.md``), which the renderers turn into text or HTML.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from subword.compare import bootstrap
+from subword.compare.align import gold_scores, prf, read_gold
+from subword.compare.attribution import attribution
+from subword.compare.collect import Collected, collect
+from subword.compare.metrics import METRICS, distribution_metrics, ratio_metrics
+from subword.compare.vocab import tokenizer_kind
+
+__all__ = ["compare", "Comparison", "SCHEMA_VERSION"]
+
+SCHEMA_VERSION = 1
+#: Bootstrap replicates of the distribution metrics (Rényi, Shannon, utilisation, TTR): each costs a
+#: sparse product over all tokens, so they use the first replicates of the shared draw.
+DISTRIBUTION_REPLICATES = 200
+_DIST = ("vocab_utilization", "type_token_ratio", "renyi_efficiency", "shannon_efficiency")
+
+
+def _num(x: Any) -> float | int | None:
+    if x is None:
+        return None
+    v = float(x)
+    if not math.isfinite(v):
+        return None
+    return int(v) if float(v).is_integer() and abs(v) < 2**53 and isinstance(x, (int, np.integer)) else v
+
+
+def _ci(pair: tuple[float | None, float | None]) -> list[float | None]:
+    return [_num(pair[0]), _num(pair[1])]
+
+
+class Comparison:
+    """The result of :func:`compare`: the JSON document and views of it.
+
+    Attributes:
+        doc: The JSON document (a dict; see ``docs/compare.md``).
+    """
+
+    def __init__(self, doc: dict[str, Any]) -> None:
+        self.doc = doc
+
+    @property
+    def names(self) -> list[str]:
+        """The tokenizers' names, in the order given."""
+        return [t["name"] for t in self.doc["tokenizers"]]
+
+    @property
+    def metrics(self) -> dict[str, dict[str, float | None]]:
+        """``{tokenizer name: {metric: value}}`` (plain numbers; intervals are in :attr:`doc`)."""
+        return {t["name"]: {k: v["value"] for k, v in t["metrics"].items()} for t in self.doc["tokenizers"]}
+
+    @property
+    def intervals(self) -> dict[str, dict[str, list[float | None]]]:
+        """``{tokenizer name: {metric: [low, high]}}``, the 95% bootstrap intervals."""
+        return {t["name"]: {k: v["ci"] for k, v in t["metrics"].items()} for t in self.doc["tokenizers"]}
+
+    @property
+    def pairwise(self) -> list[dict[str, Any]]:
+        """One entry per pair of tokenizers: boundary P/R/F1, vocabulary overlap, differences."""
+        return self.doc["pairwise"]
+
+    @property
+    def words(self) -> list[dict[str, Any]]:
+        """The attribution: per pair, the words behind the token-count difference."""
+        return self.doc["attribution"]
+
+    def to_json(self, indent: int | None = None) -> str:
+        """The document as JSON text (compact by default: json's C encoder only runs without ``indent``)."""
+        return json.dumps(self.doc, indent=indent, ensure_ascii=False, allow_nan=False)
+
+    def render_terminal(self, *, color: bool = False, show: int | None = None) -> str:
+        """The terminal view (metrics table, then sample lines)."""
+        from subword.compare.render_terminal import render_terminal
+
+        return render_terminal(self.doc, color=color, show=len(self.doc.get("samples", [])) if show is None else show)
+
+    def to_html(self) -> str:
+        """The self-contained HTML report."""
+        from subword.compare.render_html import render_html
+
+        return render_html(self.doc)
+
+    def __repr__(self) -> str:
+        return f"Comparison(tokenizers={self.names}, lines={self.doc['inputs']['lines']})"
+
+
+def _prepare(tok: Any) -> Any:
+    """A copy that encodes a line as it is: no padding, no truncation."""
+    if tok.padding is None and tok.truncation is None:
+        return tok
+    copy = tok.with_options()
+    copy.no_padding()
+    copy.no_truncation()
+    return copy
+
+
+def _sample_indices(lines: Sequence[str], show: int) -> list[int]:
+    """``show`` non-empty lines spread evenly over the input, in order."""
+    candidates = [i for i, s in enumerate(lines) if s.strip()]
+    if show <= 0 or not candidates:
+        return []
+    if len(candidates) <= show:
+        return candidates
+    step = len(candidates) / show
+    return [candidates[int(i * step)] for i in range(show)]
+
+
+def _columns(c: Collected) -> tuple[list[str], np.ndarray]:
+    cols: dict[str, np.ndarray] = {
+        "lines": np.ones(c.n), "chars": c.chars, "bytes": c.bytes, "words": c.words, "ws_words": c.ws_words,
+    }
+    for script, arr in c.script_words.items():
+        cols[f"words:{script}"] = arr
+    for i, d in enumerate(c.tokenizers):
+        cols[f"{i}:tokens"] = d.tokens
+        cols[f"{i}:continued"] = d.continued
+        cols[f"{i}:unk"] = d.unk_chars
+        cols[f"{i}:bytetok"] = d.byte_tokens
+        cols[f"{i}:lossless"] = d.lossless
+        cols[f"{i}:bnd"] = d.boundaries
+        for script in c.script_words:
+            cols[f"{i}:tokens:{script}"] = d.script_tokens.get(script, np.zeros(c.n))
+    for (a, b), arr in c.shared_boundaries.items():
+        cols[f"{a}|{b}:shared"] = arr
+    names = list(cols)
+    return names, np.stack([np.asarray(cols[k], dtype=np.float64) for k in names], axis=1)
+
+
+def _values(sums: Mapping[str, Any], k: int, scripts: Sequence[str]) -> dict[str, Any]:
+    """All ratio metrics of all tokenizers and pairs, from sums (scalars or replicate arrays)."""
+    out: dict[str, Any] = {}
+    for i in range(k):
+        for name, v in ratio_metrics(sums, str(i), "0").items():
+            out[f"{i}:{name}"] = v
+        for script in scripts:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out[f"{i}:script:{script}"] = np.true_divide(sums[f"{i}:tokens:{script}"], sums[f"words:{script}"])
+    for a in range(k):
+        for b in range(a + 1, k):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                shared = sums[f"{a}|{b}:shared"]
+                out[f"{a}|{b}:f1"] = np.true_divide(2 * shared, sums[f"{a}:bnd"] + sums[f"{b}:bnd"])
+    return out
+
+
+class _TypeLineCounts:
+    """count(type, line) as a matrix, so that ``counts @ w.T`` gives the type counts of replicates ``w``.
+
+    With scipy, a sparse CSR matrix; without it, the same product from the token arrays with numpy.
+    """
+
+    def __init__(self, used: np.ndarray, compact: np.ndarray, id_line: np.ndarray, n: int) -> None:
+        self.types, self.compact, self.id_line = len(used), compact, id_line
+
+    def __matmul__(self, w_t: np.ndarray) -> np.ndarray:  # (n, b) -> (types, b)
+        out = np.empty((self.types, w_t.shape[1]))
+        for r in range(w_t.shape[1]):
+            out[:, r] = np.bincount(self.compact, weights=w_t[self.id_line, r], minlength=self.types)
+        return out
+
+
+def _type_line_counts(used: np.ndarray, compact: np.ndarray, id_line: np.ndarray, n: int) -> Any:
+    try:
+        from scipy import sparse as sp
+    except ImportError:
+        return _TypeLineCounts(used, compact, id_line, n)
+    return sp.csr_matrix((np.ones(len(compact)), (compact, id_line)), shape=(len(used), n))
+
+
+def _vocab_overlap(ta: Any, tb: Any, examples: int = 10) -> dict[str, Any]:
+    sa = {x for x in ta.core if x}
+    sb = {x for x in tb.core if x}
+    union = sa | sb
+    only_a, only_b = sa - sb, sb - sa
+
+    def show(xs: set[bytes]) -> list[str]:
+        # The shortest multi-byte strings first: the most telling examples of what one has and one lacks.
+        # Short candidates are gathered in one pass, so only a few are sorted.
+        for longest in (3, 6, 1 << 30):
+            picked = [x for x in xs if 1 < len(x) <= longest]
+            if len(picked) >= examples or longest == 1 << 30:
+                break
+        picked = sorted(picked or xs, key=lambda x: (len(x), x))[:examples]
+        return [x.decode("utf-8", errors="backslashreplace") for x in picked]
+
+    return {
+        "vocab_jaccard": len(sa & sb) / len(union) if union else None,
+        "unique_a_count": len(only_a), "unique_b_count": len(only_b),
+        "unique_a_examples": show(only_a), "unique_b_examples": show(only_b),
+    }
+
+
+def _best(values: Mapping[str, Sequence[float | None]], names: Sequence[str]) -> dict[str, str | None]:
+    best: dict[str, str | None] = {}
+    for metric, row in values.items():
+        better = METRICS[metric].better
+        vals = [v for v in row if v is not None]
+        if better is None or not vals or max(vals) == min(vals):
+            best[metric] = None
+            continue
+        target = max(vals) if better == "higher" else min(vals)
+        # A tie for the best marks nobody: no tokenizer is better than the other.
+        best[metric] = names[list(row).index(target)] if vals.count(target) == 1 else None
+    return best
+
+
+def _speed(c: Collected, i: int, replicates: int, seed: int) -> dict[str, Any]:
+    """Encode throughput and its interval from a bootstrap over the timed chunks."""
+    secs = np.array(c.tokenizers[i].chunk_seconds)
+    sizes = np.array(c.chunk_bytes, dtype=np.float64)
+    value = sizes.sum() / 1e6 / secs.sum() if secs.sum() > 0 else None
+    if len(secs) < 2 or value is None:
+        return {"value": _num(value), "ci": [_num(value), _num(value)]}
+    rng = np.random.default_rng([seed, i])
+    idx = rng.integers(0, len(secs), size=(replicates, len(secs)))
+    reps = sizes[idx].sum(axis=1) / 1e6 / secs[idx].sum(axis=1)
+    return {"value": _num(value), "ci": _ci(bootstrap.interval(reps))}
+
+
+def compare(
+    tokenizers: Sequence[Any],
+    lines: Sequence[str],
+    names: Sequence[str] | None = None,
+    *,
+    sources: Sequence[str] | None = None,
+    inputs: Mapping[str, Any] | None = None,
+    show: int = 20,
+    bootstrap_replicates: int = 1000,
+    seed: int = 0,
+    gold: str | Sequence[tuple[str, list[int]]] | None = None,
+    parallel: Mapping[str, Sequence[str]] | None = None,
+    pivot: str | None = None,
+    top_words: int = 50,
+) -> Comparison:
+    """Compares how tokenizers segment the same lines.
+
+    Args:
+        tokenizers: Two or more :class:`subword.Tokenizer` objects.
+        lines: The text, one line per item, without line endings (as ``subword encode`` reads it).
+        names: A name per tokenizer (default ``t1``, ``t2``, ...); must be distinct.
+        sources: Where each tokenizer came from (a path or tiktoken name), for the JSON.
+        inputs: The ``files`` list for the JSON ``inputs`` (path, lines, bytes, sha256 of each file).
+        show: Sample lines to keep for the sample view.
+        bootstrap_replicates: Paired bootstrap replicates (0: intervals are the point value).
+        seed: Seed of the bootstrap.
+        gold: A gold morph file path, or ``[(word, boundary offsets)]``.
+        parallel: ``{language: lines}``, line-aligned, with ``pivot`` among them.
+        pivot: The reference language of ``parallel``.
+        top_words: Words listed per pair in the attribution.
+
+    Returns:
+        A :class:`Comparison`.
+
+    Raises:
+        ValueError: fewer than two tokenizers, names that clash or do not match, no lines, a bad
+            gold file (``file:line``), parallel texts of different lengths or without the pivot.
+
+    >>> from subword import Tokenizer, WordPiece
+    >>> from subword.pre_tokenizers import Whitespace
+    >>> chars = Tokenizer(WordPiece({"[UNK]": 0, "a": 1, "b": 2, "##a": 3, "##b": 4}), pre_tokenizer=Whitespace())
+    >>> words = Tokenizer(WordPiece({"[UNK]": 0, "ab": 1, "ba": 2}), pre_tokenizer=Whitespace())
+    >>> result = compare([chars, words], ["ab ba", "ab"], names=["chars", "words"], bootstrap_replicates=50)
+    >>> result.metrics["chars"]["tokens"], result.metrics["words"]["tokens_per_word"]
+    (6, 1.0)
+    """
+    tokenizers = list(tokenizers)
+    if len(tokenizers) < 2:
+        raise ValueError(f"compare needs at least two tokenizers, got {len(tokenizers)}")
+    names = [f"t{i + 1}" for i in range(len(tokenizers))] if names is None else [str(n) for n in names]
+    if len(names) != len(tokenizers):
+        raise ValueError(f"{len(names)} names for {len(tokenizers)} tokenizers")
+    if len(set(names)) != len(names):
+        raise ValueError(f"tokenizer names must be distinct, got {names}")
+    lines = list(lines)
+    for i, s in enumerate(lines):
+        if not isinstance(s, str):
+            raise TypeError(f"lines[{i}] is {type(s).__name__}, not str")
+    if not lines or not any(lines):
+        raise ValueError("the input is empty: there are no lines to compare")
+    if bootstrap_replicates < 0:
+        raise ValueError(f"bootstrap_replicates must be >= 0, got {bootstrap_replicates}")
+    prepared = [_prepare(t) for t in tokenizers]
+    indices = _sample_indices(lines, show)
+    c = collect(prepared, names, lines, indices)
+    k = len(prepared)
+    scripts = sorted(c.script_words)
+
+    # ---- point values and the paired bootstrap ----
+    col_names, matrix = _columns(c)
+    point = _values(dict(zip(col_names, matrix.sum(axis=0))), k, scripts)
+    dist_counts = []
+    for d in c.tokenizers:
+        # bincount + renumbering instead of np.unique: linear in the tokens (ids are bounded by |V|).
+        present = np.bincount(d.ids, minlength=1) > 0
+        used = np.flatnonzero(present)
+        renumber = np.cumsum(present) - 1
+        dist_counts.append((used, renumber[d.ids] if len(d.ids) else np.zeros(0, np.int64)))
+    dist_point = [distribution_metrics(np.bincount(compact, minlength=len(used)), d.table.vocab_size)
+                  for (used, compact), d in zip(dist_counts, c.tokenizers)]
+    reps: dict[str, list[np.ndarray]] = {key: [] for key in point}
+    dist_reps: list[dict[str, list[np.ndarray]]] = [{m: [] for m in _DIST} for _ in range(k)]
+    sparse = None
+    if bootstrap_replicates:
+        sparse = [_type_line_counts(used, compact, d.id_line, c.n) for (used, compact), d in zip(dist_counts, c.tokenizers)]
+        done = 0
+        for w in bootstrap.weights(c.n, bootstrap_replicates, seed):
+            sums = dict(zip(col_names, (w @ matrix).T))
+            for key, v in _values(sums, k, scripts).items():
+                reps[key].append(v)
+            if done < DISTRIBUTION_REPLICATES:
+                take = w[: DISTRIBUTION_REPLICATES - done]
+                for i, (m, d) in enumerate(zip(sparse, c.tokenizers)):
+                    for name, v in distribution_metrics(m @ take.T, d.table.vocab_size).items():
+                        dist_reps[i][name].append(v)
+            done += len(w)
+    rep = {key: np.concatenate(v) if v else np.full(1, np.nan) for key, v in reps.items()}
+    drep = [{m: np.concatenate(v) if v else np.full(1, np.nan) for m, v in r.items()} for r in dist_reps]
+
+    def entry(value: Any, replicates: np.ndarray) -> dict[str, Any]:
+        if not bootstrap_replicates:
+            return {"value": _num(value), "ci": [_num(value), _num(value)]}
+        return {"value": _num(value), "ci": _ci(bootstrap.interval(replicates))}
+
+    def series(i: int, metric: str) -> tuple[Any, np.ndarray]:
+        if metric in _DIST:
+            # Counts of types are biased down under resampling (a line drawn twice adds no new type),
+            # so these replicates are re-centred on the point value before the percentiles are read.
+            value, values = dist_point[i][metric], drep[i][metric]
+            finite = values[np.isfinite(values)]
+            if finite.size and value is not None and np.isfinite(value):
+                values = values - (finite.mean() - value)
+            return value, values
+        return point[f"{i}:{metric}"], rep[f"{i}:{metric}"]
+
+    # ---- per tokenizer ----
+    doc_tokenizers = []
+    order = [m for m in METRICS if m != "mb_per_s"]
+    for i, (tok, d) in enumerate(zip(prepared, c.tokenizers)):
+        metrics = {m: entry(*series(i, m)) for m in order}
+        metrics["tokens"]["value"] = int(d.tokens.sum())
+        metrics["mb_per_s"] = _speed(c, i, max(bootstrap_replicates, 1), seed)
+        lengths = np.bincount(d.table.char_length[d.ids], minlength=1) if len(d.ids) else np.zeros(0, np.int64)
+        doc_tokenizers.append({
+            "name": names[i],
+            "source": (sources[i] if sources else None) or f"<{names[i]}>",
+            "kind": tokenizer_kind(tok),
+            "vocab_size": d.table.vocab_size,
+            "metrics": metrics,
+            "token_length_histogram": {str(n): int(v) for n, v in enumerate(lengths) if v},
+            "tokens_per_word_by_script": {s: entry(point[f"{i}:script:{s}"], rep[f"{i}:script:{s}"]) for s in scripts
+                                          if c.script_words[s].sum() > 0},
+            "lossless_examples": d.lossless_examples,
+        })
+
+    # ---- pairs ----
+    doc_pairs = []
+    for a in range(k):
+        for b in range(a + 1, k):
+            shared = float(c.shared_boundaries[(a, b)].sum())
+            p, r, f = prf(shared, float(c.tokenizers[a].boundaries.sum()), float(c.tokenizers[b].boundaries.sum()))
+            differences = {}
+            for m in list(order) + ["mb_per_s"]:
+                if m == "mb_per_s":
+                    va, vb = doc_tokenizers[a]["metrics"][m]["value"], doc_tokenizers[b]["metrics"][m]["value"]
+                    diff = None if va is None or vb is None else va - vb
+                    differences[m] = {"value": _num(diff), "ci": [None, None], "significant": False}
+                    continue
+                (pa, ra), (pb, rb) = series(a, m), series(b, m)
+                ci = bootstrap.interval(ra - rb) if bootstrap_replicates else (None, None)
+                differences[m] = {"value": _num(np.float64(pa) - np.float64(pb)), "ci": _ci(ci),
+                                  "significant": bootstrap.significant(ci)}
+            f1_ci = bootstrap.interval(rep[f"{a}|{b}:f1"]) if bootstrap_replicates else (f, f)
+            doc_pairs.append({
+                "a": names[a], "b": names[b],
+                "boundary_precision": _num(p), "boundary_recall": _num(r), "boundary_f1": _num(f),
+                "boundary_f1_ci": _ci(f1_ci),
+                **_vocab_overlap(c.tokenizers[a].table, c.tokenizers[b].table),
+                "differences": differences,
+            })
+
+    values = {m: [t["metrics"][m]["value"] for t in doc_tokenizers] for m in METRICS}
+    spellings: dict[tuple[int, str], list[str]] = {}  # (tokenizer, word) -> its tokens, shared by the pairs
+    doc: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "inputs": {
+            "files": list((inputs or {}).get("files", [])),
+            "lines": c.n,
+            "bytes": int(c.bytes.sum()),
+            "chars": int(c.chars.sum()),
+            "words": int(c.words.sum()),
+            "sha256": hashlib.sha256("\n".join(lines).encode("utf-8", "surrogatepass")).hexdigest(),
+        },
+        "options": {"bootstrap_replicates": bootstrap_replicates,
+                    "distribution_replicates": min(bootstrap_replicates, DISTRIBUTION_REPLICATES),
+                    "seed": seed, "renyi_alpha": 2.5, "confidence": 0.95},
+        "tokenizers": doc_tokenizers,
+        "best": _best(values, names),
+        "pairwise": doc_pairs,
+        "attribution": [attribution(c, prepared, lines, a, b, top_words, spellings)
+                        for a in range(k) for b in range(a + 1, k)],
+    }
+    if gold is not None:
+        entries = read_gold(gold) if isinstance(gold, (str, bytes)) or hasattr(gold, "__fspath__") else list(gold)
+        doc["gold"] = {name: gold_scores(t, entries) for name, t in zip(names, prepared)}
+    if parallel is not None:
+        doc["parallel"] = _parallel(prepared, names, parallel, pivot, bootstrap_replicates, seed)
+    doc["samples"] = _samples(prepared, names, lines, c, indices)
+    return Comparison(doc)
+
+
+def _samples(tokenizers: Sequence[Any], names: Sequence[str], lines: Sequence[str], c: Collected,
+             indices: Sequence[int]) -> list[dict[str, Any]]:
+    """The sample lines, built by the renderers' ``build_samples`` (branch compare-render)."""
+    try:
+        from subword.compare.samples import build_samples
+    except ImportError:
+        return []
+    encodings = [{i: c.samples[i][t] for i in indices} for t in range(len(tokenizers))]
+    return build_samples(tokenizers, list(names), lines, encodings, list(indices))
+
+
+def _parallel(tokenizers: Sequence[Any], names: Sequence[str], texts: Mapping[str, Sequence[str]],
+              pivot: str | None, replicates: int, seed: int) -> dict[str, Any]:
+    if pivot is None or pivot not in texts:
+        raise ValueError(f"the pivot language {pivot!r} is not among the parallel texts ({', '.join(texts)})")
+    sizes = {lang: len(v) for lang, v in texts.items()}
+    if len(set(sizes.values())) > 1:
+        raise ValueError(f"parallel texts have different line counts: {sizes}")
+    n = sizes[pivot]
+    counts = {lang: [np.array([len(x) for x in t.encode_batch_ids(list(v), add_special_tokens=False)], np.float64)
+                     for t in tokenizers] for lang, v in texts.items()}
+    languages = []
+    premiums: dict[str, dict[str, float]] = {name: {} for name in names}
+    for lang in texts:
+        entry: dict[str, Any] = {}
+        for i, name in enumerate(names):
+            num, den = counts[lang][i], counts[pivot][i]
+            value = num.sum() / den.sum() if den.sum() else None
+            reps = [(w @ num) / (w @ den) for w in bootstrap.weights(n, replicates, seed)] if replicates else []
+            ci = bootstrap.interval(np.concatenate(reps)) if reps else (value, value)
+            entry[name] = {"value": _num(value), "ci": _ci(ci)}
+            if value is not None and lang != pivot:
+                premiums[name][lang] = float(value)
+        languages.append({"language": lang, "premium": entry})
+    parity = {}
+    for name, by_lang in premiums.items():
+        if not by_lang:
+            continue
+        worst = max(by_lang, key=by_lang.__getitem__)
+        best = min(by_lang, key=by_lang.__getitem__)
+        vals = np.array(list(by_lang.values()))
+        parity[name] = {"mean_premium": float(vals.mean()), "max_premium": by_lang[worst], "max_language": worst,
+                        "min_premium": by_lang[best], "min_language": best,
+                        "within_10_percent": int(((vals >= 0.9) & (vals <= 1.1)).sum()), "languages": len(vals)}
+    return {"pivot": pivot, "languages": languages, "parity": parity}

@@ -1,0 +1,100 @@
+"""Words for the per-word metrics: Unicode word segmentation, and each word's script and kind.
+
+A *segment* is a span between two Unicode default word boundaries (UAX #29, as the ``regex``
+package implements them with its ``WORD`` flag). Every character of the text is in exactly one
+segment: words, numbers, single punctuation marks, whitespace runs, and each CJK ideograph on its
+own (UAX #29 has no dictionary, so ideographs are one segment each). A *word* is a segment that
+holds a letter, a mark or a digit; the rest (punctuation, symbols, whitespace) are segments but
+not words. The whitespace-split variant counts maximal runs of non-whitespace characters instead.
+
+>>> [text for text in segments("It's 3.14, naïve!")]
+["It's", ' ', '3.14', ',', ' ', 'naïve', '!']
+>>> classify("naïve"), classify("3.14"), classify("  "), classify("日"), classify("!")
+(('Latin', 'letters'), ('Common', 'digits'), ('Common', 'whitespace'), ('Han', 'cjk'), ('Common', 'punctuation'))
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import regex
+
+__all__ = ["segments", "classify", "is_word", "SCRIPTS", "KINDS", "WHITESPACE_CODEPOINTS"]
+
+# DOTALL: a line break is a segment of its own (UAX #29 breaks around it), so segments tile the text.
+_SEGMENT = regex.compile(r"(?wsV1).+?\b")
+_WORDLIKE = regex.compile(r"[\p{L}\p{M}\p{Nd}\p{Nl}\p{No}]")
+
+#: Scripts named in the tables; a word in any other script is grouped as "Other".
+SCRIPTS = (
+    "Latin", "Cyrillic", "Greek", "Armenian", "Georgian", "Arabic", "Hebrew", "Syriac", "Thaana",
+    "Devanagari", "Bengali", "Gurmukhi", "Gujarati", "Oriya", "Tamil", "Telugu", "Kannada", "Malayalam",
+    "Sinhala", "Thai", "Lao", "Tibetan", "Myanmar", "Khmer", "Ethiopic", "Han", "Hiragana", "Katakana",
+    "Hangul",
+)
+_SCRIPT_RES = [(name, regex.compile(rf"\p{{Script={name}}}")) for name in SCRIPTS]
+_CJK = {"Han", "Hiragana", "Katakana", "Hangul"}
+_LETTER = regex.compile(r"\p{L}")
+_LETTER_OR_MARK = regex.compile(r"[\p{L}\p{M}]")
+_NUMBER = regex.compile(r"\p{N}")
+
+#: The kinds a segment can be, in the order the tables list them.
+KINDS = ("letters", "digits", "cjk", "punctuation", "whitespace")
+
+#: Every code point for which ``str.isspace`` holds (the whitespace-split variant splits on these);
+#: listed rather than computed at import (a scan of all code points), a test checks the list.
+WHITESPACE_CODEPOINTS = (
+    9, 10, 11, 12, 13, 28, 29, 30, 31, 32, 133, 160, 5760, 8192, 8193, 8194, 8195, 8196, 8197, 8198, 8199,
+    8200, 8201, 8202, 8232, 8233, 8239, 8287, 12288,
+)
+
+
+def segments(text: str) -> list[str]:
+    """The Unicode word-boundary segments of ``text``, in order; they concatenate to ``text``.
+
+    >>> segments("a  b\\n")
+    ['a', '  ', 'b', '\\n']
+    """
+    # concurrent: the GIL is released while matching, so segmenting overlaps with other work.
+    return _SEGMENT.findall(text, concurrent=True)
+
+
+@lru_cache(maxsize=1 << 18)
+def is_word(segment: str) -> bool:
+    """Whether a segment counts as a word (it holds a letter, mark or digit).
+
+    >>> is_word("don't"), is_word("42"), is_word("--"), is_word(" ")
+    (True, True, False, False)
+    """
+    return _WORDLIKE.search(segment) is not None
+
+
+@lru_cache(maxsize=1 << 18)
+def classify(segment: str) -> tuple[str, str]:
+    """``(script, kind)`` of a segment.
+
+    The script is the first named script (:data:`SCRIPTS`) among its characters, "Other" for an
+    unnamed one, "Common" when it has none (digits, punctuation, whitespace). The kind is
+    "whitespace" (only whitespace), "cjk" (Han, kana or Hangul), "letters" (any letter or mark),
+    "digits" (numbers without letters) or "punctuation" (everything else: punctuation, symbols).
+
+    >>> classify("Привет"), classify("カタカナ"), classify("x2")
+    (('Cyrillic', 'letters'), ('Katakana', 'cjk'), ('Latin', 'letters'))
+    """
+    if segment.isspace():
+        return "Common", "whitespace"
+    script = "Common"
+    for name, pattern in _SCRIPT_RES:
+        if pattern.search(segment):
+            script = name
+            break
+    else:
+        if _LETTER.search(segment):
+            script = "Other"
+    if script in _CJK:
+        return script, "cjk"
+    if _LETTER_OR_MARK.search(segment):
+        return script, "letters"
+    if _NUMBER.search(segment):
+        return script, "digits"
+    return script, "punctuation"
