@@ -22,6 +22,8 @@ from subword.errors import UnsupportedComponentError as UnsupportedComponentErro
 from subword.model import BPE as BPE
 from subword.model import Unigram as Unigram
 from subword.model import WordPiece as WordPiece
+from subword.model_spm import SentencePieceBPE as SentencePieceBPE
+from subword.model_spm import SentencePieceUnigram as SentencePieceUnigram
 from subword.tokenizer import AddedToken as AddedToken
 from subword.tokenizer import Tokenizer as Tokenizer
 
@@ -42,6 +44,8 @@ __all__ = [
     "WordPiece",
     "WordPieceTrainer",
     "Unigram",
+    "SentencePieceUnigram",
+    "SentencePieceBPE",
     "train_wordpiece",
     "normalizers",
     "pre_tokenizers",

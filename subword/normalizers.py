@@ -637,9 +637,15 @@ class SentencePieceNormalizer(Normalizer):
             "convert it with subword.formats.convert (exact for BPE models)")
 
     def native(self) -> Any:
-        from subword._native import core_class
-
-        return core_class("SpmTextNormalizer")(self.spec_json(), bytes(self.precompiled_charsmap) or None)
+        return _spm_native(self)
 
     def normalize_str(self, text: str) -> str:
-        return self.native().normalize(text)
+        return _spm_native(self).normalize(text)
+
+
+@functools.lru_cache(maxsize=16)
+def _spm_native(norm: SentencePieceNormalizer) -> Any:
+    """The Rust normalizer of ``norm``, built once (its table is parsed on construction)."""
+    from subword._native import core_class
+
+    return core_class("SpmTextNormalizer")(norm.spec_json(), bytes(norm.precompiled_charsmap) or None)

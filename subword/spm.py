@@ -329,11 +329,11 @@ def train_spm_bpe(
 
 
 class SpmBpeTokenizer:
-    """A SentencePiece BPE model (ours or sentencepiece's ``.model``) that encodes and decodes as
-    ``sentencepiece.SentencePieceProcessor`` does (same ids; tests compare them on real text).
+    """Deprecated alias, kept for one release: use ``Tokenizer.from_file("x.model")`` (or
+    :func:`subword.formats.spm.tokenizer_from_model`), whose SentencePiece BPE pipeline this wraps.
 
-    The normalizer is the model's own precompiled table; encoding runs in Rust (batches in
-    parallel, without the GIL).
+    Encodes and decodes a SentencePiece BPE model (ours or sentencepiece's ``.model``) as
+    ``sentencepiece.SentencePieceProcessor`` does (same ids; tests compare them on real text).
 
     >>> m = train_spm_bpe(["low lower lowest"] * 3, SpmBpeTrainer(vocab_size=20, hard_vocab_limit=False))
     >>> tok = SpmBpeTokenizer(m)
@@ -344,19 +344,12 @@ class SpmBpeTokenizer:
     """
 
     def __init__(self, model: SpmModelFile) -> None:
-        from subword import _core
+        from subword.formats.spm import tokenizer_from_model
 
         if model.model_type != MODEL_TYPES["bpe"]:
             raise ValueError("SpmBpeTokenizer needs a BPE model (model_type 2); Unigram models: see subword.unigram")
-        norm, trainer = model.normalizer_spec, model.trainer_spec
-        spec = {"normalization_rule_name": "identity", "add_dummy_prefix": norm.get("add_dummy_prefix", True),
-                "remove_extra_whitespaces": norm.get("remove_extra_whitespaces", True),
-                "treat_whitespace_as_suffix": trainer.get("treat_whitespace_as_suffix", False)}
         self.model = model
-        self._pieces = [p for p, _, _ in model.pieces]
-        self._ids = {p: i for i, p in enumerate(self._pieces)}
-        self._encoder = _core.SpmBpeEncoder(model.pieces, json.dumps(spec), norm.get("precompiled_charsmap") or None,
-                                            bool(trainer.get("byte_fallback", False)))
+        self.tokenizer = tokenizer_from_model(model)
 
     @classmethod
     def from_file(cls, path: str | Any) -> SpmBpeTokenizer:
@@ -367,36 +360,24 @@ class SpmBpeTokenizer:
 
     def encode(self, text: str) -> list[int]:
         """Ids of ``text``."""
-        return self._encoder.encode(text)
+        return self.tokenizer.encode(text).ids
 
     def encode_batch(self, texts: list[str]) -> list[list[int]]:
         """Ids of each text (parallel)."""
-        return self._encoder.encode_batch(list(texts))
+        return self.tokenizer.encode_batch_ids(list(texts))
+
+    def normalize(self, text: str) -> str:
+        """The normalized text (with ``▁``), as the model sees it."""
+        return self.tokenizer._native().normalize(text)
 
     def id_to_piece(self, i: int) -> str:
         """The piece of id ``i``."""
-        return self._pieces[i]
+        return self.model.pieces[i][0]
 
     def piece_to_id(self, piece: str) -> int | None:
         """The id of ``piece``, or None."""
-        return self._ids.get(piece)
+        return self.tokenizer.token_to_id(piece)
 
     def decode(self, ids: list[int]) -> str:
-        """Text of ``ids`` as sentencepiece decodes: ▁ becomes a space (the dummy prefix's is
-        dropped), byte pieces are joined into UTF-8, control pieces vanish, unknowns read ``" ⁇ "``."""
-        out: list[bytes] = []
-        unk_surface = self.model.trainer_spec.get("unk_surface", " \u2047 ").encode("utf-8")
-        for i in ids:
-            piece, _, kind = self.model.pieces[i]
-            if kind == 3:
-                continue
-            if kind == 2:
-                out.append(unk_surface)
-            elif kind == 6:
-                out.append(bytes([int(piece[3:5], 16)]))
-            else:
-                out.append(piece.replace("\u2581", " ").encode("utf-8"))
-        text = b"".join(out).decode("utf-8", errors="replace")
-        if self.model.normalizer_spec.get("add_dummy_prefix", True) and text.startswith(" "):
-            text = text[1:]
-        return text
+        """Text of ``ids`` as sentencepiece decodes it."""
+        return self.tokenizer.decode(ids)

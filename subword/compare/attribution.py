@@ -39,8 +39,10 @@ def _segmentation(tok: Any, line: str, word: str) -> list[str]:
 
 
 def attribution(c: Collected, tokenizers: Sequence[Any], lines: Sequence[str], a: int, b: int,
-                top: int = 50) -> dict[str, Any]:
+                top: int = 50, cache: dict[tuple[int, str], list[str]] | None = None) -> dict[str, Any]:
     """The attribution table of the token-count difference of tokenizer ``a`` minus tokenizer ``b``.
+
+    ``cache`` keeps each (tokenizer, word)'s segmentation across the pairs of one comparison.
 
     Returns:
         ``{"a", "b", "words": [...], "by_group": [...]}`` (see the module docstring).
@@ -51,6 +53,13 @@ def attribution(c: Collected, tokenizers: Sequence[Any], lines: Sequence[str], a
     order = np.lexsort((np.arange(len(contribution)), -np.abs(contribution)))
     order = order[contribution[order] != 0]
     running = np.cumsum(contribution[order[:top]])
+    cache = {} if cache is None else cache
+
+    def spelled(i: int, word: str, line: str) -> list[str]:
+        if (i, word) not in cache:
+            cache[(i, word)] = _segmentation(tokenizers[i], line, word)
+        return cache[(i, word)]
+
     words = []
     for rank, t in enumerate(order[:top]):
         word = c.types[t]
@@ -63,8 +72,8 @@ def attribution(c: Collected, tokenizers: Sequence[Any], lines: Sequence[str], a
             "delta": float(contribution[t]) / count, "contribution": float(contribution[t]),
             "cumulative_share": float(running[rank]) / net if net else None,
             "script": script, "kind": kind,
-            "segmentation_a": _segmentation(tokenizers[a], line, word),
-            "segmentation_b": _segmentation(tokenizers[b], line, word),
+            "segmentation_a": spelled(a, word, line),
+            "segmentation_b": spelled(b, word, line),
         })
     groups: dict[tuple[str, str], float] = defaultdict(float)
     for t in np.flatnonzero(contribution):

@@ -22,8 +22,10 @@ import numpy as np
 
 __all__ = ["weights", "interval", "significant", "BATCH"]
 
-#: Replicates drawn together: (BATCH x n) float32 weights.
+#: Replicates drawn together, at most: (BATCH x n) weights...
 BATCH = 50
+#: ...and at most this many weights in a batch (32 MB of float64), so memory stays flat for long inputs.
+BATCH_CELLS = 1 << 22
 
 
 def weights(n: int, replicates: int, seed: int, batch: int = BATCH) -> Iterator[np.ndarray]:
@@ -36,6 +38,7 @@ def weights(n: int, replicates: int, seed: int, batch: int = BATCH) -> Iterator[
         batch: Rows per yielded array.
     """
     rng = np.random.default_rng(seed)
+    batch = max(1, min(batch, BATCH_CELLS // max(n, 1)))
     done = 0
     while done < replicates:
         b = min(batch, replicates - done)

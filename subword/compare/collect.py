@@ -26,7 +26,7 @@ import numpy as np
 from subword.compare.vocab import VocabTable
 from subword.compare.words import WHITESPACE_CODEPOINTS, classify, is_word, segments
 
-__all__ = ["Collected", "TokenizerData", "collect", "CHUNK_CHARS", "boundary_keys"]
+__all__ = ["Collected", "TokenizerData", "collect", "warm_up", "CHUNK_CHARS", "boundary_keys"]
 
 #: Characters per chunk: big enough for encode_batch to keep every core busy, small enough that the
 #: chunk's Encoding objects stay a few MB.
@@ -107,15 +107,29 @@ def _shared(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return a[b[at] == a]
 
 
-def _flat(encodings: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    counts = np.fromiter((len(e) for e in encodings), dtype=np.int64, count=len(encodings))
+def _flat(encodings: Sequence[Any]) -> tuple[list[list[int]], np.ndarray, np.ndarray, np.ndarray]:
+    """``(id lists, tokens per line, all ids, all offsets)``: the id lists are converted once and reused."""
+    id_lists = [e.ids for e in encodings]
+    counts = np.fromiter(map(len, id_lists), dtype=np.int64, count=len(id_lists))
     total = int(counts.sum())
-    ids = np.fromiter(itertools.chain.from_iterable(e.ids for e in encodings), dtype=np.int64, count=total)
+    if encodings and hasattr(encodings[0], "ids_offsets_u32"):
+        # The core hands ids and character offsets over as bytes: no Python object per token.
+        parts = [e.ids_offsets_u32() for e in encodings]
+        ids = np.frombuffer(b"".join(p[0] for p in parts), dtype="<u4").astype(np.int64)
+        offsets = np.frombuffer(b"".join(p[1] for p in parts), dtype="<u4").astype(np.int64).reshape(-1, 2)
+        return id_lists, counts, ids, offsets
+    ids = np.fromiter(itertools.chain.from_iterable(id_lists), dtype=np.int64, count=total)
     offsets = np.fromiter(
         itertools.chain.from_iterable(itertools.chain.from_iterable(e.offsets for e in encodings)),
         dtype=np.int64, count=2 * total,
     ).reshape(-1, 2)
-    return counts, ids, offsets
+    return id_lists, counts, ids, offsets
+
+
+def warm_up(tokenizers: Sequence[Any], line: str) -> None:
+    """Builds each tokenizer's native pipeline now (part of loading it), so encode timings are of encoding."""
+    for tok in tokenizers:
+        tok.encode_batch([line], add_special_tokens=False)
 
 
 def _timed_encode(tok: Any, chunk: list[str]) -> tuple[list[Any], float]:
@@ -171,8 +185,7 @@ def collect(tokenizers: Sequence[Any], names: Sequence[str], lines: Sequence[str
     wanted = set(sample_indices)
     samples: dict[int, list[Any]] = {}
 
-    for tok in tokenizers:  # build each native pipeline now, so the timings below are of encoding only
-        tok.encode_batch([lines[0]], add_special_tokens=False)
+    warm_up(tokenizers, lines[0])
 
     bounds = []
     first = 0
@@ -256,7 +269,7 @@ def collect(tokenizers: Sequence[Any], names: Sequence[str], lines: Sequence[str
             for ti, (tok, d) in enumerate(zip(tokenizers, data)):
                 encodings, seconds = enc_futures[ti].result()
                 d.chunk_seconds.append(seconds)
-                counts, ids, offsets = _flat(encodings)
+                id_lists, counts, ids, offsets = _flat(encodings)
                 tok_line = np.repeat(np.arange(m), counts)
                 start = offsets[:, 0] + line_start[tok_line]
                 end = offsets[:, 1] + line_start[tok_line]
@@ -268,7 +281,7 @@ def collect(tokenizers: Sequence[Any], names: Sequence[str], lines: Sequence[str
                                                           minlength=m).astype(np.int64)
                 safe_ids = np.clip(ids, 0, max(table.size - 1, 0))
                 d.byte_tokens[first:last] = np.bincount(tok_line[table.byte_token[safe_ids]], minlength=m)
-                decodes.append(rust.submit(tok.decode_batch, [e.ids for e in encodings], False))
+                decodes.append(rust.submit(tok.decode_batch, id_lists, False))
                 # Each token belongs to the segment of its last character (so "Ġthe" counts for "the").
                 if len(ids):
                     p = np.maximum(start, end - 1)

@@ -10,7 +10,6 @@ described in ``docs/compare.md``), which the renderers turn into text or HTML.
 from __future__ import annotations
 
 import hashlib
-import heapq
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -82,8 +81,8 @@ class Comparison:
         """The attribution: per pair, the words behind the token-count difference."""
         return self.doc["attribution"]
 
-    def to_json(self, indent: int | None = 2) -> str:
-        """The document as JSON text."""
+    def to_json(self, indent: int | None = None) -> str:
+        """The document as JSON text (compact by default: json's C encoder only runs without ``indent``)."""
         return json.dumps(self.doc, indent=indent, ensure_ascii=False, allow_nan=False)
 
     def render_terminal(self, *, color: bool = False, show: int | None = None) -> str:
@@ -193,8 +192,12 @@ def _vocab_overlap(ta: Any, tb: Any, examples: int = 10) -> dict[str, Any]:
 
     def show(xs: set[bytes]) -> list[str]:
         # The shortest multi-byte strings first: the most telling examples of what one has and one lacks.
-        picked = heapq.nsmallest(examples, (x for x in xs if len(x) > 1), key=lambda x: (len(x), x)) or \
-            heapq.nsmallest(examples, xs, key=lambda x: (len(x), x))
+        # Short candidates are gathered in one pass, so only a few are sorted.
+        for longest in (3, 6, 1 << 30):
+            picked = [x for x in xs if 1 < len(x) <= longest]
+            if len(picked) >= examples or longest == 1 << 30:
+                break
+        picked = sorted(picked or xs, key=lambda x: (len(x), x))[:examples]
         return [x.decode("utf-8", errors="backslashreplace") for x in picked]
 
     return {
@@ -393,6 +396,7 @@ def compare(
             })
 
     values = {m: [t["metrics"][m]["value"] for t in doc_tokenizers] for m in METRICS}
+    spellings: dict[tuple[int, str], list[str]] = {}  # (tokenizer, word) -> its tokens, shared by the pairs
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "inputs": {
@@ -409,7 +413,7 @@ def compare(
         "tokenizers": doc_tokenizers,
         "best": _best(values, names),
         "pairwise": doc_pairs,
-        "attribution": [attribution(c, prepared, lines, a, b, top_words)
+        "attribution": [attribution(c, prepared, lines, a, b, top_words, spellings)
                         for a in range(k) for b in range(a + 1, k)],
     }
     if gold is not None:

@@ -28,6 +28,8 @@ __all__ = ["VocabTable", "is_byte_level", "tokenizer_kind", "unk_id"]
 
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 _BYTE_DECODE = {c: b for b, c in enumerate(bytes_to_unicode())}
+# str.translate to one char per byte, then latin-1: the bytes of a byte-level token in two C calls.
+_BYTE_TRANSLATE = {ord(c): b for c, b in _BYTE_DECODE.items()}
 
 
 def _components(component: Any) -> list[Any]:
@@ -59,13 +61,16 @@ def _metaspace(tok: Any) -> str | None:
 
 
 def tokenizer_kind(tok: Any) -> str:
-    """A short name for the kind of model: ``byte-level bpe``, ``bpe``, ``wordpiece``, ``unigram``.
+    """A short name for the kind of model: ``byte-level bpe``, ``bpe``, ``wordpiece``, ``unigram``,
+    ``sentencepiece unigram``, ``sentencepiece bpe`` (a ``.model`` run by sentencepiece's pipeline).
 
     >>> from subword import Tokenizer, WordPiece
     >>> tokenizer_kind(Tokenizer(WordPiece({"[UNK]": 0})))
     'wordpiece'
     """
-    name = type(tok.model).__name__.lower()
+    name = type(tok.model).__name__
+    name = {"SentencePieceUnigram": "sentencepiece unigram", "SentencePieceBPE": "sentencepiece bpe"}.get(
+        name, name.lower())
     return f"byte-level {name}" if is_byte_level(tok) else name
 
 
@@ -135,8 +140,10 @@ class VocabTable:
                 raw = bytes([int(piece.group(1), 16)])
                 byte_token[i] = True
             elif byte_level:
-                raw = bytes(_BYTE_DECODE[c] if c in _BYTE_DECODE else 0 for c in text) \
-                    if all(c in _BYTE_DECODE for c in text) else text.encode("utf-8")
+                try:
+                    raw = text.translate(_BYTE_TRANSLATE).encode("latin-1")
+                except UnicodeEncodeError:  # a char outside the byte alphabet: its own UTF-8
+                    raw = text.encode("utf-8")
                 try:
                     raw.decode("utf-8")
                 except UnicodeDecodeError:

@@ -539,9 +539,11 @@ def load_tokenizer(path: str | os.PathLike[str]):  # -> Tokenizer
 
     model = read_model(path)
     try:
-        return tokenizer_from_model(model)
+        tok = tokenizer_from_model(model)
+        tok._native()  # builds the core now, so an unusable model fails here, naming the file
     except (ModelError, ValueError) as exc:
         raise SpmFormatError(f"{path}: {exc}") from None
+    return tok
 
 
 def model_file_of(tok: Any) -> SpmModelFile:
