@@ -296,3 +296,13 @@ def test_docstring_examples(module):
 
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_round_trip_examples_show_the_text_around_the_difference():
+    original = "a" * 150 + "XYZ" + "b" * 100
+    decoded = "a" * 150 + "xyz" + "b" * 100
+    doc = {"tokenizers": [{"name": "t", "metrics": {}, "lossless_examples": [
+        {"line_index": 7, "original": original, "decoded": decoded, "first_difference": 150}]}]}
+    line = next(x for x in render_terminal(doc, color=False, show=0).splitlines() if x.startswith("  t, line 7"))
+    assert "…" + "a" * 30 + "XYZ" in line and "…" + "a" * 30 + "xyz" in line
+    assert "a" * 31 not in line and line.endswith("(first difference at char 150)")

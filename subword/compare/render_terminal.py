@@ -23,6 +23,7 @@ from typing import Any, TextIO
 
 from subword.compare._format import (STRUCTURED, METRICS, display_width, format_ci, format_delta, format_value,
                                      metric_info, structured)
+from subword.compare.samples import visible
 
 __all__ = ["render_terminal", "use_color"]
 
@@ -208,7 +209,7 @@ def _attribution(doc: dict[str, Any], style: _Style, top: int = 8) -> list[str]:
         out.append(style(_BOLD, f"Words behind the token-count gap, {a} − {b}") + f" (top {min(top, len(words))})")
         rows = [[(h, h) for h in ("  word", "count", a, b, "Δ contribution", "cumulative")]]
         for w in words[:top]:
-            word = "  " + _visible_word(str(w.get("word", "")))
+            word = "  " + visible(str(w.get("word", "")))
             if display_width(word) > 30:
                 word = word[:29] + "…"
             cells = [word, f"{w.get('count', 0):,}", _segmentation(w.get("segmentation_a"), w.get("tokens_a")),
@@ -225,10 +226,12 @@ def _attribution(doc: dict[str, Any], style: _Style, top: int = 8) -> list[str]:
     return out
 
 
-def _visible_word(word: str) -> str:
-    from subword.compare.samples import visible
-
-    return visible(word)
+def _window(text: str, at: Any, radius: int = 30) -> str:
+    """``text`` around char ``at`` (``…`` where cut), whitespace made visible."""
+    if not isinstance(at, int) or len(text) <= 2 * radius:
+        return visible(text)
+    start, end = max(0, at - radius), min(len(text), at + radius)
+    return ("…" if start else "") + visible(text[start:end]) + ("…" if end < len(text) else "")
 
 
 def _gold(doc: dict[str, Any], style: _Style) -> list[str]:
@@ -267,9 +270,8 @@ def _lossless(doc: dict[str, Any], style: _Style) -> list[str]:
         for ex in examples[:2]:
             at = ex.get("first_difference")
             out.append(f"  {t.get('name', '?')}, line {ex.get('line_index', '?')}: "
-                       f"{_visible_word(str(ex.get('original', '')))!s} → "
-                       f"{_visible_word(str(ex.get('decoded', '')))!s}" + (f" (first difference at char {at})"
-                                                                           if at is not None else ""))
+                       f"{_window(str(ex.get('original', '')), at)} → {_window(str(ex.get('decoded', '')), at)}"
+                       + (f" (first difference at char {at})" if at is not None else ""))
     return ([style(_BOLD, "Lines that do not decode back to the input")] + out) if out else []
 
 
@@ -288,8 +290,6 @@ def _token_row(tokens: list[dict[str, Any]], style: _Style) -> str:
 
 def _marks(text: str, spans: list[list[int]]) -> str:
     """A line of ``^`` under the columns of ``text`` covered by ``spans``."""
-    from subword.compare.samples import visible
-
     marked = [False] * len(text)
     for start, end in spans:
         for p in range(max(0, start), min(len(text), end)):
@@ -298,8 +298,6 @@ def _marks(text: str, spans: list[list[int]]) -> str:
 
 
 def _samples(doc: dict[str, Any], style: _Style, show: int) -> list[str]:
-    from subword.compare.samples import visible
-
     samples = (doc.get("samples") or [])[:show]
     if not samples:
         return []
