@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from subword.trainers import train_bpe as train_bpe
     from subword.trainers import WordPieceTrainer as WordPieceTrainer
     from subword.trainers import train_wordpiece as train_wordpiece
+    from subword.counts import WordCounts as WordCounts
+    from subword.counts import count_words as count_words
 
 __all__ = [
     "Tokenizer",
@@ -43,6 +45,8 @@ __all__ = [
     "WordPieceTrainer",
     "Unigram",
     "train_wordpiece",
+    "count_words",
+    "WordCounts",
     "normalizers",
     "pre_tokenizers",
     "decoders",
@@ -61,6 +65,8 @@ _LAZY = {
     "train_bpe": ("subword.trainers", "train_bpe"),
     "WordPieceTrainer": ("subword.trainers", "WordPieceTrainer"),
     "train_wordpiece": ("subword.trainers", "train_wordpiece"),
+    "count_words": ("subword.counts", "count_words"),
+    "WordCounts": ("subword.counts", "WordCounts"),
 }
 
 

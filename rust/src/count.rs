@@ -9,6 +9,10 @@
 //! - A batch is split into chunks counted on the rayon pool into chunk-local maps keyed by owned
 //!   strings (looked up by `&str` first, so a string is allocated once per distinct word per chunk),
 //!   then folded into the counter. The result does not depend on chunking or thread count.
+//! - Memory: [`WordCounter::memory_bytes`] estimates the table from its capacity (one
+//!   `(String, u64)` slot of 32 bytes plus a control byte per bucket) and the word bytes plus a
+//!   16-byte allocator header per word. Counting with a budget spills the table as a sorted run
+//!   (see `counts_file.rs`) when this passes the budget, so memory stays bounded on any corpus.
 
 use crate::normalize::Normalizer;
 use crate::pretok::PreTokenizer;
@@ -22,6 +26,8 @@ pub struct WordCounter {
     norm: Option<Normalizer>,
     /// raw (unmapped) word -> count
     counts: AHashMap<String, u64>,
+    /// Sum of the byte lengths of the keys of `counts` (for the memory estimate).
+    key_bytes: usize,
 }
 
 /// Lines per parallel task; large enough that map merging stays cheap.
@@ -49,20 +55,29 @@ fn count_chunk<S: AsRef<str>>(lines: &[S], pre: &PreTokenizer, norm: Option<&Nor
     m
 }
 
-fn merge_into(dst: &mut AHashMap<String, u64>, src: AHashMap<String, u64>) {
+/// Adds `src` into `dst`; returns the byte length of the keys that were new to `dst`.
+fn merge_into(dst: &mut AHashMap<String, u64>, src: AHashMap<String, u64>) -> usize {
+    let mut added = 0;
     for (k, v) in src {
         match dst.get_mut(&k) {
             Some(c) => *c = c.saturating_add(v),
             None => {
+                added += k.len();
                 dst.insert(k, v);
             }
         }
     }
+    added
 }
+
+/// Bytes per bucket of the table: the `(String, u64)` slot plus hashbrown's control byte.
+const BUCKET_BYTES: usize = std::mem::size_of::<(String, u64)>() + 1;
+/// What the allocator adds to each word's heap string (header and rounding), on average.
+const ALLOC_OVERHEAD: usize = 16;
 
 impl WordCounter {
     pub fn new(pre: PreTokenizer, norm: Option<Normalizer>) -> Self {
-        WordCounter { pre, norm, counts: AHashMap::new() }
+        WordCounter { pre, norm, counts: AHashMap::new(), key_bytes: 0 }
     }
 
     pub fn pre_tokenizer(&self) -> &PreTokenizer {
@@ -93,16 +108,69 @@ impl WordCounter {
             a
         });
         if self.counts.is_empty() {
+            self.key_bytes = merged.keys().map(|k| k.len()).sum();
             self.counts = merged;
         } else {
-            merge_into(&mut self.counts, merged);
+            self.key_bytes += merge_into(&mut self.counts, merged);
         }
     }
 
     /// Adds `count` occurrences of an already pre-tokenized raw word.
     pub fn add_word(&mut self, raw: &str, count: u64) {
-        let c = self.counts.entry(raw.to_string()).or_insert(0);
-        *c = c.saturating_add(count);
+        if let Some(c) = self.counts.get_mut(raw) {
+            *c = c.saturating_add(count);
+        } else {
+            self.key_bytes += raw.len();
+            self.counts.insert(raw.to_string(), count);
+        }
+    }
+
+    /// Adds every count of `other` (same pipeline; the caller checks).
+    pub fn merge(&mut self, other: &WordCounter) {
+        for (w, c) in &other.counts {
+            self.add_word(w, *c);
+        }
+    }
+
+    /// Estimated heap bytes held by the table (see the performance notes).
+    pub fn memory_bytes(&self) -> usize {
+        self.counts.capacity() * BUCKET_BYTES + self.key_bytes + self.counts.len() * ALLOC_OVERHEAD
+    }
+
+    /// Estimated bytes one more word of `len` bytes costs, for sizing budgets.
+    pub fn bytes_per_word(len: usize) -> usize {
+        BUCKET_BYTES * 8 / 7 + len + ALLOC_OVERHEAD
+    }
+
+    /// Forgets every word and frees the table (after a spill).
+    pub fn clear(&mut self) {
+        self.counts = AHashMap::new();
+        self.key_bytes = 0;
+    }
+
+    /// The raw words (as counted, before byte-level mapping) sorted by their UTF-8 bytes.
+    pub fn sorted_raw(&self) -> Vec<(&str, u64)> {
+        let mut v: Vec<(&str, u64)> = self.counts.iter().map(|(w, c)| (w.as_str(), *c)).collect();
+        v.par_sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        v
+    }
+
+    /// Drops the words seen fewer than `min_count` times.
+    pub fn retain_min_count(&mut self, min_count: u64) {
+        if min_count > 1 {
+            self.counts.retain(|_, c| *c >= min_count);
+            self.key_bytes = self.counts.keys().map(|k| k.len()).sum();
+        }
+    }
+
+    /// Bytes a record stream of these words needs, roughly (to size buffers).
+    pub fn key_bytes_hint(&self) -> usize {
+        self.key_bytes + 3 * self.counts.len()
+    }
+
+    /// Sum of all counts (word occurrences).
+    pub fn occurrences(&self) -> u64 {
+        self.counts.values().fold(0u64, |a, c| a.saturating_add(*c))
     }
 
     /// Number of distinct words.

@@ -13,6 +13,7 @@ use pyo3::types::{PyList, PyString, PyTuple};
 
 use crate::bpe::train::{train, BpeModelOut, BpeTrainerConfig, Progress, TrainError};
 use crate::count::WordCounter;
+use crate::counts_file::{merge_sorted, RecordReader, RecordWriter, SortedRecords, StreamSummary, VecRecords};
 use crate::normalize::Normalizer;
 use crate::pretok::PreTokenizer;
 
@@ -82,9 +83,162 @@ impl PyWordCounter {
         self.inner.len()
     }
 
+    /// Estimated heap bytes of the word table (what `--max-memory` budgets).
+    fn memory_bytes(&self) -> usize {
+        self.inner.memory_bytes()
+    }
+
+    /// Sum of all counts.
+    fn occurrences(&self) -> u64 {
+        self.inner.occurrences()
+    }
+
+    /// Adds the counts of `other` (the caller checks that both counted with the same pipeline).
+    fn merge(&mut self, py: Python<'_>, other: PyRef<'_, PyWordCounter>) {
+        let (inner, theirs) = (&mut self.inner, &other.inner);
+        py.detach(|| inner.merge(theirs));
+    }
+
+    /// Trains and counts on `threads` workers from now on (None: all cores).
+    #[pyo3(signature = (threads = None))]
+    fn set_threads(&mut self, threads: Option<usize>) -> PyResult<()> {
+        self.pool = build_pool(threads)?;
+        Ok(())
+    }
+
+    /// Drops the words seen fewer than `min_count` times.
+    fn retain_min_count(&mut self, min_count: u64) {
+        self.inner.retain_min_count(min_count);
+    }
+
+    /// Writes the words as one sorted run to the new file `path` and empties the table.
+    /// Returns `(words, occurrences, bytes, crc32)`.
+    fn spill(&mut self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<(u64, u64, u64, u32)> {
+        let inner = &mut self.inner;
+        let summary = py.detach(|| -> std::io::Result<StreamSummary> {
+            let file = std::fs::OpenOptions::new().write(true).create_new(true).open(&path)?;
+            let mut w = RecordWriter::new(std::io::BufWriter::with_capacity(1 << 20, file));
+            for (word, c) in inner.sorted_raw() {
+                w.write(word.as_bytes(), c)?;
+            }
+            let (summary, out) = w.finish()?;
+            out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+            inner.clear();
+            Ok(summary)
+        });
+        summary.map(summary_tuple).map_err(|e| io_err(&path, e))
+    }
+
+    /// Appends the words (merged with the sorted `runs` files, if any) as records to `path`,
+    /// keeping words whose total count is at least `min_count`. Returns
+    /// `(words, occurrences, bytes, crc32)` of what was written.
+    #[pyo3(signature = (path, runs = Vec::new(), min_count = 0))]
+    fn append_records(
+        &self,
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        runs: Vec<std::path::PathBuf>,
+        min_count: u64,
+    ) -> PyResult<(u64, u64, u64, u32)> {
+        let inner = &self.inner;
+        let result = py.detach(|| -> Result<StreamSummary, (std::path::PathBuf, std::io::Error)> {
+            let fail = |p: &std::path::Path| {
+                let p = p.to_path_buf();
+                move |e| (p, e)
+            };
+            let file = std::fs::OpenOptions::new().append(true).open(&path).map_err(fail(&path))?;
+            let mut w = RecordWriter::new(std::io::BufWriter::with_capacity(1 << 20, file));
+            let mine = inner.sorted_raw();
+            let mut sources: Vec<Box<dyn SortedRecords>> = Vec::new();
+            for run in &runs {
+                let f = std::fs::File::open(run).map_err(fail(run))?;
+                let len = f.metadata().map_err(fail(run))?.len();
+                sources.push(Box::new(RecordReader::new(std::io::BufReader::with_capacity(1 << 16, f), len)));
+            }
+            sources.push(Box::new(VecRecords(mine.into_iter().map(|(w, c)| (w.as_bytes().to_vec(), c)))));
+            merge_sorted(sources, &mut w, min_count).map_err(fail(&path))?;
+            let (summary, out) = w.finish().map_err(fail(&path))?;
+            out.into_inner().map_err(|e| (path.clone(), e.into_error()))?.sync_all().map_err(fail(&path))?;
+            Ok(summary)
+        });
+        result.map(summary_tuple).map_err(|(p, e)| io_err(&p, e))
+    }
+
+    /// Adds the records stored in `path` at `offset` (`length` bytes), skipping words counted
+    /// fewer than `min_count` times. Returns the CRC-32 of those bytes, for the caller to check.
+    #[pyo3(signature = (path, offset, length, min_count = 0))]
+    fn read_records(
+        &mut self,
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        offset: u64,
+        length: u64,
+        min_count: u64,
+    ) -> PyResult<u32> {
+        let inner = &mut self.inner;
+        let result = py.detach(|| -> std::io::Result<u32> {
+            use std::io::{Seek, SeekFrom};
+            let mut f = std::fs::File::open(&path)?;
+            f.seek(SeekFrom::Start(offset))?;
+            let mut r = RecordReader::new(std::io::BufReader::with_capacity(1 << 20, f), length);
+            add_all(inner, &mut r, min_count)?;
+            Ok(r.crc32())
+        });
+        result.map_err(|e| io_err(&path, e))
+    }
+
+    /// The words as a record stream in memory (for pickling and for sending between processes).
+    fn to_records<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+        let inner = &self.inner;
+        let bytes = py
+            .detach(|| -> std::io::Result<Vec<u8>> {
+                let mut w = RecordWriter::new(Vec::with_capacity(inner.key_bytes_hint()));
+                for (word, c) in inner.sorted_raw() {
+                    w.write(word.as_bytes(), c)?;
+                }
+                Ok(w.finish()?.1)
+            })
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(pyo3::types::PyBytes::new(py, &bytes))
+    }
+
+    /// Adds the words of a record stream made by `to_records`.
+    fn add_records(&mut self, py: Python<'_>, records: &[u8]) -> PyResult<()> {
+        let inner = &mut self.inner;
+        py.detach(|| {
+            let mut r = RecordReader::new(records, records.len() as u64);
+            add_all(inner, &mut r, 0)
+        })
+        .map_err(|e| PyValueError::new_err(format!("bad word records: {e}")))
+    }
+
     fn __repr__(&self) -> String {
         format!("WordCounter({} distinct words)", self.inner.len())
     }
+}
+
+fn summary_tuple(s: StreamSummary) -> (u64, u64, u64, u32) {
+    (s.words, s.occurrences, s.bytes, s.crc32)
+}
+
+/// An I/O error as Python sees it: corrupt data is a ValueError, the rest an OSError naming the file.
+fn io_err(path: &std::path::Path, e: std::io::Error) -> PyErr {
+    if e.kind() == std::io::ErrorKind::InvalidData {
+        PyValueError::new_err(format!("{}: {e}", path.display()))
+    } else {
+        pyo3::exceptions::PyOSError::new_err(format!("{}: {e}", path.display()))
+    }
+}
+
+fn add_all<R: std::io::BufRead>(inner: &mut WordCounter, r: &mut RecordReader<R>, min_count: u64) -> std::io::Result<()> {
+    while let Some((word, c)) = r.next_record()? {
+        if c >= min_count {
+            // The reader checked UTF-8 already.
+            let w = String::from_utf8(word).map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8"))?;
+            inner.add_word(&w, c);
+        }
+    }
+    Ok(())
 }
 
 /// Builds the trainer options from the Python keyword arguments.
