@@ -204,7 +204,9 @@ def _register() -> None:
     from cli.inspect_tokenizer import inspect_command
     from cli.train import train_command
 
-    for command in (train_command, encode_command, decode_command, inspect_command, convert_command):
+    from cli.count import count_command
+
+    for command in (train_command, encode_command, decode_command, inspect_command, convert_command, count_command):
         cli.add_command(command)
 
 
