@@ -212,3 +212,27 @@ def test_a_spill_folder_that_fills_up_is_a_clear_error_with_no_partial_file(tmp_
                          env=env, timeout=60)
     assert "OSError:" in out.stdout and "File too large" in out.stdout, out.stdout + out.stderr
     assert list(tmp_path.iterdir()) == [], "no run and no partial output left behind"
+
+
+# ==== sampling big inputs: one pass, memory for the sample only ====
+
+def test_input_sentence_size_streams_and_reports_seen_and_kept(caplog):
+    import logging
+    import tracemalloc
+
+    from subword.spm import SpmBpeTrainer, _select
+
+    def stream():
+        for i in range(20_000):
+            yield f"line {i} " + "x" * 500 + "\n"  # ~10 MB if it were all held
+
+    opts = SpmBpeTrainer(input_sentence_size=100, seed=4)
+    tracemalloc.start()
+    with caplog.at_level(logging.INFO):
+        kept = _select(stream(), opts, opts.seed)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert len(kept) == 100 and len(set(kept)) == 100
+    assert peak < 2_000_000, f"peak {peak} bytes: the input was held, not streamed"
+    assert "kept 100 of the 20000 lines seen (reservoir sample, seed 4)" in caplog.text
+    assert _select(stream(), opts, opts.seed) == kept, "seeded: the same sample again"
