@@ -266,6 +266,9 @@ def train_from_counts_file(algorithm: str, trainer: Any, path: Path, inputs: tup
     if diff:
         raise click.ClickException(f"{path} was counted with another pipeline than `train {algorithm}` uses "
                                    f"(train vs counts: {diff}); count with `subword count --for {algorithm}`")
+    # Measured in rust/src/bpe/train.rs's performance notes: ~470 bytes per distinct word, ~60 MiB base.
+    say(f"Training on {len(counts):,} distinct words ({counts.lines:,} lines counted): expect about "
+        f"{(60 * 2**20 + 470 * len(counts)) / 1e6:,.0f} MB of memory.")
     try:
         tokenizer = trainer.train_from_counts(counts, progress=reporter)
     except ValueError as exc:

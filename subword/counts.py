@@ -359,7 +359,8 @@ class Counter:
         return entry
 
     def _maybe_spill(self) -> None:
-        if self.max_memory is None or self._counts._counter.memory_bytes() <= self.max_memory:
+        # Spill before the next batch could push the table (or its rehash) past the budget.
+        if self.max_memory is None or self._counts._counter.peak_after_next_feed() <= self.max_memory:
             return
         fd, name = tempfile.mkstemp(dir=self.spill_dir, prefix=".subword-count-run-", suffix=".tmp")
         os.close(fd)

@@ -99,3 +99,13 @@ def test_an_unreachable_scheduler_is_a_clear_error_within_the_timeout():
     with pytest.raises(ConnectionError, match=r"cannot reach the Dask scheduler at tcp://127.0.0.1:9 within 2 s"):
         sd.connect("tcp://127.0.0.1:9", timeout=2)
     assert time.monotonic() - started < 15
+
+
+def test_a_compressed_file_is_one_task_counted_whole(corpus, tmp_path):
+    import gzip
+
+    gz = tmp_path / "corpus.txt.gz"
+    gz.write_bytes(gzip.compress(corpus.read_bytes()))
+    assert sd.byte_ranges(gz, 1000) == [(0, gz.stat().st_size)]
+    got = sd.count_range(str(gz), 0, gz.stat().st_size, sd.pipeline_for("bpe"))
+    assert got.words() == single(corpus, "bpe").words()

@@ -9,10 +9,13 @@
 //! - A batch is split into chunks counted on the rayon pool into chunk-local maps keyed by owned
 //!   strings (looked up by `&str` first, so a string is allocated once per distinct word per chunk),
 //!   then folded into the counter. The result does not depend on chunking or thread count.
-//! - Memory: [`WordCounter::memory_bytes`] estimates the table from its capacity (one
-//!   `(String, u64)` slot of 32 bytes plus a control byte per bucket) and the word bytes plus a
-//!   16-byte allocator header per word. Counting with a budget spills the table as a sorted run
-//!   (see `counts_file.rs`) when this passes the budget, so memory stays bounded on any corpus.
+//! - Memory: [`WordCounter::memory_bytes`] estimates the table from its buckets (one
+//!   `(String, u64)` slot of 32 bytes plus a control byte each; hashbrown keeps 1/8 free and doubles)
+//!   and the word bytes plus a 16-byte allocator header per word: 54-92 bytes + the word per distinct
+//!   word, depending on where the table is between two doublings. Counting with a budget spills the
+//!   table as a sorted run (see `counts_file.rs`) when [`WordCounter::peak_after_next_feed`] (the
+//!   table, the next batch's new words, and a rehash's doubled table) would pass the budget, so
+//!   memory stays bounded on any corpus.
 
 use crate::normalize::Normalizer;
 use crate::pretok::PreTokenizer;
@@ -28,6 +31,8 @@ pub struct WordCounter {
     counts: AHashMap<String, u64>,
     /// Sum of the byte lengths of the keys of `counts` (for the memory estimate).
     key_bytes: usize,
+    /// New distinct words and their bytes added by the last `feed` (to foresee the next one).
+    last_new: (usize, usize),
 }
 
 /// Lines per parallel task; large enough that map merging stays cheap.
@@ -75,9 +80,18 @@ const BUCKET_BYTES: usize = std::mem::size_of::<(String, u64)>() + 1;
 /// What the allocator adds to each word's heap string (header and rounding), on average.
 const ALLOC_OVERHEAD: usize = 16;
 
+/// Buckets of a hashbrown table that holds `capacity` items (it keeps 1/8 of the buckets free).
+fn buckets(capacity: usize) -> usize {
+    if capacity == 0 {
+        0
+    } else {
+        (capacity * 8 / 7).next_power_of_two()
+    }
+}
+
 impl WordCounter {
     pub fn new(pre: PreTokenizer, norm: Option<Normalizer>) -> Self {
-        WordCounter { pre, norm, counts: AHashMap::new(), key_bytes: 0 }
+        WordCounter { pre, norm, counts: AHashMap::new(), key_bytes: 0, last_new: (0, 0) }
     }
 
     pub fn pre_tokenizer(&self) -> &PreTokenizer {
@@ -107,12 +121,14 @@ impl WordCounter {
             merge_into(&mut a, b);
             a
         });
+        let (len0, bytes0) = (self.counts.len(), self.key_bytes);
         if self.counts.is_empty() {
             self.key_bytes = merged.keys().map(|k| k.len()).sum();
             self.counts = merged;
         } else {
             self.key_bytes += merge_into(&mut self.counts, merged);
         }
+        self.last_new = (self.counts.len() - len0, self.key_bytes - bytes0);
     }
 
     /// Adds `count` occurrences of an already pre-tokenized raw word.
@@ -134,12 +150,25 @@ impl WordCounter {
 
     /// Estimated heap bytes held by the table (see the performance notes).
     pub fn memory_bytes(&self) -> usize {
-        self.counts.capacity() * BUCKET_BYTES + self.key_bytes + self.counts.len() * ALLOC_OVERHEAD
+        buckets(self.counts.capacity()) * BUCKET_BYTES + self.key_bytes + self.counts.len() * ALLOC_OVERHEAD
     }
 
-    /// Estimated bytes one more word of `len` bytes costs, for sizing budgets.
-    pub fn bytes_per_word(len: usize) -> usize {
-        BUCKET_BYTES * 8 / 7 + len + ALLOC_OVERHEAD
+    /// The estimated peak if the next `feed` adds as many new words as the last one did: the table
+    /// plus those words, plus, when they do not fit, the doubled table that exists next to the old one
+    /// while it is rehashed. A budgeted count spills when this passes the budget, so a resize never
+    /// overshoots it.
+    pub fn peak_after_next_feed(&self) -> usize {
+        let (new_words, new_bytes) = self.last_new;
+        let cap = self.counts.capacity();
+        let mut peak = self.memory_bytes() + new_bytes + new_words * ALLOC_OVERHEAD;
+        if self.counts.len() + new_words > cap {
+            let mut grown = buckets(cap).max(4) * 2;
+            while grown * 7 / 8 < self.counts.len() + new_words {
+                grown *= 2;
+            }
+            peak += grown * BUCKET_BYTES;
+        }
+        peak
     }
 
     /// Forgets every word and frees the table (after a spill).
@@ -238,5 +267,28 @@ mod tests {
         let mut wc = WordCounter::new(PreTokenizer::Whitespace, Some(Normalizer::Lowercase));
         wc.feed(&["Hello HELLO"]);
         assert_eq!(wc.words(), vec![("hello".to_string(), 2)]);
+    }
+
+    #[test]
+    fn merge_equals_counting_together_and_memory_grows() {
+        let lines: Vec<String> = (0..5000).map(|i| format!("w{} é{} z\n", i % 311, i % 7)).collect();
+        let mut whole = WordCounter::new(PreTokenizer::Whitespace, None);
+        whole.feed(&lines);
+        let mut a = WordCounter::new(PreTokenizer::Whitespace, None);
+        a.feed(&lines[..1234]);
+        let before = a.memory_bytes();
+        let mut b = WordCounter::new(PreTokenizer::Whitespace, None);
+        b.feed(&lines[1234..]);
+        a.merge(&b);
+        assert_eq!(a.words(), whole.words());
+        assert!(a.memory_bytes() >= before && before > 0);
+        // A feed that adds words can grow the table: the foreseen peak is never below the present.
+        assert!(a.peak_after_next_feed() >= a.memory_bytes());
+        let raw = a.sorted_raw();
+        assert!(raw.windows(2).all(|p| p[0].0.as_bytes() < p[1].0.as_bytes()));
+        a.retain_min_count(1000);
+        assert_eq!(a.words(), vec![("z".to_string(), 5000)]);
+        a.clear();
+        assert_eq!((a.len(), a.memory_bytes()), (0, 0));
     }
 }

@@ -88,6 +88,11 @@ impl PyWordCounter {
         self.inner.memory_bytes()
     }
 
+    /// Estimated peak of the table after one more batch like the last one (rehash included).
+    fn peak_after_next_feed(&self) -> usize {
+        self.inner.peak_after_next_feed()
+    }
+
     /// Sum of all counts.
     fn occurrences(&self) -> u64 {
         self.inner.occurrences()
