@@ -223,25 +223,16 @@ def _count_on_dask(inputs: tuple[str, ...], output: Path, pipeline: dict[str, An
 
 
 def _merge(inputs: tuple[str, ...], output: Path, min_count: int, say: Callable[[str], None]) -> None:
-    from subword.counts import WordCounts, pipeline_difference
-    from subword.formats.counts import read_header, write_counts
+    from subword.counts import merge_files
 
     if not inputs:
         raise click.UsageError("--merge needs the .swc files to merge")
     for name in inputs:
         if not Path(name).is_file():
             raise click.BadParameter(f"{name!r} is not a file", param_hint="INPUT")
-    # Check every pipeline before loading any words: a mismatch is found in milliseconds.
-    first = read_header(inputs[0])
-    for name in inputs[1:]:
-        diff = pipeline_difference(first["pipeline"], read_header(name)["pipeline"])
-        if diff:
-            raise click.ClickException(f"cannot merge {name} into {inputs[0]}: made by different pipelines ({diff})")
-    total = WordCounts.load(inputs[0])
-    for name in inputs[1:]:
-        total.update(WordCounts.load(name))
-    write_counts(output, total, min_count=min_count)
-    say(f"Wrote {output}: {len(total):,} distinct words from {len(inputs)} files ({total.lines:,} lines).")
+    # A k-way merge of the sorted word lists: memory for one word per file, whatever their size.
+    header = merge_files(list(inputs), output, min_count=min_count)
+    say(f"Wrote {output}: {header['words']:,} distinct words from {len(inputs)} files ({header['lines']:,} lines).")
 
 
 def train_from_counts_file(algorithm: str, trainer: Any, path: Path, inputs: tuple[str, ...], output: Path,

@@ -36,7 +36,7 @@ from typing import Any
 from subword import normalizers as _normalizers
 from subword import pre_tokenizers as _pre_tokenizers
 
-__all__ = ["WordCounts", "Counter", "count_words", "pipeline_for", "pipeline_difference", "ALGORITHMS"]
+__all__ = ["WordCounts", "Counter", "count_words", "merge_files", "pipeline_for", "pipeline_difference", "ALGORITHMS"]
 
 log = logging.getLogger(__name__)
 
@@ -325,7 +325,7 @@ class Counter:
         self._counts = WordCounts(pipeline, threads=threads)
         self.max_memory = max_memory
         self.spill_dir = Path(spill_dir) if spill_dir is not None else Path(tempfile.gettempdir())
-        self.runs: list[Path] = []
+        self.runs: list[tuple[Path, int, int]] = []  # (file, bytes, crc32)
         self.spilled_bytes = 0
 
     def add_lines(self, lines: Iterable[str], *, source: str, byte_range: tuple[int, int] | None = None,
@@ -366,8 +366,9 @@ class Counter:
         os.close(fd)
         os.unlink(name)  # the Rust side creates it exclusively
         path = Path(name)
-        self.runs.append(path)
-        words, _, nbytes, _ = self._counts._counter.spill(str(path))
+        self.runs.append((path, 0, 0))  # listed first, so close() removes a half-written run too
+        words, _, nbytes, crc = self._counts._counter.spill(str(path))
+        self.runs[-1] = (path, nbytes, crc)
         self.spilled_bytes += nbytes
         log.info("spilled %d words (%.1f MB) to %s", words, nbytes / 1e6, path)
 
@@ -386,18 +387,53 @@ class Counter:
         from subword.formats.counts import write_counts
 
         try:
-            write_counts(path, self._counts, runs=self.runs, min_count=min_count)
+            write_counts(path, self._counts, runs=[(str(p), 0, n, crc) for p, n, crc in self.runs],
+                         min_count=min_count)
         finally:
             self.close()
 
     def close(self) -> None:
         """Removes the spilled runs."""
-        for run in self.runs:
+        for run, _, _ in self.runs:
             try:
                 run.unlink()
             except FileNotFoundError:
                 pass
         self.runs = []
+
+
+def merge_files(paths: Sequence[str | os.PathLike[str]], output: str | os.PathLike[str], *,
+                min_count: int = 0) -> dict[str, Any]:
+    """Merge ``.swc`` files into ``output`` without loading them: a k-way merge of their sorted word
+    lists, holding one word per input in memory. Returns the output's header.
+
+    Raises:
+        ValueError: the files were made by different pipelines (the message names the difference).
+        subword.errors.FormatError: a file is truncated, corrupt or of another version.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> count_words(["a b\\n"], like="bpe").save(d / "1.swc"); count_words(["b\\n"], like="bpe").save(d / "2.swc")
+    >>> merge_files([d / "1.swc", d / "2.swc"], d / "all.swc")["words"]
+    2
+    >>> WordCounts.load(d / "all.swc").words()
+    [('a', 1), ('b', 2)]
+    """
+    from subword.formats.counts import read_header, record_stream, write_counts
+
+    if not paths:
+        raise ValueError("nothing to merge")
+    streams = [record_stream(p) for p in paths]
+    first = streams[0][0]
+    for p, (header, _) in zip(paths[1:], streams[1:]):
+        diff = pipeline_difference(first["pipeline"], header["pipeline"])
+        if diff:
+            raise ValueError(f"cannot merge {p} with {paths[0]}: made by different pipelines ({diff})")
+    total = WordCounts(first["pipeline"])
+    for header, _ in streams:
+        total.inputs.extend(header["inputs"])
+    write_counts(output, total, runs=[run for _, run in streams], min_count=min_count)
+    return read_header(output)
 
 
 def count_words(lines: Iterable[str], like: Any = None, *, normalizer: Any = None, pre_tokenizer: Any = None,

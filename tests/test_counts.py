@@ -132,6 +132,27 @@ def test_spilling_gives_the_exact_counts_and_cleans_up(lines, tmp_path):
     assert read_counts(tmp_path / "spilled.swc").words() == count_words(lines, like="byte-bpe").words()
 
 
+def test_merging_files_streams_them_and_checks_every_input(lines, tmp_path):
+    from subword.counts import merge_files
+
+    parts = shards(lines, 3)
+    for i, part in enumerate(parts):
+        write_counts(tmp_path / f"{i}.swc", count_words(part, like="byte-bpe"))
+    names = [tmp_path / f"{i}.swc" for i in range(len(parts))]
+    header = merge_files(names, tmp_path / "all.swc")
+    assert header["lines"] == len(lines) and len(header["inputs"]) == len(parts)
+    assert read_counts(tmp_path / "all.swc").words() == count_words(lines, like="byte-bpe").words()
+    # Flip one byte of one input's word list: the merge names that file and writes nothing.
+    bad = bytearray(names[-1].read_bytes())
+    header_len = struct.unpack_from("<I", bad, 12)[0]
+    bad[16 + header_len + 5] ^= 0x01
+    names[-1].write_bytes(bytes(bad))
+    with pytest.raises(FormatError, match=rf"{names[-1].name}"):
+        merge_files(names, tmp_path / "again.swc")
+    assert not (tmp_path / "again.swc").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
 # ==== bad files ====
 
 @pytest.fixture()

@@ -206,11 +206,33 @@ impl<R: BufRead> RecordReader<R> {
 /// One sorted source of records for [`merge_sorted`].
 pub trait SortedRecords {
     fn next_record(&mut self) -> io::Result<Option<(Vec<u8>, u64)>>;
+    /// The CRC-32 of the bytes read so far (0 for sources that are not bytes).
+    fn crc32(&self) -> u32 {
+        0
+    }
 }
 
 impl<R: BufRead> SortedRecords for RecordReader<R> {
     fn next_record(&mut self) -> io::Result<Option<(Vec<u8>, u64)>> {
         RecordReader::next_record(self)
+    }
+    fn crc32(&self) -> u32 {
+        RecordReader::crc32(self)
+    }
+}
+
+/// A source whose errors name it (a file path), so a merge says which input is bad.
+pub struct Named<S: SortedRecords> {
+    pub name: String,
+    pub inner: S,
+}
+
+impl<S: SortedRecords> SortedRecords for Named<S> {
+    fn next_record(&mut self) -> io::Result<Option<(Vec<u8>, u64)>> {
+        self.inner.next_record().map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.name)))
+    }
+    fn crc32(&self) -> u32 {
+        self.inner.crc32()
     }
 }
 
@@ -249,7 +271,7 @@ impl Ord for HeapItem {
 /// Merges sorted streams into `out`, adding the counts of equal words (saturating) and keeping
 /// only words whose total is at least `min_count`.
 pub fn merge_sorted<W: Write>(
-    mut sources: Vec<Box<dyn SortedRecords + '_>>,
+    sources: &mut [Box<dyn SortedRecords + '_>],
     out: &mut RecordWriter<W>,
     min_count: u64,
 ) -> io::Result<()> {
@@ -338,12 +360,15 @@ mod tests {
     fn merge_adds_counts_and_filters() {
         let a = stream(&[("a", 1), ("c", 2)]);
         let b = stream(&[("b", 5), ("c", 3)]);
-        let sources: Vec<Box<dyn SortedRecords>> = vec![
+        let mut sources: Vec<Box<dyn SortedRecords>> = vec![
             Box::new(RecordReader::new(&a[..], a.len() as u64)),
             Box::new(RecordReader::new(&b[..], b.len() as u64)),
         ];
         let mut w = RecordWriter::new(Vec::new());
-        merge_sorted(sources, &mut w, 2).unwrap();
+        merge_sorted(&mut sources, &mut w, 2).unwrap();
+        let mut crc = Crc32::new();
+        crc.update(&a);
+        assert_eq!(sources[0].crc32(), crc.value());
         let (summary, out) = w.finish().unwrap();
         assert_eq!(out, stream(&[("b", 5), ("c", 5)]));
         assert_eq!((summary.words, summary.occurrences), (2, 10));

@@ -40,7 +40,11 @@ from subword.errors import FormatError
 if TYPE_CHECKING:
     from subword.counts import WordCounts
 
-__all__ = ["MAGIC", "VERSION", "write_counts", "read_counts", "read_header"]
+__all__ = ["MAGIC", "VERSION", "write_counts", "read_counts", "read_header", "record_stream", "Run"]
+
+#: A sorted record stream inside a file, to merge while writing: ``(path, offset, length, crc32)``
+#: (``crc32`` None: not checked).
+Run = tuple[str, int, int, "int | None"]
 
 MAGIC = b"\x89SWC\r\n\x1a\n"
 VERSION = 1
@@ -51,19 +55,22 @@ _TRAILER = struct.Struct("<QQQII8s")
 _REQUIRED = ("pipeline", "inputs", "lines", "bytes")
 
 
-def write_counts(path: str | os.PathLike[str], counts: WordCounts, *, runs: Sequence[str | os.PathLike[str]] = (),
+def write_counts(path: str | os.PathLike[str], counts: WordCounts, *, runs: Sequence[Run] = (),
                  min_count: int = 0) -> None:
     """Write ``counts`` to ``path`` atomically.
 
     Args:
         path: The ``.swc`` file to create or replace.
         counts: The counts (a :class:`subword.counts.WordCounts`).
-        runs: Sorted runs spilled to disk while counting (see :class:`subword.counts.Counter`); they are
-            merged with the words in memory as the file is written. The caller removes them.
+        runs: Sorted record streams merged with the words in memory as the file is written, one
+            record per stream in memory at a time: runs spilled while counting (see
+            :class:`subword.counts.Counter`), or the word lists of other ``.swc`` files
+            (:func:`record_stream`). Each one's CRC-32 is checked when given.
         min_count: Leave out words whose total count is below this.
 
     Raises:
         OSError: the folder is not writable or the disk is full; no partial file is left behind.
+        FormatError: a run is corrupt (bad record or checksum); no file is written.
     """
     target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
@@ -73,8 +80,14 @@ def write_counts(path: str | os.PathLike[str], counts: WordCounts, *, runs: Sequ
         with os.fdopen(fd, "wb") as fh:
             fh.write(_PREFIX.pack(MAGIC, VERSION, len(header)))
             fh.write(header)
-        words, occurrences, length, crc = counts._counter.append_records(
-            tmp, [str(r) for r in runs], min_count)
+        try:
+            (words, occurrences, length, crc), crcs = counts._counter.append_records(
+                tmp, [(str(r[0]), int(r[1]), int(r[2])) for r in runs], min_count)
+        except ValueError as exc:
+            raise FormatError(f"corrupt word list: {exc}") from None
+        for run, got in zip(runs, crcs):
+            if run[3] is not None and run[3] != got:
+                raise FormatError(f"{run[0]}: corrupt word-counts data (checksum mismatch in the word list)")
         with open(tmp, "ab") as fh:
             fh.write(_TRAILER.pack(length, words, occurrences, zlib.crc32(header), crc, END_MAGIC))
             fh.flush()
@@ -131,6 +144,16 @@ def _frame(path: Path) -> tuple[dict[str, Any], int, tuple[int, int, int, int]]:
     if missing:
         raise FormatError(f"{path}: word-counts header lacks {', '.join(missing)}")
     return header, offset, (length, words, occurrences, body_crc)
+
+
+def record_stream(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Run]:
+    """The header of a counts file and where its word list is, to merge it without loading it.
+
+    Raises:
+        FormatError: not a counts file, another version, truncated, or a bad header checksum.
+    """
+    header, offset, (length, _, _, crc) = _frame(Path(path))
+    return header, (str(path), offset, length, crc)
 
 
 def read_header(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ use pyo3::types::{PyList, PyString, PyTuple};
 
 use crate::bpe::train::{train, BpeModelOut, BpeTrainerConfig, Progress, TrainError};
 use crate::count::WordCounter;
-use crate::counts_file::{merge_sorted, RecordReader, RecordWriter, SortedRecords, StreamSummary, VecRecords};
+use crate::counts_file::{merge_sorted, Named, RecordReader, RecordWriter, SortedRecords, StreamSummary, VecRecords};
 use crate::normalize::Normalizer;
 use crate::pretok::PreTokenizer;
 
@@ -134,39 +134,47 @@ impl PyWordCounter {
         summary.map(summary_tuple).map_err(|e| io_err(&path, e))
     }
 
-    /// Appends the words (merged with the sorted `runs` files, if any) as records to `path`,
-    /// keeping words whose total count is at least `min_count`. Returns
-    /// `(words, occurrences, bytes, crc32)` of what was written.
+    /// Appends the words, merged with the sorted record streams `runs` (each `(file, offset,
+    /// length)`: spilled runs, or the word lists of .swc files), as records to `path`, keeping words
+    /// whose total count is at least `min_count`. Memory: one record per run. Returns
+    /// `(words, occurrences, bytes, crc32)` of what was written and the CRC-32 of each run as read,
+    /// for the caller to check.
     #[pyo3(signature = (path, runs = Vec::new(), min_count = 0))]
     fn append_records(
         &self,
         py: Python<'_>,
         path: std::path::PathBuf,
-        runs: Vec<std::path::PathBuf>,
+        runs: Vec<(std::path::PathBuf, u64, u64)>,
         min_count: u64,
-    ) -> PyResult<(u64, u64, u64, u32)> {
+    ) -> PyResult<((u64, u64, u64, u32), Vec<u32>)> {
         let inner = &self.inner;
-        let result = py.detach(|| -> Result<StreamSummary, (std::path::PathBuf, std::io::Error)> {
-            let fail = |p: &std::path::Path| {
-                let p = p.to_path_buf();
-                move |e| (p, e)
+        let result = py.detach(|| -> std::io::Result<(StreamSummary, Vec<u32>)> {
+            use std::io::{Seek, SeekFrom};
+            let named = |p: &std::path::Path| {
+                let p = p.display().to_string();
+                move |e: std::io::Error| std::io::Error::new(e.kind(), format!("{p}: {e}"))
             };
-            let file = std::fs::OpenOptions::new().append(true).open(&path).map_err(fail(&path))?;
-            let mut w = RecordWriter::new(std::io::BufWriter::with_capacity(1 << 20, file));
-            let mine = inner.sorted_raw();
             let mut sources: Vec<Box<dyn SortedRecords>> = Vec::new();
-            for run in &runs {
-                let f = std::fs::File::open(run).map_err(fail(run))?;
-                let len = f.metadata().map_err(fail(run))?.len();
-                sources.push(Box::new(RecordReader::new(std::io::BufReader::with_capacity(1 << 16, f), len)));
+            for (run, offset, length) in &runs {
+                let mut f = std::fs::File::open(run).map_err(named(run))?;
+                f.seek(SeekFrom::Start(*offset)).map_err(named(run))?;
+                let reader = RecordReader::new(std::io::BufReader::with_capacity(1 << 16, f), *length);
+                sources.push(Box::new(Named { name: run.display().to_string(), inner: reader }));
             }
+            let mine = inner.sorted_raw();
             sources.push(Box::new(VecRecords(mine.into_iter().map(|(w, c)| (w.as_bytes().to_vec(), c)))));
-            merge_sorted(sources, &mut w, min_count).map_err(fail(&path))?;
-            let (summary, out) = w.finish().map_err(fail(&path))?;
-            out.into_inner().map_err(|e| (path.clone(), e.into_error()))?.sync_all().map_err(fail(&path))?;
-            Ok(summary)
+            let file = std::fs::OpenOptions::new().append(true).open(&path).map_err(named(&path))?;
+            let mut w = RecordWriter::new(std::io::BufWriter::with_capacity(1 << 20, file));
+            merge_sorted(&mut sources, &mut w, min_count).map_err(|e| {
+                // Input errors already name their file; a write error gets the output's name.
+                if e.kind() == std::io::ErrorKind::InvalidData { e } else { named(&path)(e) }
+            })?;
+            let (summary, out) = w.finish().map_err(named(&path))?;
+            out.into_inner().map_err(|e| named(&path)(e.into_error()))?.sync_all().map_err(named(&path))?;
+            let crcs = sources[..runs.len()].iter().map(|s| s.crc32()).collect();
+            Ok((summary, crcs))
         });
-        result.map(summary_tuple).map_err(|(p, e)| io_err(&p, e))
+        result.map(|(s, crcs)| (summary_tuple(s), crcs)).map_err(plain_io_err)
     }
 
     /// Adds the records stored in `path` at `offset` (`length` bytes), skipping words counted
@@ -232,6 +240,15 @@ fn io_err(path: &std::path::Path, e: std::io::Error) -> PyErr {
         PyValueError::new_err(format!("{}: {e}", path.display()))
     } else {
         pyo3::exceptions::PyOSError::new_err(format!("{}: {e}", path.display()))
+    }
+}
+
+/// An error whose message already names its file.
+fn plain_io_err(e: std::io::Error) -> PyErr {
+    if e.kind() == std::io::ErrorKind::InvalidData {
+        PyValueError::new_err(e.to_string())
+    } else {
+        pyo3::exceptions::PyOSError::new_err(e.to_string())
     }
 }
 
