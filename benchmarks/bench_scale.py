@@ -9,9 +9,9 @@ corpora (``../shared/corpora/*.txt``, when present) and the built-in corpus, by 
   the lines get one word (alphabetic, >= 4 letters) replaced by a *spelling variant* (letters
   inserted, a deterministic function of word and variant number), the variant number drawn from
   ``1 + 40 * sqrt(k + 1)`` per word. So the vocabulary keeps growing with the size, about as
-  Heaps' law ``V ~ n^0.5`` says real corpora do (names, typos, inflections, numbers), instead of
-  saturating at the source vocabulary: a few million distinct words at 2 GB, the order of a
-  web or Wikipedia corpus of that size.
+  Heaps' law ``V ~ n^beta`` (beta ~ 0.5) says real corpora do (names, typos, inflections), instead
+  of saturating at the source vocabulary. Measured: 104k distinct byte-level words at 12.5 MB,
+  150k at 25 MB (beta ~ 0.53), which extrapolates to ~1.5M at 2 GB; the run reports the true count.
 
 Every size is a prefix of the largest (its first shards), so one build serves all sizes. The
 distinct-word count of each size is reported (from the counts file).
