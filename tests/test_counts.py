@@ -257,3 +257,10 @@ def test_input_sentence_size_streams_and_reports_seen_and_kept(caplog):
     assert peak < 2_000_000, f"peak {peak} bytes: the input was held, not streamed"
     assert "kept 100 of the 20000 lines seen (reservoir sample, seed 4)" in caplog.text
     assert _select(stream(), opts, opts.seed) == kept, "seeded: the same sample again"
+
+
+def test_the_reference_engine_trains_from_counts_too(lines):
+    counts = count_words(lines[:400], like="byte-bpe")
+    ref = BpeTrainer(vocab_size=300, engine="reference").train_from_counts(counts)
+    rust = train_bpe(lines[:400], BpeTrainer(vocab_size=300), byte_level=True)
+    assert ref.model.merges == rust.model.merges and ref.model.vocab == rust.model.vocab
