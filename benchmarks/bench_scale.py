@@ -66,13 +66,19 @@ GB = 10**9
 # ==== the corpus ====
 
 
-def source_lines() -> tuple[list[str], list[str]]:
-    """Non-blank lines of the shared corpora (if present) and of the built-in corpus, and their names."""
+def source_paths() -> list[Path]:
+    """The shared corpora (if present) and the built-in corpus."""
     sys.path.insert(0, str(ROOT))
     import corpora
 
     paths = sorted(SHARED.glob("*.txt")) if SHARED.is_dir() else []
     paths.append(corpora.builtin_corpus())
+    return paths
+
+
+def source_lines() -> tuple[list[str], list[str]]:
+    """Non-blank lines of the shared corpora (if present) and of the built-in corpus, and their names."""
+    paths = source_paths()
     pool: list[str] = []
     for path in paths:
         with open(path, encoding="utf-8", errors="replace", newline="") as fh:
@@ -167,6 +173,16 @@ merges = [m.split(" ") if isinstance(m, str) else m for m in model["merges"]]
 print(json.dumps({"digest": hashlib.sha256(json.dumps([vocab, merges]).encode()).hexdigest()}))
 """
 
+# Facts about a counts file, read in a child so the parent stays small (see run_cli).
+_HEADER = """
+import hashlib, json, sys
+from subword.counts import WordCounts
+from subword.formats.counts import read_header
+h = read_header(sys.argv[1])
+digest = hashlib.sha256(json.dumps(WordCounts.load(sys.argv[1]).words()).encode()).hexdigest()
+print(json.dumps({"words": h["words"], "lines": h["lines"], "words_digest": digest}))
+"""
+
 _DASK = """
 import json, sys, time
 from distributed import Client, LocalCluster
@@ -187,7 +203,12 @@ if __name__ == "__main__":
 
 
 def run_cli(args: list[str]) -> dict:
-    """Runs ``subword ARGS`` in a fresh process; returns wall seconds, peak RSS (MiB) and stderr."""
+    """Runs ``subword ARGS`` in a fresh process; returns wall seconds, peak RSS (MiB) and stderr.
+
+    A child's ``ru_maxrss`` includes the parent's RSS at the fork (Python forks with vfork, and Linux
+    keeps the larger high-water mark across exec), so this process never holds big data: the corpus is
+    built, and counts files are read, in children.
+    """
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     with tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
@@ -203,18 +224,13 @@ def run_cli(args: list[str]) -> dict:
 
 
 def header_of(path: Path) -> dict:
-    sys.path.insert(0, str(ROOT))
-    from subword.formats.counts import read_header
-
-    return read_header(path)
+    """Distinct words, lines and a digest of the word list of a counts file (read in a child)."""
+    return run_child(_HEADER, [str(path)])
 
 
 def same_words(a: Path, b: Path) -> bool:
     """Equal word lists (the headers differ only in provenance)."""
-    sys.path.insert(0, str(ROOT))
-    from subword.counts import WordCounts
-
-    return WordCounts.load(a).words() == WordCounts.load(b).words()
+    return header_of(a)["words_digest"] == header_of(b)["words_digest"]
 
 
 def count_and_train(files: list[Path], workdir: Path, tag: str, vocab_size: int) -> dict:
@@ -317,10 +333,15 @@ def render(rows: list[dict], hf: dict, bounded: list[dict], baseline: dict, dask
 
 
 def parse_size(text: str) -> int:
-    sys.path.insert(0, str(ROOT))
-    from cli.train import ByteSize
+    """``250M`` -> 250000000 (powers of 1000; ``Mi``/``Gi`` for 1024), as ``subword count --max-memory``."""
+    import re
 
-    return ByteSize().convert(text, None, None)
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)([kKmMgG]i?)?", text.strip())
+    if not match:
+        raise SystemExit(f"not a size: {text!r}")
+    unit = (match.group(2) or "").lower()
+    scale = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "ki": 2**10, "mi": 2**20, "gi": 2**30}[unit]
+    return int(float(match.group(1)) * scale)
 
 
 def main() -> None:
@@ -333,7 +354,12 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the generated corpus")
     parser.add_argument("--quick", action="store_true", help="12.5M,25M,50M and an 8M budget: proves the script")
     parser.add_argument("--no-write", action="store_true", help="print only, do not update RESULTS.md")
+    parser.add_argument("--build-only", nargs=3, metavar=("DIR", "TOTAL", "SHARD"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.build_only:  # the child that builds the corpus (its memory never touches the parent's)
+        shards = build_corpus(Path(args.build_only[0]), int(args.build_only[1]), int(args.build_only[2]), args.seed)
+        print(json.dumps({"shards": [str(p) for p in shards], "sources": [p.name for p in source_paths()]}))
+        return
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     # The children (and Dask's worker processes) import subword from this checkout.
     os.environ["PYTHONPATH"] = str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")
@@ -349,8 +375,10 @@ def main() -> None:
     workdir.mkdir(parents=True, exist_ok=True)
     try:
         t0 = time.perf_counter()
-        shards = build_corpus(workdir, sizes[-1], max(1, sizes[0] // 8), args.seed)
-        _, sources = source_lines()
+        out = subprocess.run([sys.executable, __file__, "--seed", str(args.seed), "--build-only", str(workdir),
+                              str(sizes[-1]), str(max(1, sizes[0] // 8))], check=True, capture_output=True, text=True)
+        built = json.loads(out.stdout.strip().splitlines()[-1])
+        shards, sources = [Path(p) for p in built["shards"]], built["sources"]
         log.info("built %d shards, %.0f MB, in %.0f s", len(shards), sum(p.stat().st_size for p in shards) / 1e6,
                  time.perf_counter() - t0)
         rows = [count_and_train(prefix(shards, size), workdir, f"size{i}", args.vocab_size)
