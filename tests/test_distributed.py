@@ -109,3 +109,18 @@ def test_a_compressed_file_is_one_task_counted_whole(corpus, tmp_path):
     assert sd.byte_ranges(gz, 1000) == [(0, gz.stat().st_size)]
     got = sd.count_range(str(gz), 0, gz.stat().st_size, sd.pipeline_for("bpe"))
     assert got.words() == single(corpus, "bpe").words()
+
+
+def test_the_cli_counts_on_the_cluster(corpus, client, tmp_path):
+    from click.testing import CliRunner
+
+    from cli.main import cli
+    from subword.counts import WordCounts
+
+    out = tmp_path / "dask.swc"
+    r = CliRunner().invoke(cli, ["count", "--dask", client.scheduler.address, str(corpus), "--for", "bpe",
+                                 "--chunk-size", "300k", "-o", str(out)], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    tasks = -(-corpus.stat().st_size // 300_000)
+    assert f"{tasks} tasks on tcp://127.0.0.1" in r.output
+    assert WordCounts.load(out).words() == single(corpus, "bpe").words()
