@@ -36,7 +36,8 @@ from typing import Any
 from subword import normalizers as _normalizers
 from subword import pre_tokenizers as _pre_tokenizers
 
-__all__ = ["WordCounts", "Counter", "count_words", "merge_files", "pipeline_for", "pipeline_difference", "ALGORITHMS"]
+__all__ = ["WordCounts", "Counter", "count_words", "merge_files", "train_from_counts", "pipeline_for", "make_pipeline",
+           "pipeline_difference", "ALGORITHMS"]
 
 log = logging.getLogger(__name__)
 

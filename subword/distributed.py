@@ -52,6 +52,11 @@ def connect(address: str, *, timeout: float = 10.0) -> Any:
 
     Raises:
         ConnectionError: the scheduler cannot be reached in time.
+
+    >>> connect("tcp://127.0.0.1:9", timeout=0.5)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ConnectionError: cannot reach the Dask scheduler at tcp://127.0.0.1:9 within 0.5 s ...
     """
     distributed = _require_distributed()
     try:
@@ -116,6 +121,11 @@ def count_range(path: str, start: int, end: int, pipeline: dict[str, Any], error
     """Counts the lines starting in ``[start, end)`` of ``path`` (one Dask task; also usable alone).
 
     A compressed file is counted whole (its range is ``(0, size)``).
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp(), "a.txt"); _ = p.write_bytes(b"one two\\nthree\\n")
+    >>> count_range(str(p), 1, 9, pipeline_for("bpe")).words()  # the line starting at 0 belongs elsewhere
+    [('three', 1)]
     """
     p = Path(path)
     counter = Counter(pipeline, threads=threads)
@@ -154,6 +164,10 @@ def count_words(paths: Sequence[str | os.PathLike[str]], client: Any, like: Any 
 
     Raises:
         corpora.CorpusError: a file cannot be read or is not UTF-8 (raised from the worker).
+
+    >>> from distributed import Client, LocalCluster  # doctest: +SKIP
+    >>> client = Client(LocalCluster(n_workers=2, threads_per_worker=1))  # doctest: +SKIP
+    >>> count_words(["corpus.txt"], client, like="byte-bpe").save("all.swc")  # doctest: +SKIP
     """
     import corpora
 
