@@ -206,8 +206,10 @@ def _register() -> None:
     from cli.pretrain import pretrain_command
     from cli.train import train_command
 
+    from cli.count import count_command
+
     for command in (train_command, encode_command, decode_command, inspect_command, convert_command,
-                    pretrain_command, fill_mask_command):
+                    count_command, pretrain_command, fill_mask_command):
         cli.add_command(command)
     cli.add_command(__import__("cli.compare", fromlist=["compare_command"]).compare_command)
 

@@ -127,6 +127,9 @@ Examples:
          "except unigram, where -o NAME.model means spm and NAME.json means hf.",
 )
 @add_registry_options(_CLASSES)
+
+@click.option("--from-counts", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Train from a word-counts file made by `subword count` (bpe, byte-bpe, wordpiece; no INPUT).")
 @click.option("--max-lines", type=click.IntRange(min=1), help="Read only the first N lines of the input.")
 @click.option("--max-bytes", type=ByteSize(), help="Read only this much of the input (e.g. 100M); lines are never cut.")
 @click.option(
@@ -155,6 +158,7 @@ def train_command(
     encoding_errors: str,
     progress_mode: str,
     quiet: bool,
+    from_counts: Path | None = None,
     **trainer_values: Any,
 ) -> None:
     """Train a tokenizer: BPE (whitespace words), byte-level BPE (GPT-2 style), WordPiece (BERT style) or
@@ -183,6 +187,15 @@ def train_command(
     if not output.parent.exists():
         raise click.BadParameter(f"directory {str(output.parent)!r} does not exist", param_hint="'-o' / '--output'")
 
+    if from_counts is not None:
+        from cli.count import train_from_counts_file
+
+        if any(v is not None for v in (max_lines, max_bytes, sample, jsonl_field)):
+            raise click.UsageError("--max-lines, --max-bytes, --sample and --jsonl-field are about reading text; "
+                                   "with --from-counts, apply them when counting")
+        train_from_counts_file(algorithm, trainer, from_counts, inputs, output, say,
+                               ProgressReporter(resolve_mode(progress_mode, quiet), units={}))  # type: ignore[arg-type]
+        return
     if inputs:
         sources: list[str] = list(inputs)
     else:

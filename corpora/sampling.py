@@ -11,10 +11,13 @@ reads like the corpus and does not depend on how the reservoir happened to be sh
 from __future__ import annotations
 
 import itertools
+import logging
 import random
 from collections.abc import Iterable
 
 __all__ = ["sample_lines", "first_lines"]
+
+log = logging.getLogger(__name__)
 
 
 def sample_lines(lines: Iterable[str], n: int, seed: int = 0) -> list[str]:
@@ -44,7 +47,9 @@ def sample_lines(lines: Iterable[str], n: int, seed: int = 0) -> list[str]:
     reservoir: list[tuple[int, str]] = []
     if n == 0:
         return []
+    seen = 0
     for i, line in enumerate(lines):
+        seen = i + 1
         if i < n:
             reservoir.append((i, line))
             continue
@@ -52,6 +57,9 @@ def sample_lines(lines: Iterable[str], n: int, seed: int = 0) -> list[str]:
         j = rng.randrange(i + 1)
         if j < n:
             reservoir[j] = (i, line)
+    # How much of the corpus the sample stands for: users of big corpora need to see it (sentencepiece
+    # drops the lines past input_sentence_size without saying so at the default log level).
+    log.info("sampled %d of %d lines seen (reservoir, seed %d)", len(reservoir), seen, seed)
     reservoir.sort(key=lambda pair: pair[0])
     return [line for _, line in reservoir]
 

@@ -39,6 +39,9 @@ if TYPE_CHECKING:
     from subword.trainers import train_wordpiece as train_wordpiece
     from subword.unigram import UnigramTrainer as UnigramTrainer
 
+    from subword.counts import WordCounts as WordCounts
+    from subword.counts import count_words as count_words
+
 __all__ = [
     "Tokenizer",
     "Encoding",
@@ -57,6 +60,8 @@ __all__ = [
     "SpmBpeTrainer",
     "train_bpe",
     "train_wordpiece",
+    "count_words",
+    "WordCounts",
     "normalizers",
     "pre_tokenizers",
     "decoders",
@@ -82,6 +87,9 @@ _LAZY = {
     "train_bpe": ("subword.trainers", "train_bpe"),
     "train_wordpiece": ("subword.trainers", "train_wordpiece"),
     "compare": ("subword.compare", None),
+
+    "count_words": ("subword.counts", "count_words"),
+    "WordCounts": ("subword.counts", "WordCounts"),
 }
 
 

@@ -275,7 +275,12 @@ def _assemble(meta: list[tuple[int, str, int]], pieces: Iterable[tuple[str, floa
 
 def _select(lines: Iterable[str], opts: SpmOptions, seed: int) -> list[str]:
     """``input_sentence_size``: like sentencepiece, count only lines it would load (non-empty, not
-    longer than ``max_sentence_length`` bytes, without U+2585), then keep the first N or a sample."""
+    longer than ``max_sentence_length`` bytes, without U+2585), then keep the first N or a sample.
+
+    The input is read once, as a stream; only the kept lines are held (a reservoir of N with
+    ``shuffle_input_sentence``), so a corpus far larger than memory can be sampled. How many lines
+    were seen, loadable and kept is logged (INFO), since the rest are dropped.
+    """
     if opts.input_sentence_size <= 0:
         return list(lines)
 
@@ -283,16 +288,28 @@ def _select(lines: Iterable[str], opts: SpmOptions, seed: int) -> list[str]:
         body = line[:-1] if line.endswith("\n") else line
         return bool(body) and "\u2585" not in body and len(body.encode("utf-8")) <= opts.max_sentence_length
 
-    usable = (line for line in lines if loadable(line))
+    seen = [0]
+
+    def counted(it: Iterable[str]) -> Iterable[str]:
+        for line in it:
+            seen[0] += 1
+            yield line
+
+    usable = (line for line in counted(lines) if loadable(line))
     if not opts.shuffle_input_sentence:
         out = []
         for line in usable:
             out.append(line)
             if len(out) >= opts.input_sentence_size:
                 break
+        log.info("input_sentence_size=%d: kept the first %d loadable lines (read %d lines, stopped there)",
+                 opts.input_sentence_size, len(out), seen[0])
         return out
     from corpora import sample_lines
-    return list(sample_lines(usable, opts.input_sentence_size, seed=seed))
+    kept = list(sample_lines(usable, opts.input_sentence_size, seed=seed))
+    log.info("input_sentence_size=%d: kept %d of the %d lines seen (reservoir sample, seed %d)",
+             opts.input_sentence_size, len(kept), seen[0], seed)
+    return kept
 
 
 def train_spm_bpe(

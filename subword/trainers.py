@@ -197,6 +197,24 @@ class BpeTrainer:
         """
         return train_bpe(lines, self, progress=progress)
 
+    def train_from_counts(self, counts: Any, progress: ProgressCallback | None = None) -> Tokenizer:
+        """Train on word counts (:func:`subword.count_words`, or a ``.swc`` file loaded with
+        ``subword.counts.WordCounts.load``): the same tokenizer as training on the counted text.
+
+        The pipeline comes from the counts (``ByteLevel`` counts give byte-level BPE) and must be the
+        one this trainer counts with; WordPiece options pick BERT's.
+
+        Raises:
+            ValueError: the counts were made by another pipeline (the message names the difference).
+
+        >>> from subword import count_words
+        >>> BpeTrainer(vocab_size=260).train_from_counts(count_words(["hello help\\n"], like="byte-bpe")).model.merges
+        [('e', 'l'), ('h', 'el'), ('l', 'o'), ('Ġ', 'hel')]
+        """
+        from subword.counts import train_from_counts
+
+        return train_from_counts(self, counts, progress=progress)
+
     def trainer_kwargs(self) -> dict[str, Any]:
         """The keyword arguments of the training functions (``_core.train_bpe`` and the reference)."""
         keys = ("vocab_size", "min_frequency", "special_tokens", "initial_alphabet", "limit_alphabet",
@@ -232,8 +250,12 @@ def _count(
     ``_core.WordCounter`` for the Rust engine and a ``{word: count}`` dict for the reference.
 
     Raises:
-        ValueError: the input has no words.
+        ValueError: the input has no words (or, for word counts, another pipeline made them).
     """
+    from subword.counts import WordCounts
+
+    if isinstance(lines, WordCounts):  # already counted (train_from_counts)
+        return lines._for_training(trainer, pre, normalizer)
     sha = hashlib.sha256()
     stats = {"lines": 0}
     words: Any

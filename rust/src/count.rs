@@ -9,6 +9,13 @@
 //! - A batch is split into chunks counted on the rayon pool into chunk-local maps keyed by owned
 //!   strings (looked up by `&str` first, so a string is allocated once per distinct word per chunk),
 //!   then folded into the counter. The result does not depend on chunking or thread count.
+//! - Memory: [`WordCounter::memory_bytes`] estimates the table from its buckets (one
+//!   `(String, u64)` slot of 32 bytes plus a control byte each; hashbrown keeps 1/8 free and doubles)
+//!   and the word bytes plus a 16-byte allocator header per word: 54-92 bytes + the word per distinct
+//!   word, depending on where the table is between two doublings. Counting with a budget spills the
+//!   table as a sorted run (see `counts_file.rs`) when [`WordCounter::peak_after_next_feed`] (the
+//!   table, the next batch's new words, and a rehash's doubled table) would pass the budget, so
+//!   memory stays bounded on any corpus.
 
 use crate::normalize::Normalizer;
 use crate::pretok::PreTokenizer;
@@ -22,6 +29,10 @@ pub struct WordCounter {
     norm: Option<Normalizer>,
     /// raw (unmapped) word -> count
     counts: AHashMap<String, u64>,
+    /// Sum of the byte lengths of the keys of `counts` (for the memory estimate).
+    key_bytes: usize,
+    /// New distinct words and their bytes added by the last `feed` (to foresee the next one).
+    last_new: (usize, usize),
 }
 
 /// Lines per parallel task; large enough that map merging stays cheap.
@@ -49,20 +60,38 @@ fn count_chunk<S: AsRef<str>>(lines: &[S], pre: &PreTokenizer, norm: Option<&Nor
     m
 }
 
-fn merge_into(dst: &mut AHashMap<String, u64>, src: AHashMap<String, u64>) {
+/// Adds `src` into `dst`; returns the byte length of the keys that were new to `dst`.
+fn merge_into(dst: &mut AHashMap<String, u64>, src: AHashMap<String, u64>) -> usize {
+    let mut added = 0;
     for (k, v) in src {
         match dst.get_mut(&k) {
             Some(c) => *c = c.saturating_add(v),
             None => {
+                added += k.len();
                 dst.insert(k, v);
             }
         }
+    }
+    added
+}
+
+/// Bytes per bucket of the table: the `(String, u64)` slot plus hashbrown's control byte.
+const BUCKET_BYTES: usize = std::mem::size_of::<(String, u64)>() + 1;
+/// What the allocator adds to each word's heap string (header and rounding), on average.
+const ALLOC_OVERHEAD: usize = 16;
+
+/// Buckets of a hashbrown table that holds `capacity` items (it keeps 1/8 of the buckets free).
+fn buckets(capacity: usize) -> usize {
+    if capacity == 0 {
+        0
+    } else {
+        (capacity * 8 / 7).next_power_of_two()
     }
 }
 
 impl WordCounter {
     pub fn new(pre: PreTokenizer, norm: Option<Normalizer>) -> Self {
-        WordCounter { pre, norm, counts: AHashMap::new() }
+        WordCounter { pre, norm, counts: AHashMap::new(), key_bytes: 0, last_new: (0, 0) }
     }
 
     pub fn pre_tokenizer(&self) -> &PreTokenizer {
@@ -92,17 +121,85 @@ impl WordCounter {
             merge_into(&mut a, b);
             a
         });
+        let (len0, bytes0) = (self.counts.len(), self.key_bytes);
         if self.counts.is_empty() {
+            self.key_bytes = merged.keys().map(|k| k.len()).sum();
             self.counts = merged;
         } else {
-            merge_into(&mut self.counts, merged);
+            self.key_bytes += merge_into(&mut self.counts, merged);
         }
+        self.last_new = (self.counts.len() - len0, self.key_bytes - bytes0);
     }
 
     /// Adds `count` occurrences of an already pre-tokenized raw word.
     pub fn add_word(&mut self, raw: &str, count: u64) {
-        let c = self.counts.entry(raw.to_string()).or_insert(0);
-        *c = c.saturating_add(count);
+        if let Some(c) = self.counts.get_mut(raw) {
+            *c = c.saturating_add(count);
+        } else {
+            self.key_bytes += raw.len();
+            self.counts.insert(raw.to_string(), count);
+        }
+    }
+
+    /// Adds every count of `other` (same pipeline; the caller checks).
+    pub fn merge(&mut self, other: &WordCounter) {
+        for (w, c) in &other.counts {
+            self.add_word(w, *c);
+        }
+    }
+
+    /// Estimated heap bytes held by the table (see the performance notes).
+    pub fn memory_bytes(&self) -> usize {
+        buckets(self.counts.capacity()) * BUCKET_BYTES + self.key_bytes + self.counts.len() * ALLOC_OVERHEAD
+    }
+
+    /// The estimated peak if the next `feed` adds as many new words as the last one did: the table
+    /// plus those words, plus, when they do not fit, the doubled table that exists next to the old one
+    /// while it is rehashed. A budgeted count spills when this passes the budget, so a resize never
+    /// overshoots it.
+    pub fn peak_after_next_feed(&self) -> usize {
+        let (new_words, new_bytes) = self.last_new;
+        let cap = self.counts.capacity();
+        let mut peak = self.memory_bytes() + new_bytes + new_words * ALLOC_OVERHEAD;
+        if self.counts.len() + new_words > cap {
+            let mut grown = buckets(cap).max(4) * 2;
+            while grown * 7 / 8 < self.counts.len() + new_words {
+                grown *= 2;
+            }
+            peak += grown * BUCKET_BYTES;
+        }
+        peak
+    }
+
+    /// Forgets every word and frees the table (after a spill).
+    pub fn clear(&mut self) {
+        self.counts = AHashMap::new();
+        self.key_bytes = 0;
+    }
+
+    /// The raw words (as counted, before byte-level mapping) sorted by their UTF-8 bytes.
+    pub fn sorted_raw(&self) -> Vec<(&str, u64)> {
+        let mut v: Vec<(&str, u64)> = self.counts.iter().map(|(w, c)| (w.as_str(), *c)).collect();
+        v.par_sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        v
+    }
+
+    /// Drops the words seen fewer than `min_count` times.
+    pub fn retain_min_count(&mut self, min_count: u64) {
+        if min_count > 1 {
+            self.counts.retain(|_, c| *c >= min_count);
+            self.key_bytes = self.counts.keys().map(|k| k.len()).sum();
+        }
+    }
+
+    /// Bytes a record stream of these words needs, roughly (to size buffers).
+    pub fn key_bytes_hint(&self) -> usize {
+        self.key_bytes + 3 * self.counts.len()
+    }
+
+    /// Sum of all counts (word occurrences).
+    pub fn occurrences(&self) -> u64 {
+        self.counts.values().fold(0u64, |a, c| a.saturating_add(*c))
     }
 
     /// Number of distinct words.
@@ -170,5 +267,28 @@ mod tests {
         let mut wc = WordCounter::new(PreTokenizer::Whitespace, Some(Normalizer::Lowercase));
         wc.feed(&["Hello HELLO"]);
         assert_eq!(wc.words(), vec![("hello".to_string(), 2)]);
+    }
+
+    #[test]
+    fn merge_equals_counting_together_and_memory_grows() {
+        let lines: Vec<String> = (0..5000).map(|i| format!("w{} é{} z\n", i % 311, i % 7)).collect();
+        let mut whole = WordCounter::new(PreTokenizer::Whitespace, None);
+        whole.feed(&lines);
+        let mut a = WordCounter::new(PreTokenizer::Whitespace, None);
+        a.feed(&lines[..1234]);
+        let before = a.memory_bytes();
+        let mut b = WordCounter::new(PreTokenizer::Whitespace, None);
+        b.feed(&lines[1234..]);
+        a.merge(&b);
+        assert_eq!(a.words(), whole.words());
+        assert!(a.memory_bytes() >= before && before > 0);
+        // A feed that adds words can grow the table: the foreseen peak is never below the present.
+        assert!(a.peak_after_next_feed() >= a.memory_bytes());
+        let raw = a.sorted_raw();
+        assert!(raw.windows(2).all(|p| p[0].0.as_bytes() < p[1].0.as_bytes()));
+        a.retain_min_count(1000);
+        assert_eq!(a.words(), vec![("z".to_string(), 5000)]);
+        a.clear();
+        assert_eq!((a.len(), a.memory_bytes()), (0, 0));
     }
 }

@@ -4,6 +4,7 @@
 //! - [`normalize`]  text normalizers (NFC, NFKC, lowercase, strip accents) with offset alignment
 //! - [`pretok`]     pre-tokenizers: HF `Whitespace` and `ByteLevel` (GPT-2 pattern, byte-to-unicode table)
 //! - [`count`]      parallel word counting over pre-tokenized text
+//! - [`counts_file`] the sorted record stream of word-counts files and spilled runs (CRC-32, k-way merge)
 //! - [`bpe`]        BPE training (HF-compatible merge loop) and encoding (merges by rank, cache, dropout)
 //! - [`wordpiece`]  WordPiece: likelihood/frequency trainer, greedy longest-match encoder
 //! - [`model`]      the model enum the pipeline dispatches on (BPE, WordPiece)
@@ -21,6 +22,7 @@
 pub mod added;
 pub mod bpe;
 pub mod count;
+pub mod counts_file;
 pub mod decode;
 pub mod encoding;
 pub mod model;

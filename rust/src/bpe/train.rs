@@ -26,6 +26,14 @@
 //!   So on this corpus counting costs about as much as all 31,744 merges together.
 //! - Memory: the words live in one `Vec<u32>` arena (no per-word allocation); pair positions are
 //!   owned by heap entries and freed when an entry is consumed, as in HF.
+//! - Memory per distinct word, measured (`subword train byte-bpe --from-counts W.swc --vocab-size
+//!   32000`, peak RSS, words of 5-12 letters made by benchmarks/bench_scale.py's `variant`):
+//!   200k words 128 MiB, 1M words 465 MiB, 2M words 915 MiB, i.e. **about 470 bytes per distinct
+//!   word** over a ~60 MiB base. It is the loaded count table (~80 B + the word), the byte-mapped
+//!   copy handed to the trainer (~40 B + the word), the arena (4 B per symbol) and, most of it,
+//!   the pair -> positions sets of the initial pair counting (~8-16 B per pair occurrence per word).
+//!   So a 10M-word corpus needs ~4.7 GB to train; `subword count --min-count` shrinks N when that is
+//!   too much (it changes the result, unlike the exact counts).
 //!
 //! What decides the output, in order:
 //! 1. ids: special tokens in the given order (a repeat is skipped), then the alphabet sorted by code

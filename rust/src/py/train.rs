@@ -13,6 +13,7 @@ use pyo3::types::{PyList, PyString, PyTuple};
 
 use crate::bpe::train::{train, BpeModelOut, BpeTrainerConfig, Progress, TrainError};
 use crate::count::WordCounter;
+use crate::counts_file::{merge_sorted, Named, RecordReader, RecordWriter, SortedRecords, StreamSummary, VecRecords};
 use crate::normalize::Normalizer;
 use crate::pretok::PreTokenizer;
 
@@ -82,9 +83,184 @@ impl PyWordCounter {
         self.inner.len()
     }
 
+    /// Estimated heap bytes of the word table (what `--max-memory` budgets).
+    fn memory_bytes(&self) -> usize {
+        self.inner.memory_bytes()
+    }
+
+    /// Estimated peak of the table after one more batch like the last one (rehash included).
+    fn peak_after_next_feed(&self) -> usize {
+        self.inner.peak_after_next_feed()
+    }
+
+    /// Sum of all counts.
+    fn occurrences(&self) -> u64 {
+        self.inner.occurrences()
+    }
+
+    /// Adds the counts of `other` (the caller checks that both counted with the same pipeline).
+    fn merge(&mut self, py: Python<'_>, other: PyRef<'_, PyWordCounter>) {
+        let (inner, theirs) = (&mut self.inner, &other.inner);
+        py.detach(|| inner.merge(theirs));
+    }
+
+    /// Trains and counts on `threads` workers from now on (None: all cores).
+    #[pyo3(signature = (threads = None))]
+    fn set_threads(&mut self, threads: Option<usize>) -> PyResult<()> {
+        self.pool = build_pool(threads)?;
+        Ok(())
+    }
+
+    /// Drops the words seen fewer than `min_count` times.
+    fn retain_min_count(&mut self, min_count: u64) {
+        self.inner.retain_min_count(min_count);
+    }
+
+    /// Writes the words as one sorted run to the new file `path` and empties the table.
+    /// Returns `(words, occurrences, bytes, crc32)`.
+    fn spill(&mut self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<(u64, u64, u64, u32)> {
+        let inner = &mut self.inner;
+        let summary = py.detach(|| -> std::io::Result<StreamSummary> {
+            let file = std::fs::OpenOptions::new().write(true).create_new(true).open(&path)?;
+            let mut w = RecordWriter::new(std::io::BufWriter::with_capacity(1 << 20, file));
+            for (word, c) in inner.sorted_raw() {
+                w.write(word.as_bytes(), c)?;
+            }
+            let (summary, out) = w.finish()?;
+            out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+            inner.clear();
+            Ok(summary)
+        });
+        summary.map(summary_tuple).map_err(|e| io_err(&path, e))
+    }
+
+    /// Appends the words, merged with the sorted record streams `runs` (each `(file, offset,
+    /// length)`: spilled runs, or the word lists of .swc files), as records to `path`, keeping words
+    /// whose total count is at least `min_count`. Memory: one record per run. Returns
+    /// `(words, occurrences, bytes, crc32)` of what was written and the CRC-32 of each run as read,
+    /// for the caller to check.
+    #[pyo3(signature = (path, runs = Vec::new(), min_count = 0))]
+    fn append_records(
+        &self,
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        runs: Vec<(std::path::PathBuf, u64, u64)>,
+        min_count: u64,
+    ) -> PyResult<((u64, u64, u64, u32), Vec<u32>)> {
+        let inner = &self.inner;
+        let result = py.detach(|| -> std::io::Result<(StreamSummary, Vec<u32>)> {
+            use std::io::{Seek, SeekFrom};
+            let named = |p: &std::path::Path| {
+                let p = p.display().to_string();
+                move |e: std::io::Error| std::io::Error::new(e.kind(), format!("{p}: {e}"))
+            };
+            let mut sources: Vec<Box<dyn SortedRecords>> = Vec::new();
+            for (run, offset, length) in &runs {
+                let mut f = std::fs::File::open(run).map_err(named(run))?;
+                f.seek(SeekFrom::Start(*offset)).map_err(named(run))?;
+                let reader = RecordReader::new(std::io::BufReader::with_capacity(1 << 16, f), *length);
+                sources.push(Box::new(Named { name: run.display().to_string(), inner: reader }));
+            }
+            let mine = inner.sorted_raw();
+            sources.push(Box::new(VecRecords(mine.into_iter().map(|(w, c)| (w.as_bytes().to_vec(), c)))));
+            let file = std::fs::OpenOptions::new().append(true).open(&path).map_err(named(&path))?;
+            let mut w = RecordWriter::new(std::io::BufWriter::with_capacity(1 << 20, file));
+            merge_sorted(&mut sources, &mut w, min_count).map_err(|e| {
+                // Input errors already name their file; a write error gets the output's name.
+                if e.kind() == std::io::ErrorKind::InvalidData { e } else { named(&path)(e) }
+            })?;
+            let (summary, out) = w.finish().map_err(named(&path))?;
+            out.into_inner().map_err(|e| named(&path)(e.into_error()))?.sync_all().map_err(named(&path))?;
+            let crcs = sources[..runs.len()].iter().map(|s| s.crc32()).collect();
+            Ok((summary, crcs))
+        });
+        result.map(|(s, crcs)| (summary_tuple(s), crcs)).map_err(plain_io_err)
+    }
+
+    /// Adds the records stored in `path` at `offset` (`length` bytes), skipping words counted
+    /// fewer than `min_count` times. Returns the CRC-32 of those bytes, for the caller to check.
+    #[pyo3(signature = (path, offset, length, min_count = 0))]
+    fn read_records(
+        &mut self,
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        offset: u64,
+        length: u64,
+        min_count: u64,
+    ) -> PyResult<u32> {
+        let inner = &mut self.inner;
+        let result = py.detach(|| -> std::io::Result<u32> {
+            use std::io::{Seek, SeekFrom};
+            let mut f = std::fs::File::open(&path)?;
+            f.seek(SeekFrom::Start(offset))?;
+            let mut r = RecordReader::new(std::io::BufReader::with_capacity(1 << 20, f), length);
+            add_all(inner, &mut r, min_count)?;
+            Ok(r.crc32())
+        });
+        result.map_err(|e| io_err(&path, e))
+    }
+
+    /// The words as a record stream in memory (for pickling and for sending between processes).
+    fn to_records<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+        let inner = &self.inner;
+        let bytes = py
+            .detach(|| -> std::io::Result<Vec<u8>> {
+                let mut w = RecordWriter::new(Vec::with_capacity(inner.key_bytes_hint()));
+                for (word, c) in inner.sorted_raw() {
+                    w.write(word.as_bytes(), c)?;
+                }
+                Ok(w.finish()?.1)
+            })
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(pyo3::types::PyBytes::new(py, &bytes))
+    }
+
+    /// Adds the words of a record stream made by `to_records`.
+    fn add_records(&mut self, py: Python<'_>, records: &[u8]) -> PyResult<()> {
+        let inner = &mut self.inner;
+        py.detach(|| {
+            let mut r = RecordReader::new(records, records.len() as u64);
+            add_all(inner, &mut r, 0)
+        })
+        .map_err(|e| PyValueError::new_err(format!("bad word records: {e}")))
+    }
+
     fn __repr__(&self) -> String {
         format!("WordCounter({} distinct words)", self.inner.len())
     }
+}
+
+fn summary_tuple(s: StreamSummary) -> (u64, u64, u64, u32) {
+    (s.words, s.occurrences, s.bytes, s.crc32)
+}
+
+/// An I/O error as Python sees it: corrupt data is a ValueError, the rest an OSError naming the file.
+fn io_err(path: &std::path::Path, e: std::io::Error) -> PyErr {
+    if e.kind() == std::io::ErrorKind::InvalidData {
+        PyValueError::new_err(format!("{}: {e}", path.display()))
+    } else {
+        pyo3::exceptions::PyOSError::new_err(format!("{}: {e}", path.display()))
+    }
+}
+
+/// An error whose message already names its file.
+fn plain_io_err(e: std::io::Error) -> PyErr {
+    if e.kind() == std::io::ErrorKind::InvalidData {
+        PyValueError::new_err(e.to_string())
+    } else {
+        pyo3::exceptions::PyOSError::new_err(e.to_string())
+    }
+}
+
+fn add_all<R: std::io::BufRead>(inner: &mut WordCounter, r: &mut RecordReader<R>, min_count: u64) -> std::io::Result<()> {
+    while let Some((word, c)) = r.next_record()? {
+        if c >= min_count {
+            // The reader checked UTF-8 already.
+            let w = String::from_utf8(word).map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8"))?;
+            inner.add_word(&w, c);
+        }
+    }
+    Ok(())
 }
 
 /// Builds the trainer options from the Python keyword arguments.

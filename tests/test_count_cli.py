@@ -1,0 +1,128 @@
+"""``subword count`` and ``subword train --from-counts``: shards, merge, budgets, bad files, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from _cli_helpers import make_text
+
+
+@pytest.fixture(scope="module")
+def app() -> click.Group:
+    from cli.main import cli
+
+    return cli
+
+
+def run(app: click.Group, *args: str):
+    return CliRunner().invoke(app, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def text(tmp_path_factory) -> tuple[Path, list[Path]]:
+    """One corpus and the same lines cut into 3 shard files."""
+    root = tmp_path_factory.mktemp("count")
+    body = make_text(4000, seed=5)
+    whole = root / "whole.txt"
+    whole.write_text(body, encoding="utf-8")
+    lines = body.splitlines(keepends=True)
+    parts = [lines[:1000], lines[1000:1001], lines[1001:]]
+    paths = []
+    for i, part in enumerate(parts):
+        p = root / f"part{i}.txt"
+        p.write_text("".join(part), encoding="utf-8")
+        paths.append(p)
+    return whole, paths
+
+
+def model_of(path: Path) -> dict:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["model"].pop("provenance", None)
+    return data
+
+
+@pytest.mark.parametrize("algorithm", ["byte-bpe", "wordpiece"])
+def test_count_shards_merge_and_train_equals_training_on_the_text(app, text, tmp_path, algorithm):
+    whole, parts = text
+    for i, part in enumerate(parts):
+        r = run(app, "count", part, "--for", algorithm, "-o", tmp_path / f"{i}.swc", "-q")
+        assert r.exit_code == 0, r.output
+    r = run(app, "count", "--merge", *(tmp_path / f"{i}.swc" for i in range(3)), "-o", tmp_path / "all.swc")
+    assert r.exit_code == 0, r.output
+    assert "distinct words from 3 files (4,000 lines)" in r.output
+    size = "500" if algorithm == "byte-bpe" else "300"
+    r = run(app, "train", algorithm, "--from-counts", tmp_path / "all.swc", "--vocab-size", size, "-o",
+            tmp_path / "fc.json", "-q")
+    assert r.exit_code == 0, r.output
+    r = run(app, "train", algorithm, whole, "--vocab-size", size, "-o", tmp_path / "tx.json", "-q")
+    assert r.exit_code == 0, r.output
+    assert model_of(tmp_path / "fc.json") == model_of(tmp_path / "tx.json")
+
+
+def test_max_memory_spills_and_gives_the_same_file_content(app, text, tmp_path):
+    whole, _ = text
+    from subword.counts import WordCounts
+
+    assert run(app, "count", whole, "--for", "bpe", "-o", tmp_path / "a.swc", "-q").exit_code == 0
+    r = run(app, "count", whole, "--for", "bpe", "--max-memory", "4k", "-o", tmp_path / "b.swc")
+    assert r.exit_code == 0, r.output
+    assert "spilled and merged" in r.output
+    assert WordCounts.load(tmp_path / "a.swc").words() == WordCounts.load(tmp_path / "b.swc").words()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.swc", "b.swc"], "runs are removed"
+
+
+def test_merge_refuses_other_pipelines_naming_the_difference(app, text, tmp_path):
+    whole, _ = text
+    run(app, "count", whole, "--for", "bpe", "-o", tmp_path / "a.swc", "-q")
+    run(app, "count", whole, "--pre-tokenizer", "whitespace", "--normalizer", "nfkc", "-o", tmp_path / "b.swc", "-q")
+    r = run(app, "count", "--merge", tmp_path / "a.swc", tmp_path / "b.swc", "-o", tmp_path / "c.swc")
+    assert r.exit_code == 1
+    assert "different pipelines (normalizer: none vs NFKC)" in r.output
+    assert not (tmp_path / "c.swc").exists()
+
+
+def test_train_refuses_counts_of_another_pipeline(app, text, tmp_path):
+    whole, _ = text
+    run(app, "count", whole, "--for", "bpe", "-o", tmp_path / "a.swc", "-q")
+    r = run(app, "train", "byte-bpe", "--from-counts", tmp_path / "a.swc", "-o", tmp_path / "t.json")
+    assert r.exit_code == 1
+    assert "pre_tokenizer.type: ByteLevel vs Whitespace" in r.output
+    r = run(app, "train", "bpe", whole, "--from-counts", tmp_path / "a.swc", "-o", tmp_path / "t.json")
+    assert r.exit_code == 2 and "give no INPUT" in r.output
+
+
+def test_bad_counts_files_exit_1_with_one_line(app, text, tmp_path):
+    whole, _ = text
+    run(app, "count", whole, "--for", "bpe", "-o", tmp_path / "a.swc", "-q")
+    data = (tmp_path / "a.swc").read_bytes()
+    (tmp_path / "cut.swc").write_bytes(data[: len(data) // 2])
+    r = run(app, "train", "bpe", "--from-counts", tmp_path / "cut.swc", "-o", tmp_path / "t.json")
+    assert r.exit_code == 1 and "truncated word-counts file" in r.output
+    assert "Traceback" not in r.output and len(r.output.strip().splitlines()) == 1
+    r = run(app, "count", "--merge", tmp_path / "a.swc", whole, "-o", tmp_path / "m.swc")
+    assert r.exit_code == 1 and "not a subword word-counts file" in r.output
+
+
+def test_usage_errors_exit_2(app, text, tmp_path):
+    whole, _ = text
+    r = run(app, "count", whole, "-o", tmp_path / "a.swc")
+    assert r.exit_code == 2 and "exactly one of --for, --like or --pre-tokenizer" in r.output
+    r = run(app, "count", whole, "--for", "bpe", "--like", whole, "-o", tmp_path / "a.swc")
+    assert r.exit_code == 2
+    r = run(app, "count", whole, "--pre-tokenizer", "nope", "-o", tmp_path / "a.swc")
+    assert r.exit_code == 2 and "whitespace-split" in r.output
+
+
+def test_unreachable_dask_scheduler_is_one_line_exit_1(app, text, tmp_path):
+    pytest.importorskip("distributed")
+    whole, _ = text
+    r = run(app, "count", "--dask", "tcp://127.0.0.1:9", "--dask-timeout", "1", whole, "--for", "bpe", "-o",
+            tmp_path / "a.swc")
+    assert r.exit_code == 1
+    assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9 within 1 s" in r.output
+    assert not (tmp_path / "a.swc").exists()
