@@ -583,4 +583,83 @@ mod tests {
         assert_eq!(m.encode("abc abx"), vec![3, 1, 6, 0]);
         assert_eq!(m.encode("xy"), vec![4, 0]);
     }
+
+    fn model(pieces: &[(&str, f32, PieceType)], byte_fallback: bool) -> SpmBpeModel {
+        let spec = SpmSpec {
+            normalization: crate::spm::Normalization::Identity,
+            remove_extra_whitespaces: false,
+            ..SpmSpec::default()
+        };
+        let pieces = pieces.iter().map(|(p, s, t)| (p.to_string(), *s, *t)).collect();
+        SpmBpeModel::new(pieces, SpmNormalizer::from_spec(&spec), byte_fallback).unwrap()
+    }
+
+    #[test]
+    fn split_rule_follows_the_pieces() {
+        use PieceType::*;
+        let base = [("<unk>", 0.0, Unknown), ("▁", -1.0, Normal), ("a", -2.0, Normal), ("b", -3.0, Normal)];
+        let with = |extra: &[(&'static str, f32, PieceType)]| {
+            let mut v = base.to_vec();
+            v.extend_from_slice(extra);
+            model(&v, false).split
+        };
+        assert_eq!(with(&[("▁a", -4.0, Normal)]), Split::BeforeSpaceRun);
+        assert_eq!(with(&[("▁▁", -4.0, Normal), ("▁▁a", -5.0, Normal)]), Split::BeforeSpaceRun);
+        assert_eq!(with(&[("a▁", -4.0, Normal), ("▁▁", -5.0, Normal)]), Split::AfterSpaceRun);
+        assert_eq!(with(&[("a▁b", -4.0, Normal)]), Split::Whole);
+        // control and byte pieces are never produced by merges: they do not count
+        assert_eq!(with(&[("a▁b", 0.0, Control)]), Split::BeforeSpaceRun);
+    }
+
+    #[test]
+    fn whitespace_runs_merge_with_the_word_after_them() {
+        use PieceType::*;
+        // "▁▁" beats "▁a": the run of two spaces stays one piece, the word gets no ▁
+        let m = model(
+            &[("<unk>", 0.0, Unknown), ("▁▁", -0.5, Normal), ("▁a", -1.0, Normal), ("▁", -2.0, Normal), ("a", -3.0, Normal)],
+            false,
+        );
+        assert_eq!(m.encode("a  a"), vec![2, 1, 4]);
+        assert_eq!(m.encode("a   a"), vec![2, 1, 2]);
+    }
+
+    #[test]
+    fn id_merges_equal_string_merges_also_with_characters_that_are_not_pieces() {
+        use PieceType::*;
+        // "x" and "é" are no pieces but "xa", "éb" and "xab" are: the table gives them pseudo ids
+        let pieces = [
+            ("<unk>", 0.0, Unknown),
+            ("▁", -1.0, Normal),
+            ("a", -2.0, Normal),
+            ("b", -3.0, Normal),
+            ("xa", -4.0, Normal),
+            ("ab", -5.0, Normal),
+            ("xab", -6.0, Normal),
+            ("éb", -7.0, Normal),
+            ("▁▁", -8.0, Normal),
+            ("<s>", 0.0, UserDefined),
+            ("ba", -9.0, Unused),
+        ];
+        for byte_fallback in [false, true] {
+            let mut v: Vec<(&str, f32, PieceType)> = pieces.to_vec();
+            if byte_fallback {
+                let names: Vec<&'static str> =
+                    (0..256).map(|b| &*Box::leak(format!("<0x{b:02X}>").into_boxed_str())).collect();
+                v.extend(names.into_iter().map(|n| (n, 0.0, Byte)));
+            }
+            let m = model(&v, byte_fallback);
+            let mut rng = 7u64;
+            for _ in 0..3000 {
+                let mut s = String::new();
+                for _ in 0..(rng % 12) {
+                    rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    s.push_str(["a", "b", "x", "é", "▁", "<s>", "y", "ba"][(rng >> 33) as usize % 8]);
+                }
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                m.encode_ids(&m.merges, &s, &mut a);
+                m.encode_strings(&s, &mut b);
+                assert_eq!(a, b, "{s:?}");
+            }
+        }
+    }
 }
