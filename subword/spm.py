@@ -36,6 +36,7 @@ Known differences from sentencepiece (none shows on the test corpora):
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections.abc import Callable, Iterable
@@ -346,24 +347,62 @@ class SpmBpeTokenizer:
     def __init__(self, model: SpmModelFile) -> None:
         from subword import _core
 
-        if model.model_type != MODEL_TYPES["bpe"]:
+        spec, charsmap, byte_fallback = self._options(model.model_type, model.trainer_spec, model.normalizer_spec)
+        self._model: SpmModelFile | None = model
+        self._data: bytes | None = None
+        self._encoder = _core.SpmBpeEncoder(model.pieces, spec, charsmap, byte_fallback)
+
+    @staticmethod
+    def _options(model_type: int, trainer: dict[str, Any], norm: dict[str, Any]) -> tuple[str, bytes | None, bool]:
+        """What the Rust encoder takes from the specs: (spec JSON, precompiled charsmap, byte fallback)."""
+        if model_type != MODEL_TYPES["bpe"]:
             raise ValueError("SpmBpeTokenizer needs a BPE model (model_type 2); Unigram models: see subword.unigram")
-        norm, trainer = model.normalizer_spec, model.trainer_spec
         spec = {"normalization_rule_name": "identity", "add_dummy_prefix": norm.get("add_dummy_prefix", True),
                 "remove_extra_whitespaces": norm.get("remove_extra_whitespaces", True),
                 "treat_whitespace_as_suffix": trainer.get("treat_whitespace_as_suffix", False)}
-        self.model = model
-        self._pieces = [p for p, _, _ in model.pieces]
-        self._ids = {p: i for i, p in enumerate(self._pieces)}
-        self._encoder = _core.SpmBpeEncoder(model.pieces, json.dumps(spec), norm.get("precompiled_charsmap") or None,
-                                            bool(trainer.get("byte_fallback", False)))
+        return json.dumps(spec), norm.get("precompiled_charsmap") or None, bool(trainer.get("byte_fallback", False))
 
     @classmethod
     def from_file(cls, path: str | Any) -> SpmBpeTokenizer:
-        """Loads a ``.model`` file (raises :class:`subword.formats.spm.SpmFormatError` on a bad file)."""
-        from subword.formats.spm import read_model
+        """Loads a ``.model`` file (raises :class:`subword.formats.spm.SpmFormatError` on a bad file).
 
-        return cls(read_model(path))
+        The Rust core parses the pieces and builds the encoder from the file's bytes; the Python
+        :class:`~subword.formats.spm.SpmModelFile` (:attr:`model`) is parsed only when something
+        asks for it (decoding, :meth:`id_to_piece`), which keeps loading a 32k model as fast as
+        sentencepiece's (benchmarks/bench_load.py).
+        """
+        from pathlib import Path
+
+        from subword import _core
+        from subword.formats.spm import SpmFormatError, model_specs
+
+        data = Path(path).read_bytes()
+        try:
+            spec, charsmap, byte_fallback = cls._options(*model_specs(data))
+            encoder = _core.SpmBpeEncoder.from_model_bytes(data, spec, charsmap, byte_fallback)
+        except SpmFormatError as exc:
+            raise SpmFormatError(f"{path}: {exc}") from None
+        except ValueError as exc:
+            raise SpmFormatError(f"{path}: not a usable SentencePiece BPE model: {exc}") from None
+        self = cls.__new__(cls)
+        self._model, self._data, self._encoder = None, data, encoder
+        return self
+
+    @property
+    def model(self) -> SpmModelFile:
+        """The model's content (pieces, specs), parsed on first use after :meth:`from_file`."""
+        if self._model is None:
+            assert self._data is not None  # set together by from_file
+            self._model = SpmModelFile.from_bytes(self._data)
+        return self._model
+
+    @functools.cached_property
+    def _pieces(self) -> list[str]:
+        return [p for p, _, _ in self.model.pieces]
+
+    @functools.cached_property
+    def _ids(self) -> dict[str, int]:
+        return {p: i for i, p in enumerate(self._pieces)}
 
     def encode(self, text: str) -> list[int]:
         """Ids of ``text``."""
