@@ -21,6 +21,8 @@
 //!   string (as sentencepiece and our first version did) hashes and compares bytes, which was half
 //!   the time on CJK lines (perf). `encode_strings` keeps the string version as the oracle of the
 //!   unit tests.
+//! - The pair table is built on the first encode (`OnceLock`), so loading a model costs what
+//!   sentencepiece's load costs (the pieces and their map); bench_load.py times both.
 //! - Batches run on rayon; the cache is thread-local (`RefCell`) so lookups take no lock.
 
 use std::cell::RefCell;
@@ -41,7 +43,8 @@ pub struct SpmBpeModel {
     byte_ids: Option<[u32; 256]>,
     pub normalizer: SpmNormalizer,
     split: Split,
-    merges: IdMerges,
+    /// Built on first encode: loading a model does no more than sentencepiece's load does.
+    merges: std::sync::OnceLock<IdMerges>,
     generation: u64,
 }
 
@@ -149,7 +152,8 @@ impl IdMerges {
         let mut pairs = PairTable::new(next_pseudo as usize);
         for (p, &i) in ids {
             for (k, _) in p.char_indices().skip(1) {
-                if let (Some(l), Some(r)) = (symbol_id(&m, &p[..k]), symbol_id(&m, &p[k..])) {
+                let Some(l) = symbol_id(&m, &p[..k]) else { continue };
+                if let Some(r) = symbol_id(&m, &p[k..]) {
                     pairs.insert(l, r, i);
                 }
             }
@@ -275,7 +279,7 @@ impl SpmBpeModel {
         normalizer: SpmNormalizer,
         byte_fallback: bool,
     ) -> Result<Self, String> {
-        let mut ids = AHashMap::new();
+        let mut ids = AHashMap::with_capacity(pieces.len());
         let mut unk = None;
         let mut user_defined = Vec::new();
         let mut bytes = [u32::MAX; 256];
@@ -321,7 +325,7 @@ impl SpmBpeModel {
                 .filter(|(_, _, t)| *t != PieceType::Control && *t != PieceType::Byte)
                 .map(|(p, _, _)| p.as_str()),
         );
-        let merges = IdMerges::build(&pieces, &ids);
+        let merges = std::sync::OnceLock::new();
         Ok(SpmBpeModel {
             pieces,
             ids,
@@ -333,6 +337,10 @@ impl SpmBpeModel {
             split,
             generation: GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         })
+    }
+
+    fn merges(&self) -> &IdMerges {
+        self.merges.get_or_init(|| IdMerges::build(&self.pieces, &self.ids))
     }
 
     pub fn unk_id(&self) -> u32 {
@@ -396,7 +404,7 @@ impl SpmBpeModel {
 
     /// BPE over an already-normalized string.
     pub fn encode_normalized(&self, s: &str, out: &mut Vec<u32>) {
-        self.encode_ids(&self.merges, s, out)
+        self.encode_ids(self.merges(), s, out)
     }
 
     /// The user-defined piece that starts `s` (longest), as its byte length.
@@ -656,7 +664,7 @@ mod tests {
                     s.push_str(["a", "b", "x", "é", "▁", "<s>", "y", "ba"][(rng >> 33) as usize % 8]);
                 }
                 let (mut a, mut b) = (Vec::new(), Vec::new());
-                m.encode_ids(&m.merges, &s, &mut a);
+                m.encode_ids(m.merges(), &s, &mut a);
                 m.encode_strings(&s, &mut b);
                 assert_eq!(a, b, "{s:?}");
             }
