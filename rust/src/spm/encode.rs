@@ -150,11 +150,21 @@ impl IdMerges {
             })
         };
         let mut pairs = PairTable::new(next_pseudo as usize);
-        for (p, &i) in ids {
-            for (k, _) in p.char_indices().skip(1) {
-                let Some(l) = symbol_id(&m, &p[..k]) else { continue };
-                if let Some(r) = symbol_id(&m, &p[k..]) {
-                    pairs.insert(l, r, i);
+        // in id order (the pieces lie in memory in that order; the map's order jumps around), and
+        // a one-character side by its char id, without hashing a string
+        for (i, (p, _, t)) in pieces.iter().enumerate() {
+            if !matches!(t, PieceType::Normal | PieceType::UserDefined | PieceType::Unused) {
+                continue; // control, byte and unknown pieces are not in `ids` (new() refuses repeats)
+            }
+            let mut chars = p.char_indices();
+            let Some((_, first)) = chars.next() else { continue };
+            for (k, c) in chars {
+                let l = if k == first.len_utf8() { Some(m.char_id(first)) } else { symbol_id(&m, &p[..k]) };
+                let Some(l) = l else { continue };
+                let right = &p[k..];
+                let r = if right.len() == c.len_utf8() { Some(m.char_id(c)) } else { symbol_id(&m, right) };
+                if let Some(r) = r {
+                    pairs.insert(l, r, i as u32);
                 }
             }
         }
