@@ -2,6 +2,7 @@
 
     python benchmarks/bench_spm_bpe.py                  # 3 runs each, writes benchmarks/RESULTS.md
     python benchmarks/bench_spm_bpe.py --runs 1 --no-write
+    python benchmarks/bench_spm_bpe.py --llama-only --quick --no-write   # the Llama-style rows, small
 
 Training: 8k vocab on ../shared/corpora/gutenberg_en_20M.txt with sentencepiece's defaults
 (nmt_nfkc, character_coverage 0.9995), ours from the same file (reading included); runs are
@@ -9,6 +10,14 @@ interleaved and each runs in a fresh subprocess (peak RSS from getrusage). The p
 identical. Encoding: the sentencepiece-trained model, the last 200,000 lines of the corpus,
 sentencepiece's ``encode(list)`` (its own thread pool) vs our ``SpmBpeEncoder.encode_batch``;
 the ids must be identical. The load average is recorded before and after.
+
+Llama-style encoding: sentencepiece trains a 32k BPE model with the options Llama 2 and Mistral
+ship (byte fallback, ``split_digits``, normalization ``identity``, ``remove_extra_whitespaces=false``,
+``allow_whitespace_only_pieces=true``, coverage 0.99995) and, for comparison, one with its default
+options, both on the first 8 MB of the corpus plus 2 MB of generated CJK text
+(:func:`corpora.synthetic.cjk_lines`, seed 0); both encode held-out English (the last 200,000
+lines) and held-out generated CJK (4 MB, seed 1): ``sp.encode(list)`` vs our
+``SpmBpeTokenizer.encode_batch``, ids identical, wall time and CPU time (all threads).
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from results_md import replace_section  # benchmarks/ is the script's own folder
@@ -30,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpora" / "gutenberg_en_20M.txt"
 RESULTS = ROOT / "benchmarks" / "RESULTS.md"
 START, END = "<!-- bench_spm:start -->", "<!-- bench_spm:end -->"
+LLAMA_START, LLAMA_END = "<!-- bench_spm_llama:start -->", "<!-- bench_spm_llama:end -->"
 log = logging.getLogger("bench_spm_bpe")
 
 _SPM = r"""
@@ -70,8 +81,6 @@ def encode_bench(model_path: Path, runs: int) -> dict:
     enc = _core.SpmBpeEncoder(model.pieces, json.dumps(spec), model.normalizer_spec.get("precompiled_charsmap"), False)
     sp = spm.SentencePieceProcessor(model_file=str(model_path))
     lines = CORPUS.read_bytes().decode("utf-8").removesuffix("\n").split("\n")[-200_000:]
-    import time
-
     ours, theirs, same = [], [], True
     for _ in range(runs):
         t = time.perf_counter()
@@ -84,6 +93,71 @@ def encode_bench(model_path: Path, runs: int) -> dict:
     mb = sum(len(x.encode("utf-8")) + 1 for x in lines) / 1e6
     return {"lines": len(lines), "mb": mb, "ours": statistics.median(ours), "spm": statistics.median(theirs),
             "identical": same, "tokens": sum(len(x) for x in a)}
+
+
+def llama_bench(tmp: Path, runs: int, quick: bool) -> list[dict]:
+    """The Llama-style rows: both models, English and CJK held out, ours vs sentencepiece."""
+    import sentencepiece as spm
+
+    from corpora.synthetic import cjk_lines
+    from subword.spm import SpmBpeTokenizer
+
+    with open(CORPUS, encoding="utf-8") as f:
+        english = f.read(8_000_000).rsplit("\n", 1)[0]
+    train = tmp / "llama_train.txt"
+    train.write_text(english + "\n" + "\n".join(cjk_lines(2_000_000, seed=0)) + "\n", encoding="utf-8")
+    llama = dict(byte_fallback=True, split_digits=True, normalization_rule_name="identity",
+                 remove_extra_whitespaces=False, allow_whitespace_only_pieces=True, character_coverage=0.99995)
+    held_out = {
+        "English": CORPUS.read_bytes().decode("utf-8").removesuffix("\n").split("\n")[-(20_000 if quick else 200_000):],
+        "CJK": cjk_lines(400_000 if quick else 4_000_000, seed=1),
+    }
+    rows = []
+    for name, opts in (("Llama-style", llama), ("sentencepiece defaults", {})):
+        prefix = tmp / name.split()[0].lower()
+        spm.SentencePieceTrainer.train(input=str(train), model_prefix=str(prefix), model_type="bpe", vocab_size=32000,
+                                       minloglevel=2, **opts)
+        sp = spm.SentencePieceProcessor(model_file=f"{prefix}.model")
+        ours = SpmBpeTokenizer.from_file(f"{prefix}.model")
+        for text_name, lines in held_out.items():
+            t: dict[str, list[float]] = {"sp": [], "ours": [], "sp_cpu": [], "ours_cpu": []}
+            same = True
+            for _ in range(runs):
+                for who, f in (("sp", sp.encode), ("ours", ours.encode_batch)):
+                    w, c = time.perf_counter(), time.process_time()
+                    ids = f(lines)
+                    t[who].append(time.perf_counter() - w)
+                    t[who + "_cpu"].append(time.process_time() - c)
+                    if who == "sp":
+                        expected = ids
+                    else:
+                        same = same and ids == expected
+            mb = sum(len(x.encode("utf-8")) + 1 for x in lines) / 1e6
+            rows.append({"model": name, "text": text_name, "mb": mb, "identical": same,
+                         **{k: statistics.median(v) for k, v in t.items()}})
+            log.info("%s / %s: %s", name, text_name, rows[-1])
+    return rows
+
+
+def render_llama(rows: list[dict], runs: int, load: tuple[tuple[float, ...], tuple[float, ...]], quick: bool) -> str:
+    out = [
+        LLAMA_START,
+        "## SentencePiece BPE encoding with the Llama 2 / Mistral options (bench_spm_bpe.py)",
+        "",
+        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; load average "
+        f"{load[0][0]:.1f} before, {load[1][0]:.1f} after. 32k BPE models trained by sentencepiece on 8 MB "
+        "English + 2 MB generated CJK; held-out text; median of "
+        f"{runs}. Command: `python benchmarks/bench_spm_bpe.py --llama-only{' --quick' if quick else ''} "
+        f"--runs {runs}`.",
+        "",
+        "| model | held-out text | MB | sp `encode(list)` s | ours `encode_batch` s | wall ratio | CPU ratio | ids identical |",
+        "|---|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in rows:
+        out.append(f"| {r['model']} | {r['text']} | {r['mb']:.1f} | {r['sp']:.3f} | {r['ours']:.3f} | "
+                   f"**{r['sp'] / r['ours']:.2f}x** | {r['sp_cpu'] / r['ours_cpu']:.2f}x | {r['identical']} |")
+    out += ["", "CPU ratio: sentencepiece's CPU seconds (all threads) over ours.", LLAMA_END]
+    return "\n".join(out)
 
 
 def render(train: dict, enc: dict, load: tuple[tuple[float, ...], tuple[float, ...]], runs: int) -> str:
@@ -123,12 +197,24 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--vocab", type=int, default=8000)
     parser.add_argument("--no-write", action="store_true", help="print only, do not update RESULTS.md")
+    parser.add_argument("--llama-only", action="store_true", help="only the Llama-style encoding rows")
+    parser.add_argument("--no-llama", action="store_true", help="without the Llama-style encoding rows")
+    parser.add_argument("--quick", action="store_true", help="Llama rows on 10x less held-out text")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if not CORPUS.exists():
         sys.exit(f"{CORPUS} is not available")
-    before = os.getloadavg()
     tmp = Path(tempfile.mkdtemp())
+    if not args.no_llama:
+        before = os.getloadavg()
+        rows = llama_bench(tmp, args.runs, args.quick)
+        text = render_llama(rows, args.runs, (before, os.getloadavg()), args.quick)
+        print(text)
+        if not args.no_write:
+            replace_section(text, LLAMA_START, LLAMA_END, RESULTS)
+        if args.llama_only:
+            return
+    before = os.getloadavg()
     times: dict[str, dict[str, list[float]]] = {k: {"seconds": [], "rss_mb": []} for k in ("spm", "ours")}
     for i in range(args.runs):
         for name, program, target in (("spm", _SPM, str(tmp / "spm")), ("ours", _OURS, str(tmp / "ours.model"))):

@@ -137,6 +137,29 @@ fn train_spm_bpe<'py>(
     }
 }
 
+/// The top level of a `.model` file (`ModelProto`): `(pieces [(piece, score, type)], fields
+/// [(number, wire type, (start, end) of the whole field, (start, end) of its value)])` for the
+/// fields other than the pieces, which `subword.formats.spm` decodes. ValueError on malformed data.
+/// With `pieces=False` the pieces list is empty (the fields only, for a reader that leaves the
+/// pieces to `SpmBpeEncoder.from_model_bytes`).
+#[pyfunction]
+#[pyo3(signature = (data, pieces = true))]
+#[allow(clippy::type_complexity)]
+fn spm_parse_model(
+    py: Python<'_>,
+    data: &[u8],
+    pieces: bool,
+) -> PyResult<(Vec<(String, f32, i32)>, Vec<(u32, u8, (usize, usize), (usize, usize))>)> {
+    let parse = if pieces { crate::spm::proto::parse_model } else { crate::spm::proto::parse_fields };
+    let parts = py.detach(|| parse(data)).map_err(PyValueError::new_err)?;
+    let fields = parts
+        .fields
+        .into_iter()
+        .map(|f| (f.number, f.wire, (f.whole.start, f.whole.end), (f.value.start, f.value.end)))
+        .collect();
+    Ok((parts.pieces, fields))
+}
+
 /// Encoder of a SentencePiece BPE model: `SpmBpeEncoder(pieces [(piece, score, type)], spec_json,
 /// charsmap=None, byte_fallback=False)`. `charsmap` is the model's precompiled_charsmap (it replaces
 /// the character rules of `normalization_rule_name`).
@@ -145,11 +168,8 @@ pub struct PySpmBpeEncoder {
     inner: SpmBpeModel,
 }
 
-#[pymethods]
 impl PySpmBpeEncoder {
-    #[new]
-    #[pyo3(signature = (pieces, spec_json, charsmap = None, byte_fallback = false))]
-    fn new(
+    fn build(
         pieces: Vec<(String, f32, i32)>,
         spec_json: &str,
         charsmap: Option<&[u8]>,
@@ -168,6 +188,35 @@ impl PySpmBpeEncoder {
             .collect::<Result<Vec<_>, _>>()
             .map_err(PyValueError::new_err)?;
         Ok(PySpmBpeEncoder { inner: SpmBpeModel::new(pieces, norm, byte_fallback).map_err(PyValueError::new_err)? })
+    }
+}
+
+#[pymethods]
+impl PySpmBpeEncoder {
+    #[new]
+    #[pyo3(signature = (pieces, spec_json, charsmap = None, byte_fallback = false))]
+    fn new(
+        pieces: Vec<(String, f32, i32)>,
+        spec_json: &str,
+        charsmap: Option<&[u8]>,
+        byte_fallback: bool,
+    ) -> PyResult<Self> {
+        Self::build(pieces, spec_json, charsmap, byte_fallback)
+    }
+
+    /// The encoder of a `.model` file's bytes: its pieces are parsed here, without building the
+    /// Python list of pieces that the constructor takes (what `SpmBpeTokenizer.from_file` uses).
+    #[staticmethod]
+    #[pyo3(signature = (data, spec_json, charsmap = None, byte_fallback = false))]
+    fn from_model_bytes(
+        py: Python<'_>,
+        data: &[u8],
+        spec_json: &str,
+        charsmap: Option<&[u8]>,
+        byte_fallback: bool,
+    ) -> PyResult<Self> {
+        let parts = py.detach(|| crate::spm::proto::parse_model(data)).map_err(PyValueError::new_err)?;
+        Self::build(parts.pieces, spec_json, charsmap, byte_fallback)
     }
 
     /// Ids of one text.
@@ -228,6 +277,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySpmTextNormalizer>()?;
     m.add_class::<PySpmBpeEncoder>()?;
     m.add_function(wrap_pyfunction!(spm_prepare, m)?)?;
+    m.add_function(wrap_pyfunction!(spm_parse_model, m)?)?;
     m.add_function(wrap_pyfunction!(spm_words, m)?)?;
     m.add_function(wrap_pyfunction!(spm_normalize, m)?)?;
     m.add_function(wrap_pyfunction!(spm_is_valid_piece, m)?)?;

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
 use crate::spm::{CharsMap, SpmNormalizer, SpmSpec};
-use crate::tokenizer::sentencepiece::{read_leading_pieces, SpmPipeline};
+use crate::tokenizer::sentencepiece::SpmPipeline;
 
 use super::tokenizer::PyEncoding;
 
@@ -182,15 +182,7 @@ impl PyCoreSpmTokenizer {
     }
 }
 
-/// `(pieces [(piece, score, type)], end)`: the pieces at the start of a serialized ModelProto and
-/// where they end (the reader in `subword/formats/spm.py` takes it from there).
-#[pyfunction]
-fn spm_leading_pieces(py: Python<'_>, data: &[u8]) -> (Vec<(String, f32, i32)>, usize) {
-    py.detach(|| read_leading_pieces(data))
-}
-
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyCoreSpmTokenizer>()?;
-    m.add_function(wrap_pyfunction!(spm_leading_pieces, m)?)?;
     Ok(())
 }

@@ -8,10 +8,21 @@
 //!   SentencePiece's processor does), or their UTF-8 bytes as `<0xXX>` pieces with byte fallback.
 //!
 //! Performance notes
-//! - Pieces never contain `▁` after their first character in models trained with
-//!   `split_by_whitespace` (the default), so a sentence is encoded word by word (a word starts at
-//!   each `▁`) and words are cached per thread; models where some piece has an inner `▁` are
-//!   encoded whole.
+//! - In models trained with `split_by_whitespace` (the default) no piece holds a `▁` right after
+//!   another character, except runs of `▁` alone when `allow_whitespace_only_pieces` is set (Llama
+//!   2, Mistral). No merge can then cross the place where a `▁` follows another character, so a
+//!   sentence is encoded segment by segment (a segment is a run of `▁` and the word after it) and
+//!   segments are cached per thread. With `treat_whitespace_as_suffix` the mirror rule holds (a
+//!   segment ends at the last `▁` of a run). Models where some piece breaks both rules (trained
+//!   without `split_by_whitespace`) are encoded whole.
+//! - Merges run over piece ids, not strings: a table maps each (left id, right id) whose
+//!   concatenation is a piece to that piece, built once per model from every split of every piece
+//!   into two pieces. Looking up a pair of `u32` costs a multiply; looking up the concatenated
+//!   string (as sentencepiece and our first version did) hashes and compares bytes, which was half
+//!   the time on CJK lines (perf). `encode_strings` keeps the string version as the oracle of the
+//!   unit tests.
+//! - The pair table is built on the first encode (`OnceLock`), so loading a model costs what
+//!   sentencepiece's load costs (the pieces and their map); bench_load.py times both.
 //! - Batches run on rayon; the cache is thread-local (`RefCell`) so lookups take no lock.
 
 use std::cell::RefCell;
@@ -31,8 +42,211 @@ pub struct SpmBpeModel {
     unk_id: u32,
     byte_ids: Option<[u32; 256]>,
     pub normalizer: SpmNormalizer,
-    split_words: bool,
+    split: Split,
+    /// Built on first encode: loading a model does no more than sentencepiece's load does.
+    merges: std::sync::OnceLock<IdMerges>,
     generation: u64,
+}
+
+/// BPE merges over piece ids (see the performance notes).
+#[derive(Clone, Debug)]
+struct IdMerges {
+    /// Ids of the one-character pieces: ASCII in a table, the rest hashed.
+    ascii: [u32; 128],
+    chars: AHashMap<char, u32>,
+    /// (left, right) -> the piece their concatenation spells.
+    pairs: PairTable,
+    /// Score and whether the piece may be emitted, by id.
+    scores: Vec<f32>,
+    emit: Vec<bool>,
+}
+
+const NO_PIECE: u32 = u32::MAX;
+
+/// (left id, right id) -> merged id. The table is probed once per candidate pair, at random
+/// places, so its size is what costs (perf: cache misses on its buckets were most of the time on
+/// CJK lines): with fewer than 65,536 ids a pair packs into a `u32` key, and a 32k model's table
+/// (~36k pairs) fits in 512 KB, a typical L2 cache.
+#[derive(Clone, Debug)]
+enum PairTable {
+    Small(AHashMap<u32, u32>),
+    Large(AHashMap<u64, u32>),
+}
+
+impl PairTable {
+    fn new(ids: usize) -> Self {
+        if ids < 1 << 16 {
+            PairTable::Small(AHashMap::new())
+        } else {
+            PairTable::Large(AHashMap::new())
+        }
+    }
+
+    #[inline]
+    fn get(&self, l: u32, r: u32) -> Option<u32> {
+        match self {
+            PairTable::Small(m) => m.get(&(l << 16 | r)).copied(),
+            PairTable::Large(m) => m.get(&((l as u64) << 32 | r as u64)).copied(),
+        }
+    }
+
+    fn insert(&mut self, l: u32, r: u32, merged: u32) {
+        match self {
+            PairTable::Small(m) => m.insert(l << 16 | r, merged),
+            PairTable::Large(m) => m.insert((l as u64) << 32 | r as u64, merged),
+        };
+    }
+
+    fn shrink_to_fit(&mut self) {
+        match self {
+            PairTable::Small(m) => m.shrink_to_fit(),
+            PairTable::Large(m) => m.shrink_to_fit(),
+        }
+    }
+}
+
+impl IdMerges {
+    /// The table of a model. A character that occurs inside a piece without being a piece itself
+    /// (possible in hand-made or converted models) gets an id past the last piece, so the merges
+    /// that start from it are in the table too; such an id is never emitted.
+    fn build(pieces: &[(String, f32, PieceType)], ids: &AHashMap<String, u32>) -> IdMerges {
+        let mut ascii = [NO_PIECE; 128];
+        let mut chars = AHashMap::new();
+        for (p, &i) in ids {
+            let mut cs = p.chars();
+            if let (Some(c), None) = (cs.next(), cs.next()) {
+                if (c as u32) < 128 {
+                    ascii[c as usize] = i;
+                } else {
+                    chars.insert(c, i);
+                }
+            }
+        }
+        let mut next_pseudo = pieces.len() as u32;
+        for p in ids.keys() {
+            for c in p.chars() {
+                let slot = if (c as u32) < 128 { &mut ascii[c as usize] } else { chars.entry(c).or_insert(NO_PIECE) };
+                if *slot == NO_PIECE {
+                    *slot = next_pseudo;
+                    next_pseudo += 1;
+                }
+            }
+        }
+        let mut m = IdMerges {
+            ascii,
+            chars,
+            pairs: PairTable::Small(AHashMap::new()),
+            scores: pieces.iter().map(|(_, s, _)| *s).collect(),
+            emit: pieces.iter().map(|(_, _, t)| *t != PieceType::Unused).collect(),
+        };
+        m.emit.resize(next_pseudo as usize, false);
+        let symbol_id = |m: &IdMerges, t: &str| -> Option<u32> {
+            ids.get(t).copied().or_else(|| {
+                let mut cs = t.chars();
+                match (cs.next(), cs.next()) {
+                    (Some(c), None) => Some(m.char_id(c)),
+                    _ => None,
+                }
+            })
+        };
+        let mut pairs = PairTable::new(next_pseudo as usize);
+        // in id order (the pieces lie in memory in that order; the map's order jumps around), and
+        // a one-character side by its char id, without hashing a string
+        for (i, (p, _, t)) in pieces.iter().enumerate() {
+            if !matches!(t, PieceType::Normal | PieceType::UserDefined | PieceType::Unused) {
+                continue; // control, byte and unknown pieces are not in `ids` (new() refuses repeats)
+            }
+            let mut chars = p.char_indices();
+            let Some((_, first)) = chars.next() else { continue };
+            for (k, c) in chars {
+                let l = if k == first.len_utf8() { Some(m.char_id(first)) } else { symbol_id(&m, &p[..k]) };
+                let Some(l) = l else { continue };
+                let right = &p[k..];
+                let r = if right.len() == c.len_utf8() { Some(m.char_id(c)) } else { symbol_id(&m, right) };
+                if let Some(r) = r {
+                    pairs.insert(l, r, i as u32);
+                }
+            }
+        }
+        pairs.shrink_to_fit();
+        m.pairs = pairs;
+        m
+    }
+
+    fn char_id(&self, c: char) -> u32 {
+        if (c as u32) < 128 {
+            self.ascii[c as usize]
+        } else {
+            self.chars.get(&c).copied().unwrap_or(NO_PIECE)
+        }
+    }
+}
+
+/// One symbol of the id-based BPE: a piece (or an unknown character) over `len` bytes.
+#[derive(Clone, Copy)]
+struct Sym {
+    id: u32,
+    start: u32,
+    len: u32,
+    prev: u32,
+    next: u32,
+    frozen: bool,
+}
+
+/// A candidate merge of the id-based BPE: best score first, then leftmost.
+#[derive(PartialEq)]
+struct IdCand {
+    score: f32,
+    left: u32,
+    len: u32,
+    merged: u32,
+}
+impl Eq for IdCand {}
+impl PartialOrd for IdCand {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for IdCand {
+    fn cmp(&self, o: &Self) -> Ordering {
+        self.score.total_cmp(&o.score).then_with(|| o.left.cmp(&self.left))
+    }
+}
+
+/// Where a normalized sentence may be cut into independently encoded segments (see the
+/// performance notes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Split {
+    /// Before a `▁` that follows another character: no piece holds `x▁` (x not `▁`).
+    BeforeSpaceRun,
+    /// Before a character that follows a `▁`: no piece holds `▁x` (x not `▁`).
+    AfterSpaceRun,
+    /// Some pieces break both rules: the sentence is encoded whole.
+    Whole,
+}
+
+impl Split {
+    /// The rule every piece that BPE can produce or match (normal, user-defined, unused) obeys.
+    fn of<'a>(pieces: impl Iterator<Item = &'a str> + Clone) -> Split {
+        // `a` then `b` adjacent inside some piece, for (a, b) = (other, ▁) or (▁, other)
+        let has_pair = |space_second: bool| {
+            pieces.clone().any(|p| {
+                let mut prev: Option<char> = None;
+                p.chars().any(|c| {
+                    let hit = matches!(prev, Some(q) if if space_second { q != WS && c == WS } else { q == WS && c != WS });
+                    prev = Some(c);
+                    hit
+                })
+            })
+        };
+        if !has_pair(true) {
+            Split::BeforeSpaceRun
+        } else if !has_pair(false) {
+            Split::AfterSpaceRun
+        } else {
+            Split::Whole
+        }
+    }
 }
 
 static GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -41,7 +255,14 @@ thread_local! {
     static CACHE: RefCell<(u64, AHashMap<String, Vec<u32>>)> = RefCell::new((0, AHashMap::new()));
 }
 
+thread_local! {
+    /// The id-based BPE's symbols and heap, reused across segments.
+    static SCRATCH: RefCell<(Vec<Sym>, BinaryHeap<IdCand>)> = RefCell::new((Vec::new(), BinaryHeap::new()));
+}
+
 const CACHE_MAX: usize = 1 << 18;
+/// Longest segment (bytes) kept in the cache.
+const CACHE_WORD_MAX: usize = 64;
 
 #[derive(PartialEq)]
 struct Cand {
@@ -68,7 +289,7 @@ impl SpmBpeModel {
         normalizer: SpmNormalizer,
         byte_fallback: bool,
     ) -> Result<Self, String> {
-        let mut ids = AHashMap::new();
+        let mut ids = AHashMap::with_capacity(pieces.len());
         let mut unk = None;
         let mut user_defined = Vec::new();
         let mut bytes = [u32::MAX; 256];
@@ -108,9 +329,13 @@ impl SpmBpeModel {
         } else {
             None
         };
-        let split_words = !pieces
-            .iter()
-            .any(|(p, _, t)| *t != PieceType::Control && *t != PieceType::Byte && p.chars().skip(1).any(|c| c == WS));
+        let split = Split::of(
+            pieces
+                .iter()
+                .filter(|(_, _, t)| *t != PieceType::Control && *t != PieceType::Byte)
+                .map(|(p, _, _)| p.as_str()),
+        );
+        let merges = std::sync::OnceLock::new();
         Ok(SpmBpeModel {
             pieces,
             ids,
@@ -118,9 +343,14 @@ impl SpmBpeModel {
             unk_id,
             byte_ids,
             normalizer,
-            split_words,
+            merges,
+            split,
             generation: GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         })
+    }
+
+    fn merges(&self) -> &IdMerges {
+        self.merges.get_or_init(|| IdMerges::build(&self.pieces, &self.ids))
     }
 
     pub fn unk_id(&self) -> u32 {
@@ -131,19 +361,23 @@ impl SpmBpeModel {
     pub fn encode(&self, text: &str) -> Vec<u32> {
         let norm = self.normalizer.normalize(text);
         let mut out = Vec::with_capacity(norm.len() / 3 + 1);
-        if self.split_words {
+        if self.split == Split::Whole {
+            self.encode_normalized(&norm, &mut out);
+        } else {
+            let cut_before_space = self.split == Split::BeforeSpaceRun;
             let mut start = 0;
+            let mut prev_space = true; // no cut at 0
             for (i, c) in norm.char_indices() {
-                if c == WS && i > start {
+                let space = c == WS;
+                if space != prev_space && space == cut_before_space && i > start {
                     self.encode_word_cached(&norm[start..i], &mut out);
                     start = i;
                 }
+                prev_space = space;
             }
             if start < norm.len() {
                 self.encode_word_cached(&norm[start..], &mut out);
             }
-        } else {
-            self.encode_normalized(&norm, &mut out);
         }
         // SentencePiece fuses consecutive unknown pieces (also across words).
         out.dedup_by(|b, a| *a == self.unk_id && *b == self.unk_id);
@@ -151,6 +385,11 @@ impl SpmBpeModel {
     }
 
     fn encode_word_cached(&self, word: &str, out: &mut Vec<u32>) {
+        if word.len() > CACHE_WORD_MAX {
+            // a long segment (a line of text without spaces: CJK) rarely repeats; caching it would
+            // only cost the hashing, the copy and the room in the cache
+            return self.encode_normalized(word, out);
+        }
         let hit = CACHE.with(|c| {
             let mut c = c.borrow_mut();
             if c.0 != self.generation {
@@ -175,13 +414,100 @@ impl SpmBpeModel {
 
     /// BPE over an already-normalized string.
     pub fn encode_normalized(&self, s: &str, out: &mut Vec<u32>) {
+        self.encode_ids(self.merges(), s, out)
+    }
+
+    /// The user-defined piece that starts `s` (longest), as its byte length.
+    fn user_defined_at(&self, s: &str) -> Option<usize> {
+        self.user_defined.iter().filter(|u| s.starts_with(u.as_str())).map(|u| u.len()).max()
+    }
+
+    /// BPE over piece ids ([`IdMerges`]); the same merges in the same order as
+    /// [`Self::encode_strings`].
+    fn encode_ids(&self, m: &IdMerges, s: &str, out: &mut Vec<u32>) {
+        SCRATCH.with(|scratch| {
+            let (syms, heap) = &mut *scratch.borrow_mut();
+            syms.clear();
+            heap.clear();
+            let mut i = 0;
+            while i < s.len() {
+                let user = if self.user_defined.is_empty() { None } else { self.user_defined_at(&s[i..]) };
+                let (id, len) = match user {
+                    Some(l) => (self.ids.get(&s[i..i + l]).copied().unwrap_or(NO_PIECE), l),
+                    None => {
+                        let c = s[i..].chars().next().unwrap_or('\0');
+                        (m.char_id(c), c.len_utf8())
+                    }
+                };
+                let k = syms.len() as u32;
+                syms.push(Sym { id, start: i as u32, len: len as u32, prev: k.wrapping_sub(1), next: k + 1, frozen: user.is_some() });
+                i += len;
+            }
+            let n = syms.len() as u32;
+            let try_pair = |heap: &mut BinaryHeap<IdCand>, syms: &[Sym], l: u32| {
+                let a = syms[l as usize];
+                if a.next >= n {
+                    return;
+                }
+                let b = syms[a.next as usize];
+                if a.frozen || b.frozen || a.id == NO_PIECE || b.id == NO_PIECE {
+                    // NO_PIECE: a character no piece holds, so no merge
+                    return;
+                }
+                if let Some(merged) = m.pairs.get(a.id, b.id) {
+                    heap.push(IdCand { score: m.scores[merged as usize], left: l, len: a.len + b.len, merged });
+                }
+            };
+            for k in 0..n.saturating_sub(1) {
+                try_pair(heap, syms, k);
+            }
+            while let Some(c) = heap.pop() {
+                let l = c.left as usize;
+                let r = syms[l].next;
+                if syms[l].len == 0 || r >= n || syms[l].len + syms[r as usize].len != c.len {
+                    continue; // stale: a neighbour changed
+                }
+                let rn = syms[r as usize].next;
+                syms[l].len = c.len;
+                syms[l].id = c.merged;
+                syms[l].next = rn;
+                syms[r as usize].len = 0;
+                if rn < n {
+                    syms[rn as usize].prev = l as u32;
+                }
+                let p = syms[l].prev;
+                if p != u32::MAX {
+                    try_pair(heap, syms, p);
+                }
+                try_pair(heap, syms, l as u32);
+            }
+            let mut k = 0;
+            while k < n {
+                let sym = syms[k as usize];
+                if sym.id != NO_PIECE && m.emit.get(sym.id as usize).copied().unwrap_or(false) {
+                    out.push(sym.id);
+                } else {
+                    let piece = &s[sym.start as usize..(sym.start + sym.len) as usize];
+                    match &self.byte_ids {
+                        Some(b) => out.extend(piece.bytes().map(|x| b[x as usize])),
+                        None => out.push(self.unk_id),
+                    }
+                }
+                k = sym.next;
+            }
+        })
+    }
+
+    /// BPE over strings: each candidate pair is looked up as its concatenated text (the plain
+    /// version of [`Self::encode_ids`], kept as its oracle).
+    pub fn encode_strings(&self, s: &str, out: &mut Vec<u32>) {
         // symbols: (byte start, byte len, frozen); prev/next links
         let mut starts: Vec<usize> = Vec::with_capacity(s.len());
         let mut lens: Vec<usize> = Vec::with_capacity(s.len());
         let mut frozen: Vec<bool> = Vec::with_capacity(s.len());
         let mut i = 0;
         while i < s.len() {
-            let user = self.user_defined.iter().filter(|u| s[i..].starts_with(u.as_str())).map(|u| u.len()).max();
+            let user = self.user_defined_at(&s[i..]);
             let l = user.unwrap_or_else(|| s[i..].chars().next().map_or(1, char::len_utf8));
             starts.push(i);
             lens.push(l);
@@ -274,5 +600,84 @@ mod tests {
         let m = SpmBpeModel::new(pieces, SpmNormalizer::from_spec(&spec), false).unwrap();
         assert_eq!(m.encode("abc abx"), vec![3, 1, 6, 0]);
         assert_eq!(m.encode("xy"), vec![4, 0]);
+    }
+
+    fn model(pieces: &[(&str, f32, PieceType)], byte_fallback: bool) -> SpmBpeModel {
+        let spec = SpmSpec {
+            normalization: crate::spm::Normalization::Identity,
+            remove_extra_whitespaces: false,
+            ..SpmSpec::default()
+        };
+        let pieces = pieces.iter().map(|(p, s, t)| (p.to_string(), *s, *t)).collect();
+        SpmBpeModel::new(pieces, SpmNormalizer::from_spec(&spec), byte_fallback).unwrap()
+    }
+
+    #[test]
+    fn split_rule_follows_the_pieces() {
+        use PieceType::*;
+        let base = [("<unk>", 0.0, Unknown), ("▁", -1.0, Normal), ("a", -2.0, Normal), ("b", -3.0, Normal)];
+        let with = |extra: &[(&'static str, f32, PieceType)]| {
+            let mut v = base.to_vec();
+            v.extend_from_slice(extra);
+            model(&v, false).split
+        };
+        assert_eq!(with(&[("▁a", -4.0, Normal)]), Split::BeforeSpaceRun);
+        assert_eq!(with(&[("▁▁", -4.0, Normal), ("▁▁a", -5.0, Normal)]), Split::BeforeSpaceRun);
+        assert_eq!(with(&[("a▁", -4.0, Normal), ("▁▁", -5.0, Normal)]), Split::AfterSpaceRun);
+        assert_eq!(with(&[("a▁b", -4.0, Normal)]), Split::Whole);
+        // control and byte pieces are never produced by merges: they do not count
+        assert_eq!(with(&[("a▁b", 0.0, Control)]), Split::BeforeSpaceRun);
+    }
+
+    #[test]
+    fn whitespace_runs_merge_with_the_word_after_them() {
+        use PieceType::*;
+        // "▁▁" beats "▁a": the run of two spaces stays one piece, the word gets no ▁
+        let m = model(
+            &[("<unk>", 0.0, Unknown), ("▁▁", -0.5, Normal), ("▁a", -1.0, Normal), ("▁", -2.0, Normal), ("a", -3.0, Normal)],
+            false,
+        );
+        assert_eq!(m.encode("a  a"), vec![2, 1, 4]);
+        assert_eq!(m.encode("a   a"), vec![2, 1, 2]);
+    }
+
+    #[test]
+    fn id_merges_equal_string_merges_also_with_characters_that_are_not_pieces() {
+        use PieceType::*;
+        // "x" and "é" are no pieces but "xa", "éb" and "xab" are: the table gives them pseudo ids
+        let pieces = [
+            ("<unk>", 0.0, Unknown),
+            ("▁", -1.0, Normal),
+            ("a", -2.0, Normal),
+            ("b", -3.0, Normal),
+            ("xa", -4.0, Normal),
+            ("ab", -5.0, Normal),
+            ("xab", -6.0, Normal),
+            ("éb", -7.0, Normal),
+            ("▁▁", -8.0, Normal),
+            ("<s>", 0.0, UserDefined),
+            ("ba", -9.0, Unused),
+        ];
+        for byte_fallback in [false, true] {
+            let mut v: Vec<(&str, f32, PieceType)> = pieces.to_vec();
+            if byte_fallback {
+                let names: Vec<&'static str> =
+                    (0..256).map(|b| &*Box::leak(format!("<0x{b:02X}>").into_boxed_str())).collect();
+                v.extend(names.into_iter().map(|n| (n, 0.0, Byte)));
+            }
+            let m = model(&v, byte_fallback);
+            let mut rng = 7u64;
+            for _ in 0..3000 {
+                let mut s = String::new();
+                for _ in 0..(rng % 12) {
+                    rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    s.push_str(["a", "b", "x", "é", "▁", "<s>", "y", "ba"][(rng >> 33) as usize % 8]);
+                }
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                m.encode_ids(m.merges(), &s, &mut a);
+                m.encode_strings(&s, &mut b);
+                assert_eq!(a, b, "{s:?}");
+            }
+        }
     }
 }

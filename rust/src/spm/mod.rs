@@ -13,6 +13,7 @@
 
 pub mod align;
 pub mod encode;
+pub mod proto;
 pub mod scripts_table;
 
 use ahash::AHashMap;

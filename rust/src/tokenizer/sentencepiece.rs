@@ -310,62 +310,6 @@ fn utf8_bytewise_lossy(mut bytes: &[u8]) -> String {
     }
 }
 
-/// A protobuf varint at `buf[*i..]` (None when it runs past the end or over 10 bytes).
-fn varint(buf: &[u8], i: &mut usize) -> Option<u64> {
-    let mut v = 0u64;
-    for shift in (0..64).step_by(7) {
-        let b = *buf.get(*i)?;
-        *i += 1;
-        v |= u64::from(b & 0x7F) << shift;
-        if b & 0x80 == 0 {
-            return Some(v);
-        }
-    }
-    None
-}
-
-/// One `ModelProto.SentencePiece` message: (piece, score, type), None when it is malformed or
-/// holds a field other than those three.
-fn piece_message(msg: &[u8]) -> Option<(String, f32, i32)> {
-    let (mut piece, mut score, mut kind) = (None, 0.0f32, 1i32);
-    let mut i = 0;
-    while i < msg.len() {
-        match varint(msg, &mut i)? {
-            0x0A => {
-                let n = varint(msg, &mut i)? as usize;
-                let text = msg.get(i..i.checked_add(n)?)?;
-                piece = Some(std::str::from_utf8(text).ok()?.to_string());
-                i += n;
-            }
-            0x15 => {
-                let b: [u8; 4] = msg.get(i..i + 4)?.try_into().ok()?;
-                score = f32::from_le_bytes(b);
-                i += 4;
-            }
-            0x18 => kind = i32::try_from(varint(msg, &mut i)?).ok().filter(|k| (1..=6).contains(k))?,
-            _ => return None,
-        }
-    }
-    piece.filter(|p| !p.is_empty()).map(|p| (p, score, kind))
-}
-
-/// The pieces at the start of a serialized `ModelProto` (field 1, repeated) and the offset where
-/// that run ends. It stops at the first other field or malformed piece; the Python reader
-/// (`subword/formats/spm.py`, which owns the format) reads from there and reports any error.
-pub fn read_leading_pieces(buf: &[u8]) -> (Vec<(String, f32, i32)>, usize) {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while buf.get(i) == Some(&0x0A) {
-        let mut j = i + 1;
-        let Some(n) = varint(buf, &mut j) else { break };
-        let Some(msg) = j.checked_add(n as usize).and_then(|end| buf.get(j..end)) else { break };
-        let Some(piece) = piece_message(msg) else { break };
-        out.push(piece);
-        i = j + msg.len();
-    }
-    (out, i)
-}
-
 fn next_char_len(s: &str, pos: usize) -> usize {
     s.get(pos..).and_then(|r| r.chars().next()).map_or(1, char::len_utf8)
 }
@@ -414,20 +358,6 @@ mod tests {
         assert_eq!(utf8_bytewise_lossy(b"\xe6\x97 so"), "\u{FFFD}\u{FFFD} so");
         assert_eq!(utf8_bytewise_lossy("日\u{f6}".as_bytes()), "日\u{f6}");
         assert_eq!(utf8_bytewise_lossy(b"\xf0\x9f\x98"), "\u{FFFD}\u{FFFD}\u{FFFD}");
-    }
-
-    #[test]
-    fn leading_pieces_stop_at_the_first_other_field() {
-        // piece "a" score -1.0 type 4; piece "bc" score 0 (type left out); then field 2
-        let mut buf = vec![0x0A, 0x0A, 0x0A, 0x01, b'a', 0x15];
-        buf.extend((-1.0f32).to_le_bytes());
-        buf.extend([0x18, 0x04, 0x0A, 0x09, 0x0A, 0x02, b'b', b'c', 0x15]);
-        buf.extend(0.0f32.to_le_bytes());
-        buf.extend([0x12, 0x00]);
-        let (pieces, end) = read_leading_pieces(&buf);
-        assert_eq!(pieces, vec![("a".to_string(), -1.0, 4), ("bc".to_string(), 0.0, 1)]);
-        assert_eq!(end, buf.len() - 2);
-        assert_eq!(read_leading_pieces(&buf[..7]).0, vec![]); // cut inside the first piece
     }
 
     #[test]

@@ -175,6 +175,14 @@ fn utf8_width(lead: u8) -> usize {
 /// A token of an encoded string: the id and its byte range in the input.
 pub type Piece = (u32, usize, usize);
 
+/// Whether pieces of kind `k` are matched in the text (the others are only produced by ids).
+fn matched_kind(compat: Compat, k: PieceKind) -> bool {
+    match compat {
+        Compat::Spm => matches!(k, PieceKind::Normal | PieceKind::UserDefined),
+        Compat::Hf => true,
+    }
+}
+
 /// A Unigram model ready to encode.
 #[derive(Clone, Debug)]
 pub struct UnigramModel {
@@ -183,7 +191,10 @@ pub struct UnigramModel {
     pub unk_id: Option<u32>,
     pub byte_fallback: bool,
     pub compat: Compat,
-    trie: Trie,
+    /// Over chars, for the lattice (`populate`: n-best, sampling); built on first use, because the
+    /// Viterbi encoder uses `darray` only and building both made loading a 32k model slower than
+    /// sentencepiece's (benchmarks/bench_load.py).
+    trie: std::sync::OnceLock<Trie>,
     /// The same matched pieces as `trie`, over bytes, for the Viterbi encoder.
     darray: DoubleArray,
     /// Score used in the lattice for each trie piece (user-defined pieces get a length bonus in spm mode).
@@ -219,10 +230,7 @@ impl UnigramModel {
                 return Err(format!("unk_id {u} is out of range for {} pieces", pieces.len()));
             }
         }
-        let matched = |k: PieceKind| match compat {
-            Compat::Spm => matches!(k, PieceKind::Normal | PieceKind::UserDefined),
-            Compat::Hf => true,
-        };
+        let matched = |k: PieceKind| matched_kind(compat, k);
         let pieces: Vec<(String, f64)> = pieces.into_iter().map(|(p, s)| (p, compat.r(s))).collect();
         let items: Vec<(&str, u32)> = pieces
             .iter()
@@ -230,7 +238,6 @@ impl UnigramModel {
             .filter(|(i, _)| matched(kinds[*i]))
             .map(|(i, (p, _))| (p.as_str(), i as u32))
             .collect();
-        let trie = Trie::new(items.iter().copied());
         let darray = DoubleArray::new(items.iter().copied());
         let mut ws_split = word_cache::WsSplit::of_pieces(items.iter().map(|x| x.0));
         drop(items);
@@ -281,7 +288,7 @@ impl UnigramModel {
             unk_id,
             byte_fallback,
             compat,
-            trie,
+            trie: std::sync::OnceLock::new(),
             darray,
             trie_score,
             unk_score,
@@ -294,7 +301,15 @@ impl UnigramModel {
     }
 
     pub fn trie(&self) -> &Trie {
-        &self.trie
+        self.trie.get_or_init(|| {
+            Trie::new(
+                self.pieces
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| matched_kind(self.compat, self.kinds[*i]))
+                    .map(|(i, (p, _))| (p.as_str(), i as u32)),
+            )
+        })
     }
 
     pub fn unk_score(&self) -> f64 {
@@ -307,7 +322,7 @@ impl UnigramModel {
         let unk = self.unk_id.map(|u| u as i64).unwrap_or(-2);
         for start in 0..chars.len() {
             let mut single = false;
-            self.trie.common_prefix(&chars[start..], |id, n| {
+            self.trie().common_prefix(&chars[start..], |id, n| {
                 if n == 1 {
                     single = true;
                 }
