@@ -338,6 +338,9 @@ def _charsmap_cache_path(name: str, unicode_version: str) -> Path | None:
     return Path(root) / f"charsmap-{name}-unicode{unicode_version}-v1.bin"
 
 
+# ==== the model ====
+
+@dataclass
 class SpmModelFile:
     """The content of a ``.model`` file.
 
