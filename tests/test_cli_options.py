@@ -64,6 +64,13 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     files["corpus"].write_text(text, encoding="utf-8")
     files["jsonl"].write_text("".join(json.dumps({"text": line, "id": i}) + "\n"
                                       for i, line in enumerate(text.splitlines())), encoding="utf-8")
+    # Word counts of the first 200 lines, one file per pipeline (train --from-counts reads them).
+    head = root / "head.txt"
+    head.write_text("".join(text.splitlines(keepends=True)[:200]), encoding="utf-8")
+    for algorithm in ("bpe", "byte-bpe", "wordpiece"):
+        files[f"counts-{algorithm}"] = root / f"{algorithm}.swc"
+        result = run(["count", str(head), "--for", algorithm, "-o", str(files[f"counts-{algorithm}"]), "-q"])
+        assert result.exit_code == 0, result.output
     files["badutf8"].write_bytes(text.encode("utf-8")[:3000] + b"\xff\xfe broken\n" + text.encode("utf-8")[3000:6000])
     return files
 
@@ -163,6 +170,8 @@ TRAIN_PROBES: dict[str, Callable[[str], Probe]] = {
     "num_sub_iterations": lambda ctx: _p(["--num-sub-iterations", "1"]),
     "seed_sentencepiece_size": lambda ctx: _p(["--seed-sentencepiece-size", "60"]),
     "num_threads": lambda ctx: _p(["--num-threads", "1"]),
+    "from_counts": lambda ctx: _p(["--from-counts", "{counts-%s}" % TRAIN_CONTEXTS[ctx][0]]
+                                  if ctx in ("bpe", "byte-bpe", "wordpiece") else ["--from-counts", "{counts-bpe}"]),
     "max_lines": lambda ctx: _p(["--max-lines", "100"]),
     "max_bytes": lambda ctx: _p(["--max-bytes", "3k"]),
     "sample": lambda ctx: _p(["--sample", "100"]),
