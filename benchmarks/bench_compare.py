@@ -21,13 +21,11 @@ The target (issue 11 section 5): compare <= 1.5x the sum of the four ``encode_ba
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]

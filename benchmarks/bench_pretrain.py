@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from models.pretrain import PretrainConfig, _Job, _param_groups, iter_log, lr_factor, pretrain  # noqa: E402
+from models.pretrain import PretrainConfig, _Job, _param_groups, iter_log, pretrain  # noqa: E402
 
 SIZES: dict[str, dict[str, Any]] = {
     "tiny": {"preset": "tiny", "overrides": {}},

@@ -60,7 +60,7 @@ def load_tokenizer(spec: str | Path) -> Tokenizer:
             detail = f"{spec}: {detail}"
         raise click.ClickException(f"cannot load tokenizer: {detail}") from exc
     known = f" (tiktoken names: {', '.join(names)})" if names else ""
-    raise click.BadParameter(f"{str(spec)!r}: no such file, and not a tiktoken encoding name{known}",
+    raise click.BadParameter(f"{str(spec)!r} does not exist, and is not a tiktoken encoding name{known}",
                              param_hint="'-t' / '--tokenizer'")
 
 

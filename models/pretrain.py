@@ -45,7 +45,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from models.config import preset as model_preset
-from models.data import EpochOrder, PackedSequences, SegmentPairs, TokenShards, corpus_hash, tokenizer_hash
+from models.data import EpochOrder, PackedSequences, SegmentPairs, TokenShards, tokenizer_hash
 from models.registry import build_model
 
 __all__ = [

@@ -538,3 +538,23 @@ def test_no_pre_tokenizer_matches_hf() -> None:
     d["post_processor"] = None
     hf, ours = pair(json.dumps(d))
     assert_same(hf, ours, ["hello", "two words", "a[SEP]b", ""] + [t[:60] for t in TRICKY])
+
+
+def test_metaspace_bpe_byte_fallback_offsets_equal_hf() -> None:
+    """BPE with byte fallback behind Metaspace (sentencepiece BPE converted to tokenizer.json): a character
+    spelled as bytes gives one token per byte, each with the character's offsets, as HF does (this used
+    to panic: the byte tokens' ranges cut the character)."""
+    from tokenizers import Tokenizer as HfTokenizer
+    from tokenizers import models as hf_models
+    from tokenizers import pre_tokenizers as hf_pre
+
+    from subword import BPE, Tokenizer
+    from subword.pre_tokenizers import Metaspace
+
+    vocab = {"▁": 0, "5": 1, "▁a": 2, "a": 3, **{f"<0x{b:02X}>": 4 + b for b in range(256)}}
+    ours = Tokenizer(BPE(vocab, [("▁", "a")], byte_fallback=True), pre_tokenizer=Metaspace())
+    hf = HfTokenizer(hf_models.BPE(vocab, [("▁", "a")], byte_fallback=True))
+    hf.pre_tokenizer = hf_pre.Metaspace()
+    for text in ["5€", "a 日本 a", "€€ 5", "🙂", "a\u0301a"]:
+        got, want = ours.encode(text, add_special_tokens=False), hf.encode(text, add_special_tokens=False)
+        assert (got.ids, got.offsets) == (want.ids, want.offsets), text

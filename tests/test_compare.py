@@ -8,7 +8,6 @@ Rényi / Shannon efficiencies against the PyPI package tokenization-scorer.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 
 import pytest

@@ -202,16 +202,16 @@ def test_bad_input_is_refused() -> None:
 def tokenizers_and_text():
     """WordPiece, byte-level BPE and SentencePiece-style Unigram, trained by our trainers on the built-in corpus."""
     from corpora.builtin import builtin_corpus
-    from subword.formats.hf_json import from_dict
     from subword.trainers import BpeTrainer, WordPieceTrainer, train_bpe, train_wordpiece
-    from subword.unigram import train_unigram_hf
+    from subword.unigram import UnigramTrainer, train_unigram_hf
 
     lines = builtin_corpus().read_text(encoding="utf-8").splitlines(keepends=True)
     train = lines[:3000]
     toks = {
         "wordpiece": train_wordpiece(train, WordPieceTrainer(vocab_size=800)),
         "byte_level": train_bpe(train, BpeTrainer(vocab_size=800, special_tokens=["<s>", "</s>"]), byte_level=True),
-        "sentencepiece": from_dict(train_unigram_hf(train, vocab_size=800, special_tokens=["<unk>", "<s>"])),
+        "sentencepiece": train_unigram_hf(train, UnigramTrainer(compat="hf", vocab_size=800,
+                                                                special_tokens=["<unk>", "<s>"])),
     }
     held_out = [line.rstrip("\n") for line in lines[5000:6000] if line.strip()]
     held_out.append("Hello, world! The café's 12 dogs—don't they? 東京は晴れ。 ok  x\t y")

@@ -297,10 +297,10 @@ def test_progress_callback_can_abort() -> None:
 @needs_corpora
 def test_hf_tokenizer_json_loads_in_hf_with_same_ids_and_offsets() -> None:
     tk = pytest.importorskip("tokenizers")
-    from subword.unigram import HfUnigramEncoder, train_unigram_hf
+    from subword.unigram import HfUnigramEncoder, UnigramTrainer, train_unigram_hf
 
     lines = _lines(SHAKESPEARE, 150_000)
-    data = train_unigram_hf(lines, vocab_size=800)
+    data = json.loads(train_unigram_hf(lines, UnigramTrainer(compat="hf", vocab_size=800)).to_json_str())
     hf_trained = tk.Tokenizer(tk.models.Unigram())
     hf_trained.pre_tokenizer = tk.pre_tokenizers.Metaspace()
     hf_trained.train_from_iterator(lines, tk.trainers.UnigramTrainer(vocab_size=800, unk_token="<unk>",

@@ -19,11 +19,9 @@ transformers 5.24's ``PreTrainedTokenizerFast``.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 

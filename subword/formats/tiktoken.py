@@ -40,7 +40,7 @@ import tempfile
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from subword.errors import FormatError
 

@@ -39,7 +39,16 @@ impl Tokenizer {
         let mut a = 0usize;
         for &(id, l) in &syms {
             let b = (a + l as usize).min(word.len());
-            out.push(Ranged { id, start: a, end: b, text_is_token: false });
+            // Byte-fallback tokens (`<0xE2>`) cover part of a character: each gets the whole
+            // character's range, as HF gives them, and the range stays a valid slice of the word.
+            let (mut start, mut end) = (a, b);
+            while start > 0 && !word.is_char_boundary(start) {
+                start -= 1;
+            }
+            while end < word.len() && !word.is_char_boundary(end) {
+                end += 1;
+            }
+            out.push(Ranged { id, start, end, text_is_token: false });
             a = b;
         }
         Ok(())
