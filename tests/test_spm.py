@@ -237,8 +237,8 @@ def test_cli_train_bpe_compat_spm_writes_a_model_sentencepiece_loads(tmp_path: P
     assert sp.encode("Whose ☃ horse?") == _encoder(read_model(out)).encode("Whose ☃ horse?")
     for bad, msg in [(["--compat", "spm", "-o", str(tmp_path / "x.json")], "give -o NAME.model"),
                      (["--character-coverage", "0.9", "-o", str(tmp_path / "x.json")], "does not apply to train bpe"),
-                     (["--compat", "spm", "--min-frequency", "2", "-o", str(out)], "not a SentencePiece option"),
-                     (["--compat", "spm", "--character-coverage", "0", "-o", str(out)], "character_coverage")]:
+                     (["--compat", "spm", "--min-frequency", "2", "-o", str(out)], "does not apply to train bpe --compat spm"),
+                     (["--compat", "spm", "--character-coverage", "0", "-o", str(out)], "--character-coverage")]:
         result = CliRunner().invoke(cli, ["train", "bpe", str(src), *bad])
         assert result.exit_code == 2 and msg in result.output, result.output
 
