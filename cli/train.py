@@ -119,7 +119,8 @@ Examples:
     "-o", "--output", required=True,
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
     help="Where to write the tokenizer (written atomically): NAME.json (HF tokenizer.json), NAME.model "
-         "(SentencePiece, for --compat spm and unigram), NAME.tiktoken (byte-bpe rank file).",
+         "(SentencePiece, for --compat spm and unigram), NAME.tiktoken (byte-bpe rank file, written only "
+         "when tiktoken would give the same ids).",
 )
 @click.option(
     "--compat", type=click.Choice(["hf", "spm"]), default=None,

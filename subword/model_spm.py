@@ -96,9 +96,9 @@ class SentencePieceModel:
         return {i: p for i, (p, _, _) in enumerate(self.file.pieces)}
 
     def to_dict(self) -> dict[str, Any]:
-        from subword.errors import UnsupportedComponentError
+        from subword.errors import FormatError
 
-        raise UnsupportedComponentError(
+        raise FormatError(
             f"a {type(self).__name__} model has no tokenizer.json form of its own; save it as a .model, or "
             "convert it with subword.formats.convert.spm_to_hf_json (exact for BPE models)")
 

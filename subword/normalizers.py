@@ -630,9 +630,9 @@ class SentencePieceNormalizer(Normalizer):
         })
 
     def to_dict(self) -> dict[str, Any]:
-        from subword.errors import UnsupportedComponentError
+        from subword.errors import FormatError
 
-        raise UnsupportedComponentError(
+        raise FormatError(
             "the SentencePiece normalizer has no tokenizer.json form; save the tokenizer as a .model, or "
             "convert it with subword.formats.convert (exact for BPE models)")
 

@@ -691,8 +691,8 @@ class Tokenizer:
     def save(self, path: str | os.PathLike[str], pretty: bool = True, *, legacy_merges: bool = False) -> None:
         """Write the tokenizer atomically (a temporary file in the same folder, then a rename).
 
-        A path whose name has a ``.model`` suffix (``x.model``, ``x.model.v3``) gets a SentencePiece
-        ``.model``: a SentencePiece model's own file, byte for byte, or the file a ``tokenizer.json`` was
+        A ``.tiktoken`` path gets a tiktoken rank file (byte-level BPE only). A path whose name has a
+        ``.model`` suffix (``x.model``, ``x.model.v3``) gets a SentencePiece ``.model``: a SentencePiece model's own file, byte for byte, or the file a ``tokenizer.json`` was
         converted from. Any other path gets ``tokenizer.json`` (for a SentencePiece model, its exact HF
         conversion). Where no exact form exists the error says why and nothing is written.
 
@@ -716,6 +716,10 @@ class Tokenizer:
             from subword.formats.spm import model_file_of, write_model
 
             write_model(path, model_file_of(self))
+        elif Path(path).suffix == ".tiktoken":
+            from subword.formats import tiktoken
+
+            tiktoken.save(self, path)
         elif isinstance(self.model, SentencePieceModel):
             atomic_write_text(path, self.to_json_str(pretty=pretty))
         else:

@@ -344,3 +344,38 @@ def test_docstring_examples_run(module):
 
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_train_byte_bpe_to_tiktoken_writes_exact_ranks_or_refuses_cleanly(tmp_path):
+    """``subword train byte-bpe -o x.tiktoken``: HF's merge order is not always tiktoken's (which joins
+    the pair whose result ranks first), so the rank file is written only when tiktoken, given GPT-2's
+    pattern, encodes with the trained tokenizer's ids; otherwise exit 1 with the reason and no file.
+    A written file has normal permissions (the one atomic writer)."""
+    import stat
+
+    import tiktoken
+    from click.testing import CliRunner
+
+    from cli.main import cli
+
+    for n_lines in (40, 3000):  # a tiny corpus tends to be exact, a real one tends not to
+        corpus = tmp_path / f"c{n_lines}.txt"
+        corpus.write_text("".join(line.rstrip("\n") + "\n" for line in corpus_lines("tinyshakespeare.txt", n_lines)),
+                          encoding="utf-8")
+        out, json_out = tmp_path / f"x{n_lines}.tiktoken", tmp_path / f"x{n_lines}.json"
+        args = ["train", "byte-bpe", str(corpus), "--vocab-size", "300", "-q"]
+        assert CliRunner().invoke(cli, [*args, "-o", str(json_out)]).exit_code == 0
+        result = CliRunner().invoke(cli, [*args, "-o", str(out)])
+        if result.exit_code != 0:
+            assert result.exit_code == 1 and "tiktoken would not give" in result.output, result.output
+            assert not out.exists() and not list(tmp_path.glob(f".{out.name}*"))
+            continue
+        mask = os.umask(0o022)
+        os.umask(mask)
+        assert stat.S_IMODE(out.stat().st_mode) == 0o666 & ~mask
+        theirs = tiktoken.Encoding("x", pat_str=tkfmt.R50K_PATTERN, mergeable_ranks=tkfmt.read_ranks(out),
+                                   special_tokens={})
+        ours = Tokenizer.from_file(json_out)
+        for text in corpus_lines("gutenberg_en_20M.txt", 300) + TRICKY[:10]:
+            text = text.rstrip("\n")
+            assert theirs.encode_ordinary(text) == ours.encode(text, add_special_tokens=False).ids, text

@@ -17,9 +17,10 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["atomic_write_bytes", "atomic_write_text"]
+__all__ = ["atomic_path", "atomic_write_bytes", "atomic_write_text"]
 
 
 def _umask() -> int:
@@ -29,8 +30,39 @@ def _umask() -> int:
     return mask
 
 
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """A temporary file in ``path``'s folder to write (by name, in any number of steps); on a clean exit
+    it is synced, given normal permissions (``0o666`` minus the umask) and renamed over ``path``; on any
+    error (Ctrl-C included) it is removed and ``path`` is untouched.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "counts.swc"
+    >>> with atomic_path(p) as tmp:
+    ...     _ = tmp.write_bytes(b"part one, ")
+    ...     with open(tmp, "ab") as fh: _ = fh.write(b"part two")
+    >>> p.read_bytes()
+    b'part one, part two'
+    """
+    target = Path(path)
+    directory = target.parent if str(target.parent) else Path(".")
+    fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        yield tmp
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (see the module docstring).
+    """Write ``data`` to ``path`` atomically (see :func:`atomic_path`).
 
     Raises:
         OSError: the folder does not exist or is not writable (nothing is left behind).
@@ -40,20 +72,8 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     >>> atomic_write_bytes(p, b"\\x0a\\x00"); stat.S_IMODE(p.stat().st_mode) == 0o666 & ~_umask()
     True
     """
-    target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
-    fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp_name, 0o666 & ~_umask())
-        os.replace(tmp_name, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
-        raise
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:

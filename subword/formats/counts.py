@@ -29,7 +29,6 @@ from __future__ import annotations
 import json
 import os
 import struct
-import tempfile
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -72,12 +71,14 @@ def write_counts(path: str | os.PathLike[str], counts: WordCounts, *, runs: Sequ
         OSError: the folder is not writable or the disk is full; no partial file is left behind.
         FormatError: a run is corrupt (bad record or checksum); no file is written.
     """
+    from subword.formats.atomic import atomic_path
+
     target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
     header = json.dumps(counts.header(min_count=min_count), ensure_ascii=False, sort_keys=True).encode("utf-8")
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
+
+    with atomic_path(target) as tmp_path:
+        tmp = str(tmp_path)
+        with open(tmp, "wb") as fh:
             fh.write(_PREFIX.pack(MAGIC, VERSION, len(header)))
             fh.write(header)
         try:
@@ -90,18 +91,6 @@ def write_counts(path: str | os.PathLike[str], counts: WordCounts, *, runs: Sequ
                 raise FormatError(f"{run[0]}: corrupt word-counts data (checksum mismatch in the word list)")
         with open(tmp, "ab") as fh:
             fh.write(_TRAILER.pack(length, words, occurrences, zlib.crc32(header), crc, END_MAGIC))
-            fh.flush()
-            os.fsync(fh.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def _frame(path: Path) -> tuple[dict[str, Any], int, tuple[int, int, int, int]]:

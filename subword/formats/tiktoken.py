@@ -181,14 +181,9 @@ def write_ranks(ranks: Mapping[bytes, int], path: str | os.PathLike[str]) -> Non
     path = Path(path)
     if path.suffix == ".gz":
         body = gzip.compress(body, mtime=0)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(body)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    from subword.formats.atomic import atomic_write_bytes
+
+    atomic_write_bytes(path, body)
 
 
 def sniff(head: bytes) -> bool:
