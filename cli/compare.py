@@ -8,8 +8,6 @@ encode`` reads them (one line per item, line ending removed).
 from __future__ import annotations
 
 import hashlib
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -50,31 +48,8 @@ def _read(sources: tuple[str, ...], errors: str, max_lines: int | None) -> tuple
     return lines, files
 
 
-def _use_color(choice: bool | None) -> bool:
-    if choice is not None:
-        return choice
-    if os.environ.get("NO_COLOR"):
-        return False
-    return bool(getattr(sys.stdout, "isatty", lambda: False)())
-
-
-def _plain_table(doc: dict[str, Any]) -> str:
-    """A metrics table for when the renderers (branch compare-render) are not installed."""
-    names = [t["name"] for t in doc["tokenizers"]]
-    rows = [["metric", *names]]
-    for metric in doc["tokenizers"][0]["metrics"]:
-        cells = []
-        for t in doc["tokenizers"]:
-            v = t["metrics"][metric]["value"]
-            mark = "*" if doc["best"].get(metric) == t["name"] else ""
-            cells.append("-" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v)) + mark)
-        rows.append([metric, *cells])
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows) + "\n"
-
-
 def _write(path: Path, text: str) -> None:
-    from subword.formats.hf_json import atomic_write_text
+    from subword.formats.atomic import atomic_write_text
 
     atomic_write_text(path, text)
 
@@ -165,17 +140,12 @@ def compare_command(specs: tuple[str, ...], sources: tuple[str, ...], names: str
     if json_out is not None:
         _write(json_out, result.to_json() + "\n")
     if html_out is not None:
-        try:
-            html = result.to_html()
-        except ImportError as exc:
-            raise click.ClickException(f"--html: the HTML report is not available in this build ({exc})") from exc
-        _write(html_out, html)
+        _write(html_out, result.to_html())
     if quiet:
         return
-    try:
-        text = result.render_terminal(color=_use_color(color), show=show)
-    except ImportError:
-        text = _plain_table(result.doc)
+    from subword.compare.render_terminal import use_color
+
+    text = result.render_terminal(color=use_color() if color is None else color, show=show)
     click.echo(text, nl=not text.endswith("\n"))
 
 
