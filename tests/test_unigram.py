@@ -17,7 +17,7 @@ import pytest
 from subword import _core
 from subword.reference import unigram as ref
 
-from _corpora import CORPORA  # the shared corpora, or stand-ins from the built-in corpus
+from _corpora import CORPORA, USING_SHARED  # the shared corpora, or stand-ins from the built-in corpus
 GUTENBERG = CORPORA / "gutenberg_en_20M.txt"
 SHAKESPEARE = CORPORA / "tinyshakespeare.txt"
 
@@ -371,8 +371,9 @@ def test_result_depends_on_num_threads_not_on_cpu_threads(tmp_path: Path) -> Non
 
     a, b = run(1, 16), run(3, 16)
     assert a == b
-    c = run(2, 4)
-    assert {p for p, _, _ in c} == {p for p, _, _ in a}  # same pieces here; scores may differ in the last bits
+    if USING_SHARED:  # an observation about tinyshakespeare: other text may prune differently by a few ulps
+        c = run(2, 4)
+        assert {p for p, _, _ in c} == {p for p, _, _ in a}  # same pieces here; scores may differ in the last bits
 
 
 @pytest.mark.parametrize("compat", ["spm", "hf"])
