@@ -1,10 +1,15 @@
 """cli: the ``subword`` command line (click). Parsing, progress and errors only; no algorithms.
 
 * :mod:`cli.main` -- the click group, exit codes, error translation, ``main()``.
-* :mod:`cli.train` -- ``subword train {bpe,byte-bpe}``.
+* :mod:`cli.train` -- ``subword train ALGORITHM``, dispatched through the trainer registry.
+* :mod:`cli.count` -- ``subword count`` (word counts files, ``--merge``, ``--max-memory``, ``--dask``).
 * :mod:`cli.codec` -- ``subword encode`` and ``subword decode``.
 * :mod:`cli.inspect_tokenizer` -- ``subword inspect``.
-* :mod:`cli.trainer_options` -- click options derived from :class:`subword.trainers.BpeTrainer`.
+* :mod:`cli.convert` -- ``subword convert``.
+* :mod:`cli.compare` -- ``subword compare``.
+* :mod:`cli.pretrain`, :mod:`cli.fill_mask` -- ``subword pretrain`` and ``subword fill-mask``.
+* :mod:`cli.loading` -- ``-t TOK`` for every command: any tokenizer file, or a tiktoken name.
+* :mod:`cli.trainer_options` -- click options derived from the registry's options classes.
 * :mod:`cli.progress` -- progress as a terminal bar, JSON lines, or nothing.
 
 >>> from click.testing import CliRunner
