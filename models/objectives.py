@@ -79,6 +79,20 @@ def counter_uniform(seed: int, epoch: int, index: int, stream: int, n: int) -> T
     return h.double() / _TWO32
 
 
+
+def _check_batch(input_ids: Tensor, special_mask: Tensor, example_index: Tensor, seed: int, epoch: int) -> tuple[int, int]:
+    """The shapes (and counters) every batch-level objective takes; returns ``(B, T)``."""
+    if input_ids.dim() != 2:
+        raise ValueError(f"input_ids must have shape (B, T), got {tuple(input_ids.shape)}")
+    B, T = input_ids.shape
+    if special_mask.shape != (B, T):
+        raise ValueError(f"special_mask has shape {tuple(special_mask.shape)}, expected {(B, T)}")
+    if example_index.shape != (B,):
+        raise ValueError(f"example_index has shape {tuple(example_index.shape)}, expected ({B},)")
+    _check_nonneg("seed", seed)
+    _check_nonneg("epoch", epoch)
+    return B, T
+
 def _check_nonneg(name: str, value: int) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
@@ -181,15 +195,7 @@ def mask_tokens(
     >>> labels.tolist()
     [[-100, 10, 11, 12, -100, -100]]
     """
-    if input_ids.dim() != 2:
-        raise ValueError(f"input_ids must have shape (B, T), got {tuple(input_ids.shape)}")
-    B, T = input_ids.shape
-    if special_mask.shape != (B, T):
-        raise ValueError(f"special_mask has shape {tuple(special_mask.shape)}, expected {(B, T)}")
-    if example_index.shape != (B,):
-        raise ValueError(f"example_index has shape {tuple(example_index.shape)}, expected ({B},)")
-    _check_nonneg("seed", seed)
-    _check_nonneg("epoch", epoch)
+    B, T = _check_batch(input_ids, special_mask, example_index, seed, epoch)
     if example_index.numel() and int(example_index.min()) < 0:
         raise ValueError("example_index must hold non-negative indices")
     if not 0 <= mask_id < vocab_size:
@@ -680,15 +686,7 @@ def plm_inputs(input_ids: Tensor, *, special_mask: Tensor, cfg: PlmConfig, seed:
     >>> tuple(out["perm_mask"].shape), tuple(out["target_mapping"].shape), int((out["labels"] >= 0).sum())
     ((1, 12, 12), (1, 2, 12), 2)
     """
-    if input_ids.dim() != 2:
-        raise ValueError(f"input_ids must have shape (B, T), got {tuple(input_ids.shape)}")
-    B, T = input_ids.shape
-    if special_mask.shape != (B, T):
-        raise ValueError(f"special_mask has shape {tuple(special_mask.shape)}, expected {(B, T)}")
-    if example_index.shape != (B,):
-        raise ValueError(f"example_index has shape {tuple(example_index.shape)}, expected ({B},)")
-    _check_nonneg("seed", seed)
-    _check_nonneg("epoch", epoch)
+    B, T = _check_batch(input_ids, special_mask, example_index, seed, epoch)
     N = plm_num_predict(T, cfg)
     perm_mask = torch.zeros(B, T, T)
     target_mapping = torch.zeros(B, N, T)
