@@ -26,12 +26,12 @@ import logging
 import os
 import sys
 import sysconfig
-import tempfile
 import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from corpora.errors import CorpusError
+from subword.formats.atomic import atomic_path
 
 __all__ = ["builtin_corpus", "cache_dir", "stdlib_prose"]
 
@@ -170,33 +170,22 @@ def builtin_corpus(*, rebuild: bool = False) -> Path:
     logger.info("building the built-in corpus from %s (once) into %s", root, target)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=target.name + ".", suffix=".tmp", dir=target.parent)
+        # The one atomic-write helper: on any failure (Ctrl-C included) the temp file is removed.
+        with atomic_path(target) as tmp, open(tmp, "w", encoding="utf-8", newline="\n") as out:
+            size = 0
+            for piece in stdlib_prose(root):
+                out.write(piece)
+                size += len(piece)
+            if size < _MIN_BYTES:
+                raise CorpusError(
+                    f"the standard library here holds too little source text ({size} characters) "
+                    "to build the built-in corpus; give an input file instead",
+                    source=str(root),
+                )
     except OSError as exc:
         raise CorpusError(
             f"cannot write the built-in corpus cache ({exc.strerror or exc}); "
             "set SUBWORD_CACHE_DIR or XDG_CACHE_HOME to a writable directory",
             source=str(target.parent),
         ) from exc
-    try:
-        size = 0
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
-            for piece in stdlib_prose(root):
-                out.write(piece)
-                size += len(piece)
-            out.flush()
-            os.fsync(out.fileno())
-        if size < _MIN_BYTES:
-            raise CorpusError(
-                f"the standard library here holds too little source text ({size} characters) "
-                "to build the built-in corpus; give an input file instead",
-                source=str(root),
-            )
-        os.replace(tmp_name, target)
-    except BaseException:
-        # Also on Ctrl-C: never leave a half-written temp file behind.
-        try:
-            os.unlink(tmp_name)
-        except FileNotFoundError:
-            pass
-        raise
     return target

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from torch import Tensor
 
 from models.bert import _Base
 from models.config import AlbertConfig, BertConfig, BigBirdConfig, DistilBertConfig, RobertaConfig, XLNetConfig
+from subword.formats.atomic import atomic_path
 
 __all__ = ["config_from_hf", "config_to_hf", "from_hf", "to_hf"]
 
@@ -480,11 +480,6 @@ def to_hf(model: _Base, directory: str | os.PathLike[str]) -> Path:
 
 
 def _atomic_write(target: Path, write: Any) -> None:
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    # subword's one atomic-write helper: temp file beside the target, normal permissions, removed on failure.
+    with atomic_path(target) as tmp:
+        write(tmp)

@@ -32,7 +32,6 @@ import os
 import random
 import re
 import signal
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -47,6 +46,7 @@ from torch import Tensor, nn
 from models.config import preset as model_preset
 from models.data import EpochOrder, PackedSequences, SegmentPairs, TokenShards, tokenizer_hash
 from models.registry import build_model
+from subword.formats.atomic import atomic_path, atomic_write_text
 
 __all__ = [
     "DEFAULTS",
@@ -326,21 +326,12 @@ def load_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 def _atomic_save(obj: Any, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
+    with atomic_path(target) as tmp:
         torch.save(obj, tmp)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _atomic_text(target: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, target)
+    atomic_write_text(target, text)
 
 
 def _rng_states() -> dict[str, Any]:
@@ -870,11 +861,11 @@ class _Job:
         ax.set_title(f"{self.cfg.model} {self.cfg.preset}: {self.cfg.objective}")
         ax.legend()
         fig.tight_layout()
-        fd, tmp = tempfile.mkstemp(dir=self.out, prefix=".loss.", suffix=".png")
-        os.close(fd)
-        fig.savefig(tmp, dpi=100)
-        plt.close(fig)
-        os.replace(tmp, self.out / "loss.png")
+        try:
+            with atomic_path(self.out / "loss.png") as tmp:
+                fig.savefig(tmp, dpi=100, format="png")
+        finally:
+            plt.close(fig)
 
     # ---- checkpoints ----
 
@@ -960,10 +951,8 @@ class _Job:
             {"model_config": self.model_config.to_dict(), "pretrain": self.cfg.to_dict(),
              "special_ids": self.ids, "step": self.state.step, "tokens": self.state.tokens}, indent=2) + "\n")
         sd = {k: v.detach().cpu().contiguous().clone() for k, v in self.model.state_dict().items()}
-        fd, tmp = tempfile.mkstemp(dir=model_dir, prefix=".model.", suffix=".tmp")
-        os.close(fd)
-        save_file(sd, tmp, metadata={"format": "pt"})
-        os.replace(tmp, model_dir / "model.safetensors")
+        with atomic_path(model_dir / "model.safetensors") as tmp:
+            save_file(sd, str(tmp), metadata={"format": "pt"})
         self.tokenizer.save(model_dir / "tokenizer.json")
         result: dict[str, Any] = {"model": str(model_dir)}
         hf_dir = self.out / "hf"
