@@ -136,15 +136,28 @@ def count_command(inputs: tuple[str, ...], output: Path, for_: str | None, like:
     if not output.parent.exists():
         raise click.BadParameter(f"directory {str(output.parent)!r} does not exist", param_hint="'-o' / '--output'")
     started = time.monotonic()
+    source = click.get_current_context().get_parameter_source
+    typed = {name for name in ("dask_timeout", "chunk_size", "threads", "encoding_errors", "progress_mode")
+             if source(name) is not click.core.ParameterSource.DEFAULT}
     if merge:
         if any(v is not None for v in (for_, like, pre, norm, dask_address, max_memory)):
             raise click.UsageError("--merge takes .swc files only (their pipeline is in them)")
+        if typed:
+            flag = "--" + sorted(typed)[0].replace("_mode", "").replace("_", "-")
+            raise click.UsageError(f"{flag} applies to counting text, not to --merge (it adds .swc files)")
         _merge(inputs, output, min_count, say)
         return
     pipeline = _pipeline(for_, like, pre, norm)
+    # Options with defaults are always set: only what the user typed counts as given.
+    if dask_address is None and typed & {"dask_timeout", "chunk_size"}:
+        flag = "--" + sorted(typed & {"dask_timeout", "chunk_size"})[0].replace("_", "-")
+        raise click.UsageError(f"{flag} applies to counting on a Dask cluster: give --dask ADDRESS too")
     if dask_address is not None:
         if max_memory is not None:
             raise click.UsageError("--max-memory applies to counting in this process, not with --dask")
+        if typed & {"threads", "progress_mode"}:
+            flag = "--threads" if "threads" in typed else "--progress"
+            raise click.UsageError(f"{flag} applies to counting in this process; with --dask the workers decide")
         _count_on_dask(inputs, output, pipeline, dask_address, dask_timeout, chunk_size, min_count,
                        encoding_errors, say, started)
         return

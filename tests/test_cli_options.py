@@ -5,6 +5,8 @@ The options are read from the click commands themselves: each needs a probe in `
 and an option that a command accepts but ignores fails ``test_train_option`` / ``test_file_option``.
 That is the guarantee "no option silently ignored": a new option cannot be dropped without a failing
 test.
+``count``, ``compare``, ``pretrain`` and ``fill-mask`` are probed the same way in
+``test_cli_options_jobs.py``, which also fails for a new command that neither file probes.
 
 What "changes what the command produces" means:
 
