@@ -249,8 +249,14 @@ def _merge(inputs: tuple[str, ...], output: Path, min_count: int, say: Callable[
 
 
 def train_from_counts_file(algorithm: str, trainer: Any, path: Path, inputs: tuple[str, ...], output: Path,
-                           say: Callable[[str], None], reporter: Any) -> None:
-    """``subword train ALGORITHM --from-counts FILE``: train from a .swc file and write the tokenizer."""
+                           say: Callable[[str], None], reporter: Any, *, min_count: int = 0) -> None:
+    """``subword train ALGORITHM --from-counts FILE``: train from a .swc file and write the tokenizer.
+
+    ``min_count`` (``--min-count``) leaves rarer words out while the file is read, so they never take
+    memory. ``--min-frequency`` cannot do that and stay exact: it is HF's threshold on *pair* counts,
+    and words seen fewer times still add up to pairs above it (two words seen once each that share a
+    pair give it a count of 2).
+    """
     from subword.counts import WordCounts, make_pipeline, pipeline_difference, pipeline_for
     from subword.pre_tokenizers import BertPreTokenizer
     from subword.trainers import WordPieceTrainer
@@ -261,7 +267,7 @@ def train_from_counts_file(algorithm: str, trainer: Any, path: Path, inputs: tup
         raise click.UsageError("--from-counts works for bpe, byte-bpe and wordpiece (HF rules); unigram and "
                                "--compat spm train on sentences, not word counts")
     started = time.monotonic()
-    counts = WordCounts.load(path)
+    counts = WordCounts.load(path, min_count=min_count)
     if isinstance(trainer, WordPieceTrainer):
         want = make_pipeline(trainer.normalizer(), BertPreTokenizer())
     else:

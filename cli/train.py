@@ -131,6 +131,9 @@ Examples:
 
 @click.option("--from-counts", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Train from a word-counts file made by `subword count` (bpe, byte-bpe, wordpiece; no INPUT).")
+@click.option("--min-count", type=click.IntRange(min=1), metavar="N",
+              help="With --from-counts: load only the words counted N times or more (less memory; the result "
+                   "differs from training on every word, unlike --min-frequency, which keeps HF's pair rule).")
 @click.option("--max-lines", type=click.IntRange(min=1), help="Read only the first N lines of the input.")
 @click.option("--max-bytes", type=ByteSize(), help="Read only this much of the input (e.g. 100M); lines are never cut.")
 @click.option(
@@ -160,6 +163,7 @@ def train_command(
     progress_mode: str,
     quiet: bool,
     from_counts: Path | None = None,
+    min_count: int | None = None,
     **trainer_values: Any,
 ) -> None:
     """Train a tokenizer: BPE (whitespace words), byte-level BPE (GPT-2 style), WordPiece (BERT style) or
@@ -188,6 +192,8 @@ def train_command(
     if not output.parent.exists():
         raise click.BadParameter(f"directory {str(output.parent)!r} does not exist", param_hint="'-o' / '--output'")
 
+    if min_count is not None and from_counts is None:
+        raise click.UsageError("--min-count applies to training from a counts file: give --from-counts FILE")
     if from_counts is not None:
         from cli.count import train_from_counts_file
 
@@ -195,7 +201,8 @@ def train_command(
             raise click.UsageError("--max-lines, --max-bytes, --sample and --jsonl-field are about reading text; "
                                    "with --from-counts, apply them when counting")
         train_from_counts_file(algorithm, trainer, from_counts, inputs, output, say,
-                               ProgressReporter(resolve_mode(progress_mode, quiet), units={}))  # type: ignore[arg-type]
+                               ProgressReporter(resolve_mode(progress_mode, quiet), units={}),  # type: ignore[arg-type]
+                               min_count=min_count or 0)
         return
     if inputs:
         sources: list[str] = list(inputs)

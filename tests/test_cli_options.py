@@ -174,6 +174,8 @@ TRAIN_PROBES: dict[str, Callable[[str], Probe]] = {
     "num_threads": lambda ctx: _p(["--num-threads", "1"]),
     "from_counts": lambda ctx: _p(["--from-counts", "{counts-%s}" % TRAIN_CONTEXTS[ctx][0]]
                                   if ctx in ("bpe", "byte-bpe", "wordpiece") else ["--from-counts", "{counts-bpe}"]),
+    "min_count": lambda ctx: _p(["--min-count", "2"], base=["--from-counts", "{counts-%s}" % TRAIN_CONTEXTS[ctx][0]]
+                                if ctx in ("bpe", "byte-bpe", "wordpiece") else None),
     "max_lines": lambda ctx: _p(["--max-lines", "100"]),
     "max_bytes": lambda ctx: _p(["--max-bytes", "3k"]),
     "sample": lambda ctx: _p(["--sample", "100"]),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import click
@@ -62,6 +63,31 @@ def test_count_shards_merge_and_train_equals_training_on_the_text(app, text, tmp
     r = run(app, "train", algorithm, whole, "--vocab-size", size, "-o", tmp_path / "tx.json", "-q")
     assert r.exit_code == 0, r.output
     assert model_of(tmp_path / "fc.json") == model_of(tmp_path / "tx.json")
+
+
+def test_train_min_count_loads_only_the_frequent_words(app, tmp_path):
+    """``train --from-counts F --min-count N`` equals training on a file counted with ``--min-count N``."""
+    import itertools
+
+    import corpora
+
+    whole = tmp_path / "prose.txt"  # real prose: many words seen once or twice
+    with open(corpora.builtin_corpus(), encoding="utf-8") as f:
+        whole.write_text("".join(itertools.islice(f, 3000)), encoding="utf-8")
+    for name, extra in (("all", []), ("cut", ["--min-count", "3"])):
+        r = run(app, "count", whole, "--for", "bpe", "-o", tmp_path / f"{name}.swc", "-q", *extra)
+        assert r.exit_code == 0, r.output
+    out = {}
+    for name, counts, extra in (("loaded", "all", ["--min-count", "3"]), ("counted", "cut", []), ("full", "all", [])):
+        r = run(app, "train", "bpe", "--from-counts", tmp_path / f"{counts}.swc", "--vocab-size", "1000",
+                "-o", tmp_path / f"{name}.json", *extra)
+        assert r.exit_code == 0, r.output
+        out[name] = (model_of(tmp_path / f"{name}.json"), r.output)
+    assert out["loaded"][0] == out["counted"][0]
+    assert out["loaded"][0] != out["full"][0]
+    distinct = [int(re.search(r"Training on ([\d,]+) distinct words", o).group(1).replace(",", "")) for _, o in
+                (out["loaded"], out["full"])]
+    assert 0 < distinct[0] < distinct[1]
 
 
 def test_max_memory_spills_and_gives_the_same_file_content(app, text, tmp_path):
