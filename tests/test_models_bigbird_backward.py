@@ -1,0 +1,125 @@
+"""BigBird's block-sparse attention function with its hand-written backward (models/block_sparse.py):
+gradcheck, the same outputs and gradients as the fused-kernel path and as dense attention under the
+equivalent mask, and which calls take it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import models.attention  # noqa: E402
+from models import BlockSparseAttention  # noqa: E402
+from models.attention import scaled_dot_product_attention  # noqa: E402
+
+torch.set_num_threads(1)
+
+
+def _inputs(B: int, nh: int, T: int, hs: int, dtype: Any = torch.float32, seed: int = 0) -> list[Any]:
+    g = torch.Generator().manual_seed(seed)
+    return [torch.randn(B, nh, T, hs, generator=g, dtype=dtype).requires_grad_(True) for _ in range(3)]
+
+
+def _run(attn: BlockSparseAttention, qkv: list[Any], key_mask: Any, cotangent: Any) -> tuple[Any, list[Any]]:
+    """Output and gradients of ``sum(attn(q, k, v) * cotangent)``."""
+    for t in qkv:
+        t.grad = None
+    out = attn(*qkv, key_mask)
+    (out * cotangent).sum().backward()
+    return out.detach(), [t.grad.clone() for t in qkv]
+
+
+def _padded(B: int, T: int, cut: int) -> Any:
+    key_mask = torch.ones(B, T, dtype=torch.bool)
+    key_mask[-1, T - cut:] = False
+    return key_mask
+
+
+@pytest.mark.parametrize("padded", [False, True], ids=["no-padding", "padded"])
+@pytest.mark.parametrize("plan", ["uniform", "zeros"])
+def test_gradcheck_in_float64(padded: bool, plan: str) -> None:
+    """Finite differences agree with the hand-written backward (T = 42: padded to 44 inside)."""
+    attn = BlockSparseAttention(num_heads=2, block_size=4, num_random_blocks=2, random_plan=plan, seed=3)
+    attn.CHUNK_BYTES = 1500  # chunks of 2 middle query blocks: the last one ragged
+    T = 42
+    key_mask = _padded(2, T, 7) if padded else None
+    qkv = _inputs(2, 2, T, 3, torch.float64)
+    assert torch.autograd.gradcheck(lambda q, k, v: attn(q, k, v, key_mask), qkv, atol=1e-7, rtol=1e-5)
+
+
+@pytest.mark.parametrize("chunk_bytes", [1, 27000, 1 << 30])
+@pytest.mark.parametrize("plan", ["uniform", "zeros"])
+def test_same_output_and_gradients_as_the_fused_kernel_path(chunk_bytes: int, plan: str) -> None:
+    attn = BlockSparseAttention(num_heads=3, block_size=4, num_random_blocks=2, random_plan=plan, seed=5)
+    qkv = _inputs(2, 3, 101, 8)
+    cotangent = torch.randn(2, 3, 101, 8, generator=torch.Generator().manual_seed(9))
+    for key_mask in (None, _padded(2, 101, 24)):
+        attn.OWN_BACKWARD, attn.CHUNK_BYTES = False, BlockSparseAttention.CHUNK_BYTES
+        ref_out, ref_grads = _run(attn, qkv, key_mask, cotangent)
+        attn.OWN_BACKWARD, attn.CHUNK_BYTES = True, chunk_bytes
+        out, grads = _run(attn, qkv, key_mask, cotangent)
+        torch.testing.assert_close(out, ref_out, atol=2e-6, rtol=0)
+        for got, want in zip(grads, ref_grads):
+            torch.testing.assert_close(got, want, atol=1e-5, rtol=0)
+
+
+def test_gradients_equal_dense_attention_under_the_equivalent_mask() -> None:
+    attn = BlockSparseAttention(num_heads=2, block_size=4, num_random_blocks=2, seed=1)
+    T = 90
+    key_mask = _padded(2, T, 11)
+    qkv = _inputs(2, 2, T, 8, seed=2)
+    cotangent = torch.randn(2, 2, T, 8, generator=torch.Generator().manual_seed(4))
+    out, grads = _run(attn, qkv, key_mask, cotangent)
+
+    nb = -(-T // 4)
+    token_mask = attn.block_adjacency(nb).repeat_interleave(4, 1).repeat_interleave(4, 2)[:, :T, :T]  # (nh, T, T)
+    dense = [t.detach().clone().requires_grad_(True) for t in qkv]
+    ref = scaled_dot_product_attention(*dense, token_mask[None] & key_mask[:, None, None, :], impl="plain")
+    ref = ref * key_mask[:, None, :, None]
+    (ref * cotangent).sum().backward()
+    torch.testing.assert_close(out, ref.detach(), atol=2e-6, rtol=0)
+    for got, want in zip(grads, dense):
+        torch.testing.assert_close(got, want.grad, atol=1e-5, rtol=0)
+
+
+def test_a_batch_row_with_no_real_token_gives_zeros_not_nan() -> None:
+    attn = BlockSparseAttention(num_heads=2, block_size=4, num_random_blocks=1)
+    qkv = _inputs(2, 2, 48, 4)
+    key_mask = torch.ones(2, 48, dtype=torch.bool)
+    key_mask[1] = False
+    out, grads = _run(attn, qkv, key_mask, torch.ones(2, 2, 48, 4))
+    assert torch.equal(out[1], torch.zeros(2, 48, 4))
+    for grad in grads:
+        assert torch.isfinite(grad).all() and torch.equal(grad[1], torch.zeros(2, 48, 4))
+    assert grads[0][0].abs().sum() > 0
+
+
+def test_only_gradient_calls_without_dropout_take_the_function(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+    original = models.attention.block_sparse_attention
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(models.attention, "block_sparse_attention", counted)
+    attn = BlockSparseAttention(num_heads=2, block_size=4, num_random_blocks=1, dropout=0.1)
+    q, k, v = _inputs(1, 2, 48, 4)
+
+    def taken(**kw: Any) -> bool:
+        calls.clear()
+        attn(q, k, v, **kw)
+        return bool(calls)
+
+    attn.eval()
+    assert taken()
+    with torch.no_grad():
+        assert not taken()  # inference keeps the fused kernel: no weights kept, flat memory
+    attn.train()
+    assert not taken()  # dropout is drawn inside the fused kernel
+    attn.dropout = 0.0
+    assert taken()
+    attn.OWN_BACKWARD = False
+    assert not taken()
