@@ -456,6 +456,10 @@ class BlockSparseAttention(nn.Module):
     block) pair is one small dense attention through the fused kernel, so time
     is O(T * b * (7 + R)), linear in the sequence length, and the working memory
     beyond q, k, v and the output is a fixed few chunks. No T x T tensor is built.
+    When gradients are needed (and there is no attention dropout) the same pattern
+    runs as :func:`~models.block_sparse.block_sparse_attention` instead: batched
+    matmuls and a hand-written backward that reuses the forward's weights, whose
+    memory is also linear in T (see :attr:`OWN_BACKWARD`).
 
     Unlike transformers (v5.24):
 
@@ -596,10 +600,12 @@ class BlockSparseAttention(nn.Module):
             chosen[..., i] = torch.where(taken, j, t)
         return torch.where(chosen < lower[:, None], 1 + chosen, q[:, None] + 2 + chosen - lower[:, None])
 
-    def _table(self, num_blocks: int, device: torch.device) -> tuple[Tensor, Tensor]:
+    def key_table(self, num_blocks: int, device: torch.device) -> tuple[Tensor, Tensor]:
         """Key-block table ``(nh, nb-2, 5+R)`` and slot validity ``(nb-2, 5+R)``.
 
-        Cached per ``(nb, device)`` unless a plan is injected: building it on the
+        Row ``q-1`` of a head lists the key blocks of middle query block ``q``: the global
+        column 0, the window ``q-1, q, q+1``, the global column ``nb-1``, then its random
+        blocks; a slot is invalid where the window repeats a global column. Cached per ``(nb, device)`` unless a plan is injected: building it on the
         host and copying it to an accelerator on every call would stall the
         stream once per layer (a pageable host-to-device copy synchronises).
         """
@@ -637,7 +643,7 @@ class BlockSparseAttention(nn.Module):
         Expanded to tokens (``repeat_interleave`` by ``b`` on both axes) it is
         the dense mask this attention equals when the plan has no duplicates.
         """
-        table, valid = self._table(num_blocks, torch.device("cpu"))
+        table, valid = self.key_table(num_blocks, torch.device("cpu"))
         adj = torch.zeros(self.num_heads, num_blocks, num_blocks, dtype=torch.bool)
         adj[:, 0] = adj[:, -1] = True
         rows = torch.arange(1, num_blocks - 1)[None, :, None].expand_as(table)
@@ -680,7 +686,7 @@ class BlockSparseAttention(nn.Module):
         # which only eager CPU code may take (a sync on a GPU, a graph break
         # under torch.compile): elsewhere a given mask is always applied.
         no_padding = key_mask is None or (values_checked(key_mask) and bool(key_mask.all()))
-        table, valid = self._table(nb, q.device)  # (nh, M, S), (M, S)
+        table, valid = self.key_table(nb, q.device)  # (nh, M, S), (M, S)
         S = table.shape[-1]
         per_block = B * nh * S * b * hs * k.element_size()
         step = max(1, self.CHUNK_BYTES // per_block)

@@ -18,15 +18,6 @@ log-sum-exp tile by tile and cannot batch them; here the backward is
 four batched matmuls and two in-place passes per chunk. All of it is plain tensor code, so it runs
 on any device, under ``torch.compile`` and under gradient checkpointing.
 
->>> import torch
->>> from models.attention import BlockSparseAttention
->>> attn = BlockSparseAttention(num_heads=1, block_size=2, num_random_blocks=1)
->>> q, k, v = (torch.randn(1, 1, 20, 4, requires_grad=True) for _ in range(3))
->>> table, valid = attn._table(10, q.device)
->>> out = block_sparse_attention(q, k, v, table, valid, None, block=2, chunk=3)
->>> out.sum().backward()
->>> tuple(out.shape), tuple(k.grad.shape)
-((1, 1, 20, 4), (1, 1, 20, 4))
 """
 
 from __future__ import annotations
@@ -176,7 +167,8 @@ def block_sparse_attention(
 
     Args:
         q: queries (B, nh, n, hs); ``k`` and ``v`` likewise.
-        table: the key blocks of every middle query block, long ``(nh, nb-2, S)``.
+        table: the key blocks of every middle query block, long ``(nh, nb-2, S)``
+            (:meth:`~models.attention.BlockSparseAttention.key_table`).
         valid: bool ``(nb-2, S)``, False for a slot that repeats a global column (counted once).
         key_mask: bool (B, n), True = real key; ``None`` when nothing is padded.
         block: ``b``, tokens per block.
@@ -185,5 +177,15 @@ def block_sparse_attention(
     Returns:
         The attention output (B, nh, n, hs); query blocks 0 and nb-1 attend to every key, every
         other query block to its ``S`` key blocks of ``table``. A query that sees no key gets 0.
+
+    >>> import torch
+    >>> from models.attention import BlockSparseAttention
+    >>> attn = BlockSparseAttention(num_heads=1, block_size=2, num_random_blocks=1)
+    >>> q, k, v = (torch.randn(1, 1, 20, 4, requires_grad=True) for _ in range(3))
+    >>> table, valid = attn.key_table(10, q.device)
+    >>> out = block_sparse_attention(q, k, v, table, valid, None, block=2, chunk=3)
+    >>> out.sum().backward()
+    >>> tuple(out.shape), tuple(k.grad.shape)
+    ((1, 1, 20, 4), (1, 1, 20, 4))
     """
     return _BlockSparseAttentionFn.apply(q, k, v, table, valid, key_mask, block, chunk)
