@@ -605,7 +605,9 @@ class BlockSparseAttention(nn.Module):
 
         Row ``q-1`` of a head lists the key blocks of middle query block ``q``: the global
         column 0, the window ``q-1, q, q+1``, the global column ``nb-1``, then its random
-        blocks; a slot is invalid where the window repeats a global column. Cached per ``(nb, device)`` unless a plan is injected: building it on the
+        blocks; a slot is invalid where the window repeats a global column.
+
+        Cached per ``(nb, device)`` unless a plan is injected: building it on the
         host and copying it to an accelerator on every call would stall the
         stream once per layer (a pageable host-to-device copy synchronises).
         """

@@ -8,9 +8,11 @@ into a ``(B, nh, chunk, (5+R) b, hs)`` layout; the backward reuses the forward's
 scatters the gathered keys' and values' gradients straight into one gradient of ``k`` and ``v``
 (``index_add_``), so no gradient of the whole key tensor is created per chunk.
 
-Why not PyTorch's fused kernel with autograd: every (head, query block) pair is a separate tiny
-attention to it, and on the CPU its generic backward recomputes the weights from the saved
-log-sum-exp tile by tile and cannot batch them; here the backward is
+Why not PyTorch's fused kernel with autograd (the path inference still takes): every (head, query
+block) pair is a separate tiny attention to it; on the CPU its backward recomputes the weights
+tile by tile from the saved log-sum-exp, and the autograd of the gather around it fills a zero
+gradient of the whole key and value tensors per chunk. Profiled at T = 4096 (12 heads, one
+thread) that backward took three times its forward (689 ms against 219). Here the backward is
 
 * ``dV = P^T dO``, ``dP = dO V^T``, ``dS = P * (dP - rowsum(dO * O))``,
 * ``dQ = dS K * scale``, ``dK = dS^T Q * scale``,
