@@ -27,6 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from models.block_sparse import block_sparse_attention
 from models.checks import values_checked
 from models.counter import uniform
 
@@ -455,6 +456,10 @@ class BlockSparseAttention(nn.Module):
     block) pair is one small dense attention through the fused kernel, so time
     is O(T * b * (7 + R)), linear in the sequence length, and the working memory
     beyond q, k, v and the output is a fixed few chunks. No T x T tensor is built.
+    When gradients are needed (and there is no attention dropout) the same pattern
+    runs as :func:`~models.block_sparse.block_sparse_attention` instead: batched
+    matmuls and a hand-written backward that reuses the forward's weights, whose
+    memory is also linear in T (see :attr:`OWN_BACKWARD`).
 
     Unlike transformers (v5.24):
 
@@ -494,6 +499,15 @@ class BlockSparseAttention(nn.Module):
     #: (fwd + bwd, T = 4096, 12 heads): one chunk per 16 MiB (14 chunks) took 1.5x the time of one
     #: chunk, and one chunk held the gathered keys' and values' gradients all at once.
     TRAIN_CHUNKS: int = 4
+    #: Training without dropout runs :func:`~models.block_sparse.block_sparse_attention` (batched
+    #: matmuls, a backward that reuses the forward's weights) rather than the fused kernel per
+    #: (head, block) pair, whose generic CPU backward took about half of a forward + backward.
+    OWN_BACKWARD: bool = True
+    #: Bytes of gathered keys per chunk in that function on the CPU. Measured (fwd + bwd, T = 4096,
+    #: 12 heads, one thread): 2 MiB (one query block per chunk here) took 575 ms, 16 MiB 728 ms and
+    #: 64 MiB 869 ms: a chunk's keys, values and weights then stay in the cache between the matmuls
+    #: and the softmax. Accelerators keep ``CHUNK_BYTES`` (fewer, larger kernels).
+    OWN_CHUNK_BYTES_CPU: int = 2 * 1024 * 1024
 
     def __init__(
         self,
@@ -586,8 +600,12 @@ class BlockSparseAttention(nn.Module):
             chosen[..., i] = torch.where(taken, j, t)
         return torch.where(chosen < lower[:, None], 1 + chosen, q[:, None] + 2 + chosen - lower[:, None])
 
-    def _table(self, num_blocks: int, device: torch.device) -> tuple[Tensor, Tensor]:
+    def key_table(self, num_blocks: int, device: torch.device) -> tuple[Tensor, Tensor]:
         """Key-block table ``(nh, nb-2, 5+R)`` and slot validity ``(nb-2, 5+R)``.
+
+        Row ``q-1`` of a head lists the key blocks of middle query block ``q``: the global
+        column 0, the window ``q-1, q, q+1``, the global column ``nb-1``, then its random
+        blocks; a slot is invalid where the window repeats a global column.
 
         Cached per ``(nb, device)`` unless a plan is injected: building it on the
         host and copying it to an accelerator on every call would stall the
@@ -609,13 +627,25 @@ class BlockSparseAttention(nn.Module):
             self._tables[key] = result
         return result
 
+    def _own_backward(self, q: Tensor, k: Tensor, v: Tensor, dropout_p: float) -> bool:
+        """Whether this call goes through :func:`~models.block_sparse.block_sparse_attention`.
+
+        It does when gradients are needed, without attention dropout, in float32 or float64. The
+        fused kernel stays for inference (it keeps no weights, so its memory is flat in T), for
+        dropout (drawn inside the kernel) and for half precision (whose softmax statistics the
+        kernel keeps in float32, where ours would hold bfloat16 weights).
+        """
+        grads = torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad)
+        return (self.OWN_BACKWARD and grads and dropout_p == 0.0
+                and q.dtype in (torch.float32, torch.float64))
+
     def block_adjacency(self, num_blocks: int) -> Tensor:
         """Boolean ``(nh, nb, nb)``: which key blocks each query block attends to.
 
         Expanded to tokens (``repeat_interleave`` by ``b`` on both axes) it is
         the dense mask this attention equals when the plan has no duplicates.
         """
-        table, valid = self._table(num_blocks, torch.device("cpu"))
+        table, valid = self.key_table(num_blocks, torch.device("cpu"))
         adj = torch.zeros(self.num_heads, num_blocks, num_blocks, dtype=torch.bool)
         adj[:, 0] = adj[:, -1] = True
         rows = torch.arange(1, num_blocks - 1)[None, :, None].expand_as(table)
@@ -653,12 +683,26 @@ class BlockSparseAttention(nn.Module):
         M = nb - 2
         scale = 1.0 / math.sqrt(hs)
 
-        # Global rows: query blocks 0 and nb-1 see every key. Without a mask
-        # there is nothing to check (and no host sync on an accelerator).
+        # Without a mask there is nothing to check (and no host sync on an accelerator).
         # Skipping the masks when nothing is padded needs a look at the values,
         # which only eager CPU code may take (a sync on a GPU, a graph break
         # under torch.compile): elsewhere a given mask is always applied.
         no_padding = key_mask is None or (values_checked(key_mask) and bool(key_mask.all()))
+        table, valid = self.key_table(nb, q.device)  # (nh, M, S), (M, S)
+        S = table.shape[-1]
+        per_block = B * nh * S * b * hs * k.element_size()
+        step = max(1, self.CHUNK_BYTES // per_block)
+        if self._own_backward(q, k, v, dropout_p):
+            # Training without attention dropout: our function with its own backward.
+            mask = None if no_padding else key_mask
+            if q.device.type == "cpu":
+                step = max(1, self.OWN_CHUNK_BYTES_CPU // per_block)
+            out = block_sparse_attention(q, k, v, table, valid, mask, block=b, chunk=step)  # (B, nh, n, hs)
+            if not no_padding:
+                out = out * key_mask[:, None, :, None].to(out.dtype)  # padded queries give 0
+            return out[:, :, :T]
+
+        # Global rows: query blocks 0 and nb-1 see every key.
         q_glob = torch.cat([q[:, :, :b], q[:, :, -b:]], dim=2)  # (B, nh, 2b, hs)
         glob_mask = None if no_padding else key_mask[:, None, None, :]
         glob = scaled_dot_product_attention(q_glob, k, v, glob_mask, dropout_p=dropout_p, impl="sdpa")
@@ -669,14 +713,10 @@ class BlockSparseAttention(nn.Module):
         # (b, (5+R) b) score tiles are never materialised as one tensor. Query
         # blocks go in chunks whose gathered keys take about CHUNK_BYTES: peak
         # memory stays flat in T (in eval) and the allocator reuses the buffers.
-        table, valid = self._table(nb, q.device)  # (nh, M, S), (M, S)
-        S = table.shape[-1]
         flat = (table + nb * torch.arange(nh, device=q.device)[:, None, None])  # (nh, M, S)
         k_blocks = k.reshape(B, nh * nb, b, hs)  # (B, nh*nb, b, hs)
         v_blocks = v.reshape(B, nh * nb, b, hs)
         slot_ok = valid[:, :, None].expand(M, S, b).reshape(M, S * b)  # duplicate window slots off
-        per_block = B * nh * S * b * hs * k.element_size()
-        step = max(1, self.CHUNK_BYTES // per_block)
         if torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad):
             # Training: autograd keeps every chunk's gathered keys for the backward pass
             # whatever the chunking, and each chunk's backward fills a zero gradient of

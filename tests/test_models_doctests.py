@@ -12,7 +12,7 @@ pytest.importorskip("safetensors")
 
 MODULES = ["models", "models.attention", "models.config", "models.encoder", "models.bert", "models.roberta",
            "models.albert", "models.distilbert", "models.bigbird", "models.xlnet", "models.hf", "models.registry",
-           "models.objectives", "models.counter", "models.checks"]
+           "models.objectives", "models.counter", "models.checks", "models.block_sparse"]
 
 
 @pytest.mark.parametrize("name", MODULES)
