@@ -146,14 +146,45 @@ struct Text<'a> {
 
 impl<'a> Text<'a> {
     /// Flags and UTF-8 length of the char at byte `i`, or `None` at the end.
-    #[inline]
+    #[inline(always)]
     fn at(&self, i: usize) -> Option<(u8, usize)> {
         let b = *self.s.as_bytes().get(i)?;
         if b < 0x80 {
             return Some((ASCII_FLAGS[b as usize], 1));
         }
+        self.at_non_ascii(i)
+    }
+
+    /// [`Self::at`] past ASCII, out of line so that the ASCII test stays small enough to inline.
+    #[inline(never)]
+    fn at_non_ascii(&self, i: usize) -> Option<(u8, usize)> {
         let c = self.s[i..].chars().next()?;
         Some((flags_of(c), c.len_utf8()))
+    }
+
+    /// cl100k's most frequent matches without the general dispatch: a letter run, or one space
+    /// then a letter run, starting with an ASCII letter. `None` when the text at `i` is anything
+    /// else. Equal to [`Modern::match_end`] where it answers: no contraction starts with a letter
+    /// or a space, and a space is the optional non-letter prefix (`[^\r\n\p{L}\p{N}]?`).
+    #[inline(always)]
+    fn cl100k_word(&self, i: usize) -> Option<usize> {
+        let b = self.s.as_bytes();
+        let j = if b[i] == b' ' { i + 1 } else { i };
+        let first = *b.get(j)?;
+        if first >= 0x80 || ASCII_FLAGS[first as usize] & L == 0 {
+            return None;
+        }
+        let mut k = j + 1;
+        while let Some(&c) = b.get(k) {
+            if c >= 0x80 {
+                return Some(self.run(k, L)); // a non-ASCII letter may continue the run
+            }
+            if ASCII_FLAGS[c as usize] & L == 0 {
+                break;
+            }
+            k += 1;
+        }
+        Some(k)
     }
 
     /// End of the run of chars from `i` whose flags contain one of `want`.
@@ -254,8 +285,13 @@ impl Modern {
         }
         let t = Text { s: text };
         let mut i = 0;
+        let cl100k = matches!(self, Modern::Cl100k { .. });
         while i < text.len() {
-            let e = self.match_end(&t, i);
+            let fast = if cl100k { t.cl100k_word(i) } else { None };
+            let e = match fast {
+                Some(e) => e,
+                None => self.match_end(&t, i),
+            };
             // Every char is matched by some alternative; the guard only protects against a bug looping.
             let e = if e > i { e } else { i + t.at(i).map_or(1, |x| x.1) };
             f(i, e);
