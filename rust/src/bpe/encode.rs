@@ -1016,6 +1016,57 @@ mod tests {
     }
 
     #[test]
+    fn raw_pieces_equal_the_per_piece_path() {
+        let table = bytes_to_unicode();
+        let mut vocab: Vec<String> = table.iter().map(|c| c.to_string()).collect();
+        for t in ["Ġt", "he", "Ġthe", "ab", "abab", "ĠĠ"] {
+            vocab.push(t.into());
+        }
+        let v = vocab.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
+        let merges: Vec<(String, String)> =
+            [("Ġ", "t"), ("h", "e"), ("Ġt", "he"), ("a", "b"), ("ab", "ab"), ("Ġ", "Ġ")]
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect();
+        let opts = BpeOptions { ignore_merges: true, merge_by_token_id: true, ..Default::default() };
+        let m = BpeModel::new(v, &merges, opts).unwrap();
+        let mut uncached = m.clone();
+        uncached.set_cache_capacity(0);
+        assert!(uncached.with_raw_pieces(|_| ()).is_none());
+        let mut x = 5u64;
+        let mut text = String::new();
+        for _ in 0..3000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            text.push_str(["a", "b", " ", "the", "é", "\0", "abab", "  "][(x >> 33) as usize % 8]);
+        }
+        // pieces of every length from 0 to 40 bytes, at every place (the last ones near the end of
+        // the text, where no 16-byte window fits), and the same pieces copied out of the text
+        let bytes = text.as_bytes();
+        let mut cuts = vec![0usize];
+        while *cuts.last().unwrap() < bytes.len() {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            cuts.push((cuts.last().unwrap() + (x >> 33) as usize % 41).min(bytes.len()));
+        }
+        for round in 0..2 {
+            let (mut ours, mut reference) = (Vec::new(), Vec::new());
+            m.with_raw_pieces(|enc| {
+                for w in cuts.windows(2) {
+                    let raw = &bytes[w[0]..w[1]];
+                    let copied = raw.to_vec();
+                    enc.push(bytes, if round == 0 { raw } else { &copied }, &mut ours);
+                }
+            })
+            .unwrap();
+            for w in cuts.windows(2) {
+                let mut syms = Vec::new();
+                uncached.tokenize_raw_bytes(&bytes[w[0]..w[1]], 0, &mut syms).unwrap();
+                reference.extend(syms.iter().map(|s| s.0));
+            }
+            assert_eq!(ours, reference, "round {round}");
+        }
+    }
+
+    #[test]
     fn cache_gives_uncached_results_for_short_and_long_keys() {
         let vocab = ["a", "b", "ab", "abab", "\0", "a\0"];
         let merges = [("a", "b"), ("ab", "ab"), ("a", "\0")];
