@@ -30,6 +30,8 @@
 //!   the map sits a direct-mapped table of 4096 single-token short words (128 KB, cache-resident):
 //!   with 100k-200k-token vocabularies (tiktoken's) most pieces are one token, and the probe of the
 //!   large map missed the CPU caches on most lookups.
+//! - A whole text on the byte-level fast path borrows the thread's cache once
+//!   ([`BpeModel::with_raw_pieces`]): no thread-local access, cache search or closure per piece.
 //! - `ignore_merges` (tiktoken's whole-piece rule) is decided once per word inside the cache.
 //! - Byte-level models whose vocab holds all 256 byte chars (every GPT-2-style file) get a fast
 //!   path that works on the RAW bytes of a piece: the byte->id table replaces the per-char string
