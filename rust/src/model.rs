@@ -165,7 +165,6 @@ impl Model {
         }
     }
 
-    /// Like [`Self::tokenize_raw_bytes`], handing the symbols to `sink`.
     /// [`BpeModel::with_raw_pieces`] for a BPE model; `None` for the others.
     pub fn with_raw_pieces<R>(&self, f: impl FnOnce(&mut crate::bpe::encode::RawPieces<'_>) -> R) -> Option<R> {
         match self {
@@ -174,6 +173,7 @@ impl Model {
         }
     }
 
+    /// Like [`Self::tokenize_raw_bytes`], handing the symbols to `sink`.
     pub fn tokenize_raw_bytes_with(&self, raw: &[u8], salt: u64, sink: impl FnOnce(&[Sym])) -> Result<(), String> {
         match self {
             Model::Bpe(m) => m.tokenize_raw_bytes_with(raw, salt, sink).map_err(|e| e.to_string()),
