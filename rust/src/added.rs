@@ -59,6 +59,10 @@ struct Matcher {
     /// (pattern, index into the token list), sorted by pattern length descending.
     patterns: Vec<(String, usize)>,
     first_byte: Vec<bool>,
+    /// The distinct first bytes of the patterns: with three or fewer (tiktoken's specials all start
+    /// with `<`) candidates are found with `memchr`, many bytes at a time, instead of a table test
+    /// per byte (perf: 5-7% of cl100k encoding of a long text went to that loop).
+    firsts: Vec<u8>,
 }
 
 impl Matcher {
@@ -71,7 +75,8 @@ impl Matcher {
         for (p, _) in &patterns {
             first_byte[p.as_bytes()[0] as usize] = true;
         }
-        Matcher { patterns, first_byte }
+        let firsts = (0..=255u8).filter(|&b| first_byte[b as usize]).collect();
+        Matcher { patterns, first_byte, firsts }
     }
 
     fn is_empty(&self) -> bool {
@@ -87,7 +92,16 @@ impl Matcher {
         let b = text.as_bytes();
         let mut i = 0;
         while i < b.len() {
-            if self.first_byte[b[i] as usize] && text.is_char_boundary(i) {
+            let rest = &b[i..];
+            let skip = match self.firsts[..] {
+                [x] => memchr::memchr(x, rest),
+                [x, y] => memchr::memchr2(x, y, rest),
+                [x, y, z] => memchr::memchr3(x, y, z, rest),
+                _ => rest.iter().position(|&c| self.first_byte[c as usize]),
+            };
+            let Some(skip) = skip else { break };
+            i += skip;
+            if text.is_char_boundary(i) {
                 if let Some((p, t)) = self.patterns.iter().find(|(p, _)| b[i..].starts_with(p.as_bytes())) {
                     out.push((i, i + p.len(), *t));
                     i += p.len();

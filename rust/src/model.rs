@@ -165,6 +165,14 @@ impl Model {
         }
     }
 
+    /// [`BpeModel::with_raw_pieces`] for a BPE model; `None` for the others.
+    pub fn with_raw_pieces<R>(&self, f: impl FnOnce(&mut crate::bpe::encode::RawPieces<'_>) -> R) -> Option<R> {
+        match self {
+            Model::Bpe(m) => m.with_raw_pieces(f),
+            _ => None,
+        }
+    }
+
     /// Like [`Self::tokenize_raw_bytes`], handing the symbols to `sink`.
     pub fn tokenize_raw_bytes_with(&self, raw: &[u8], salt: u64, sink: impl FnOnce(&[Sym])) -> Result<(), String> {
         match self {

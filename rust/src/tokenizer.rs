@@ -525,14 +525,21 @@ impl Tokenizer {
     fn words_ids(&self, t: &str, ids: &mut Vec<u32>, salt: &mut u64) -> Result<(), String> {
         let mut err: Option<String> = None;
         match &self.pre_tokenizer {
-            Some(p) if self.fast_bytes => p.for_each_raw_piece(t, |raw| {
-                *salt += 1;
-                if let Err(e) =
-                    self.model.tokenize_raw_bytes_with(raw.as_bytes(), *salt, |s| ids.extend(s.iter().map(|x| x.0)))
-                {
-                    err.get_or_insert(e.to_string());
+            Some(p) if self.fast_bytes => {
+                // The whole text against this thread's cache, borrowed once (no dropout: salts unused).
+                let text = t.as_bytes();
+                let done = self.model.with_raw_pieces(|enc| p.for_each_raw_piece(t, |raw| enc.push(text, raw.as_bytes(), ids)));
+                if done.is_none() {
+                    p.for_each_raw_piece(t, |raw| {
+                        *salt += 1;
+                        if let Err(e) = self.model.tokenize_raw_bytes_with(raw.as_bytes(), *salt, |s| {
+                            ids.extend(s.iter().map(|x| x.0))
+                        }) {
+                            err.get_or_insert(e.to_string());
+                        }
+                    })
                 }
-            }),
+            }
             Some(p) => {
                 let byte_level = p.is_byte_level();
                 p.for_each_raw_piece(t, |raw| {

@@ -29,6 +29,9 @@
 //!   `perf stat` on a shared 2-core machine at load ~20, 2026-12): the split alone ~90 MB/s; the whole
 //!   encode went 25 -> 35 MB/s when the word cache got its direct-mapped front and register-built keys
 //!   (`bpe/encode.rs`). The profile after that: the word-cache probe ~30%, this scanner ~25%.
+//! - cl100k's most frequent matches (an ASCII letter run, or a space and one) are taken before the
+//!   general dispatch (`Text::cl100k_word`), and `Text::at` inlines only its ASCII test: the scanner
+//!   was 45% of the Rust time of a long text with both out of line (perf, 2026-12).
 
 use unicode_general_category::{get_general_category, GeneralCategory as Gc};
 
@@ -146,14 +149,45 @@ struct Text<'a> {
 
 impl<'a> Text<'a> {
     /// Flags and UTF-8 length of the char at byte `i`, or `None` at the end.
-    #[inline]
+    #[inline(always)]
     fn at(&self, i: usize) -> Option<(u8, usize)> {
         let b = *self.s.as_bytes().get(i)?;
         if b < 0x80 {
             return Some((ASCII_FLAGS[b as usize], 1));
         }
+        self.at_non_ascii(i)
+    }
+
+    /// [`Self::at`] past ASCII, out of line so that the ASCII test stays small enough to inline.
+    #[inline(never)]
+    fn at_non_ascii(&self, i: usize) -> Option<(u8, usize)> {
         let c = self.s[i..].chars().next()?;
         Some((flags_of(c), c.len_utf8()))
+    }
+
+    /// cl100k's most frequent matches without the general dispatch: a letter run, or one space
+    /// then a letter run, starting with an ASCII letter. `None` when the text at `i` is anything
+    /// else. Equal to [`Modern::match_end`] where it answers: no contraction starts with a letter
+    /// or a space, and a space is the optional non-letter prefix (`[^\r\n\p{L}\p{N}]?`).
+    #[inline(always)]
+    fn cl100k_word(&self, i: usize) -> Option<usize> {
+        let b = self.s.as_bytes();
+        let j = if b[i] == b' ' { i + 1 } else { i };
+        let first = *b.get(j)?;
+        if first >= 0x80 || ASCII_FLAGS[first as usize] & L == 0 {
+            return None;
+        }
+        let mut k = j + 1;
+        while let Some(&c) = b.get(k) {
+            if c >= 0x80 {
+                return Some(self.run(k, L)); // a non-ASCII letter may continue the run
+            }
+            if ASCII_FLAGS[c as usize] & L == 0 {
+                break;
+            }
+            k += 1;
+        }
+        Some(k)
     }
 
     /// End of the run of chars from `i` whose flags contain one of `want`.
@@ -254,8 +288,13 @@ impl Modern {
         }
         let t = Text { s: text };
         let mut i = 0;
+        let cl100k = matches!(self, Modern::Cl100k { .. });
         while i < text.len() {
-            let e = self.match_end(&t, i);
+            let fast = if cl100k { t.cl100k_word(i) } else { None };
+            let e = match fast {
+                Some(e) => e,
+                None => self.match_end(&t, i),
+            };
             // Every char is matched by some alternative; the guard only protects against a bug looping.
             let e = if e > i { e } else { i + t.at(i).map_or(1, |x| x.1) };
             f(i, e);

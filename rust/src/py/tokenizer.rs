@@ -319,7 +319,7 @@ impl PyCoreTokenizer {
             let mut start = 0usize;
             for &n in lens {
                 let end = start + n as usize;
-                out.append(PyList::new(py, &ids[start..end])?)?;
+                out.append(super::id_list(py, &ids[start..end])?)?;
                 start = end;
             }
         }

@@ -15,6 +15,13 @@
 //!   segments are cached per thread. With `treat_whitespace_as_suffix` the mirror rule holds (a
 //!   segment ends at the last `▁` of a run). Models where some piece breaks both rules (trained
 //!   without `split_by_whitespace`) are encoded whole.
+//! - The same argument, for any two characters: every symbol BPE ever holds is a piece (or one
+//!   character), so a merge across the place between characters `a` and `b` makes a piece that
+//!   holds the bigram `ab`. Where no piece holds it, the two sides are encoded independently, and
+//!   the global merge order restricted to one side is that side's own order (best score, then
+//!   leftmost). Segments longer than `CUT_MIN` bytes (CJK lines have no `▁` to cut at) are cut at
+//!   every such bigram (one probe of a flat set per character) and the parts go through the cache:
+//!   a CJK line becomes word-like parts that repeat, where it was one uncached BPE run.
 //! - Merges run over piece ids, not strings: a table maps each (left id, right id) whose
 //!   concatenation is a piece to that piece, built once per model from every split of every piece
 //!   into two pieces. Looking up a pair of `u32` costs a multiply; looking up the concatenated
@@ -29,8 +36,9 @@ use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use ahash::AHashMap;
+use ahash::{AHashMap, AHashSet};
 
+use super::flat::{CharTable, KeySet, PairMap};
 use super::{PieceType, SpmNormalizer, WS};
 
 /// A SentencePiece BPE model ready to encode.
@@ -51,11 +59,14 @@ pub struct SpmBpeModel {
 /// BPE merges over piece ids (see the performance notes).
 #[derive(Clone, Debug)]
 struct IdMerges {
-    /// Ids of the one-character pieces: ASCII in a table, the rest hashed.
-    ascii: [u32; 128],
-    chars: AHashMap<char, u32>,
+    /// Id of each one-character piece, or the pseudo id of a character that occurs only inside
+    /// pieces; `NO_PIECE` for characters no piece holds.
+    chars: CharTable,
     /// (left, right) -> the piece their concatenation spells.
     pairs: PairTable,
+    /// The character bigrams that occur inside some piece: no merge can join two symbols across
+    /// any other bigram (see the performance notes).
+    bigrams: Bigrams,
     /// Score and whether the piece may be emitted, by id.
     scores: Vec<f32>,
     emit: Vec<bool>,
@@ -64,19 +75,20 @@ struct IdMerges {
 const NO_PIECE: u32 = u32::MAX;
 
 /// (left id, right id) -> merged id. The table is probed once per candidate pair, at random
-/// places, so its size is what costs (perf: cache misses on its buckets were most of the time on
-/// CJK lines): with fewer than 65,536 ids a pair packs into a `u32` key, and a 32k model's table
-/// (~36k pairs) fits in 512 KB, a typical L2 cache.
+/// places, so its size and layout are what cost (perf: cache misses on a hash map's control
+/// groups and buckets were most of the time on CJK lines): with fewer than 65,535 ids a pair packs
+/// into a `u32` key of a flat open-addressing table (`flat::PairMap`, ~36k pairs of a 32k model in
+/// 512 KB, one cache line per probe).
 #[derive(Clone, Debug)]
 enum PairTable {
-    Small(AHashMap<u32, u32>),
+    Small(PairMap),
     Large(AHashMap<u64, u32>),
 }
 
 impl PairTable {
     fn new(ids: usize) -> Self {
-        if ids < 1 << 16 {
-            PairTable::Small(AHashMap::new())
+        if ids < 0xffff {
+            PairTable::Small(PairMap::with_capacity(1 << 10))
         } else {
             PairTable::Large(AHashMap::new())
         }
@@ -85,22 +97,54 @@ impl PairTable {
     #[inline]
     fn get(&self, l: u32, r: u32) -> Option<u32> {
         match self {
-            PairTable::Small(m) => m.get(&(l << 16 | r)).copied(),
+            PairTable::Small(m) => m.get(l << 16 | r),
             PairTable::Large(m) => m.get(&((l as u64) << 32 | r as u64)).copied(),
         }
     }
 
     fn insert(&mut self, l: u32, r: u32, merged: u32) {
         match self {
-            PairTable::Small(m) => m.insert(l << 16 | r, merged),
-            PairTable::Large(m) => m.insert((l as u64) << 32 | r as u64, merged),
-        };
+            PairTable::Small(m) => {
+                m.insert(l << 16 | r, merged);
+            }
+            PairTable::Large(m) => {
+                m.insert((l as u64) << 32 | r as u64, merged);
+            }
+        }
+    }
+}
+
+/// The set of character bigrams inside pieces: basic-plane pairs in a flat set, the rest hashed.
+#[derive(Clone, Debug)]
+struct Bigrams {
+    bmp: KeySet,
+    other: AHashSet<u64>,
+}
+
+impl Bigrams {
+    #[inline]
+    fn key(a: char, b: char) -> Option<u32> {
+        let (a, b) = (a as u32, b as u32);
+        let k = a << 16 | b;
+        ((a | b) < 0x1_0000 && k != u32::MAX).then_some(k)
     }
 
-    fn shrink_to_fit(&mut self) {
-        match self {
-            PairTable::Small(m) => m.shrink_to_fit(),
-            PairTable::Large(m) => m.shrink_to_fit(),
+    fn insert(&mut self, a: char, b: char) {
+        match Self::key(a, b) {
+            Some(k) => {
+                self.bmp.insert(k);
+            }
+            None => {
+                self.other.insert((a as u64) << 32 | b as u64);
+            }
+        }
+    }
+
+    #[inline]
+    fn contains(&self, a: char, b: char) -> bool {
+        match Self::key(a, b) {
+            Some(k) => self.bmp.contains(k),
+            None => self.other.contains(&((a as u64) << 32 | b as u64)),
         }
     }
 }
@@ -110,32 +154,36 @@ impl IdMerges {
     /// (possible in hand-made or converted models) gets an id past the last piece, so the merges
     /// that start from it are in the table too; such an id is never emitted.
     fn build(pieces: &[(String, f32, PieceType)], ids: &AHashMap<String, u32>) -> IdMerges {
-        let mut ascii = [NO_PIECE; 128];
-        let mut chars = AHashMap::new();
+        let mut chars = CharTable::new(NO_PIECE);
         for (p, &i) in ids {
             let mut cs = p.chars();
             if let (Some(c), None) = (cs.next(), cs.next()) {
-                if (c as u32) < 128 {
-                    ascii[c as usize] = i;
-                } else {
-                    chars.insert(c, i);
-                }
+                chars.insert(c, i);
             }
         }
         let mut next_pseudo = pieces.len() as u32;
-        for p in ids.keys() {
+        let mut bigrams = Bigrams { bmp: KeySet::with_capacity(1 << 10), other: AHashSet::new() };
+        // in id order, so that pseudo ids do not depend on the map's iteration order
+        for (p, _, t) in pieces {
+            if !matches!(t, PieceType::Normal | PieceType::UserDefined | PieceType::Unused) {
+                continue;
+            }
+            let mut prev: Option<char> = None;
             for c in p.chars() {
-                let slot = if (c as u32) < 128 { &mut ascii[c as usize] } else { chars.entry(c).or_insert(NO_PIECE) };
-                if *slot == NO_PIECE {
-                    *slot = next_pseudo;
+                if chars.get(c) == NO_PIECE {
+                    chars.insert(c, next_pseudo);
                     next_pseudo += 1;
                 }
+                if let Some(a) = prev {
+                    bigrams.insert(a, c);
+                }
+                prev = Some(c);
             }
         }
         let mut m = IdMerges {
-            ascii,
             chars,
-            pairs: PairTable::Small(AHashMap::new()),
+            pairs: PairTable::Small(PairMap::with_capacity(0)),
+            bigrams,
             scores: pieces.iter().map(|(_, s, _)| *s).collect(),
             emit: pieces.iter().map(|(_, _, t)| *t != PieceType::Unused).collect(),
         };
@@ -168,17 +216,13 @@ impl IdMerges {
                 }
             }
         }
-        pairs.shrink_to_fit();
         m.pairs = pairs;
         m
     }
 
+    #[inline]
     fn char_id(&self, c: char) -> u32 {
-        if (c as u32) < 128 {
-            self.ascii[c as usize]
-        } else {
-            self.chars.get(&c).copied().unwrap_or(NO_PIECE)
-        }
+        self.chars.get(c)
     }
 }
 
@@ -252,7 +296,7 @@ impl Split {
 static GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 thread_local! {
-    static CACHE: RefCell<(u64, AHashMap<String, Vec<u32>>)> = RefCell::new((0, AHashMap::new()));
+    static CACHE: RefCell<SegmentCache> = RefCell::new(SegmentCache::default());
 }
 
 thread_local! {
@@ -260,7 +304,68 @@ thread_local! {
     static SCRATCH: RefCell<(Vec<Sym>, BinaryHeap<IdCand>)> = RefCell::new((Vec::new(), BinaryHeap::new()));
 }
 
+/// This thread's cache of encoded segments, for one model at a time (`generation`).
+#[derive(Default)]
+struct SegmentCache {
+    generation: u64,
+    map: AHashMap<String, Vec<u32>>,
+    /// Direct-mapped, in front of `map`: segments of at most 15 bytes keyed by their bytes packed
+    /// in a `u128` (length in the top byte), with up to 3 ids inline. Most segments of English
+    /// words and of cut CJK lines are that short, and one 32-byte slot stays in cache where the
+    /// map's probe hashed the string, missed the cache on its buckets and compared bytes
+    /// (perf: `memcmp` and the probe were a third of CJK encoding after the bigram cuts).
+    front: Vec<(u128, [u32; 3], u32)>,
+}
+
+const FRONT_SLOTS: usize = 1 << 15;
+
+#[inline]
+fn front_key(word: &[u8]) -> Option<u128> {
+    if word.is_empty() || word.len() > 15 {
+        return None;
+    }
+    let mut k = (word.len() as u128) << 120;
+    for (i, &b) in word.iter().enumerate() {
+        k |= u128::from(b) << (8 * i);
+    }
+    Some(k)
+}
+
+#[inline]
+fn front_slot(k: u128) -> usize {
+    let h = (k as u64) ^ ((k >> 64) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (h.wrapping_mul(0xff51_afd7_ed55_8ccd) >> 40) as usize & (FRONT_SLOTS - 1)
+}
+
+impl SegmentCache {
+    /// Empties the cache when it belongs to another model.
+    fn for_model(&mut self, generation: u64) -> &mut Self {
+        if self.generation != generation || self.front.is_empty() {
+            self.generation = generation;
+            self.map.clear();
+            self.front.clear();
+            self.front.resize(FRONT_SLOTS, (0, [0; 3], 0));
+        }
+        self
+    }
+
+}
+
+/// Puts a segment's ids in the front table when they fit inline.
+fn remember_front(front: &mut [(u128, [u32; 3], u32)], k: Option<u128>, ids: &[u32]) {
+    if let Some(k) = k {
+        if ids.len() <= 3 {
+            let mut inline = [0u32; 3];
+            inline[..ids.len()].copy_from_slice(ids);
+            front[front_slot(k)] = (k, inline, ids.len() as u32);
+        }
+    }
+}
+
 const CACHE_MAX: usize = 1 << 18;
+/// Segments up to this many bytes are looked up in the cache whole, longer ones are cut at the
+/// bigrams no piece holds first.
+const CUT_MIN: usize = 16;
 /// Longest segment (bytes) kept in the cache.
 const CACHE_WORD_MAX: usize = 64;
 
@@ -359,10 +464,20 @@ impl SpmBpeModel {
 
     /// Ids of `text` (normalized here).
     pub fn encode(&self, text: &str) -> Vec<u32> {
-        let norm = self.normalizer.normalize(text);
-        let mut out = Vec::with_capacity(norm.len() / 3 + 1);
+        let mut out = Vec::new();
+        self.encode_into(text, &mut String::new(), &mut out);
+        out
+    }
+
+    /// Appends the ids of `text` to `out`; `buf` holds the normalized text (reused across calls,
+    /// so a batch allocates neither per line).
+    pub fn encode_into(&self, text: &str, buf: &mut String, out: &mut Vec<u32>) {
+        self.normalizer.normalize_into(text, buf);
+        let norm = buf.as_str();
+        let first = out.len();
+        out.reserve(norm.len() / 3 + 1);
         if self.split == Split::Whole {
-            self.encode_normalized(&norm, &mut out);
+            self.encode_cut(norm, out);
         } else {
             let cut_before_space = self.split == Split::BeforeSpaceRun;
             let mut start = 0;
@@ -370,18 +485,48 @@ impl SpmBpeModel {
             for (i, c) in norm.char_indices() {
                 let space = c == WS;
                 if space != prev_space && space == cut_before_space && i > start {
-                    self.encode_word_cached(&norm[start..i], &mut out);
+                    self.encode_cut(&norm[start..i], out);
                     start = i;
                 }
                 prev_space = space;
             }
             if start < norm.len() {
-                self.encode_word_cached(&norm[start..], &mut out);
+                self.encode_cut(&norm[start..], out);
             }
         }
-        // SentencePiece fuses consecutive unknown pieces (also across words).
-        out.dedup_by(|b, a| *a == self.unk_id && *b == self.unk_id);
-        out
+        // SentencePiece fuses consecutive unknown pieces (also across words, not across texts).
+        let unk = self.unk_id;
+        let mut w = first;
+        for r in first..out.len() {
+            let id = out[r];
+            if id == unk && w > first && out[w - 1] == unk {
+                continue;
+            }
+            out[w] = id;
+            w += 1;
+        }
+        out.truncate(w);
+    }
+
+    /// Encodes a segment cut further where no merge can reach across: between two characters
+    /// that are adjacent in no piece (see the performance notes). Short segments go to the cache
+    /// whole (one lookup costs less than a bigram probe per character).
+    fn encode_cut(&self, s: &str, out: &mut Vec<u32>) {
+        if s.len() <= CUT_MIN {
+            return self.encode_word_cached(s, out);
+        }
+        let m = self.merges();
+        let mut it = s.char_indices();
+        let Some((_, mut prev)) = it.next() else { return };
+        let mut start = 0;
+        for (i, c) in it {
+            if !m.bigrams.contains(prev, c) {
+                self.encode_word_cached(&s[start..i], out);
+                start = i;
+            }
+            prev = c;
+        }
+        self.encode_word_cached(&s[start..], out);
     }
 
     fn encode_word_cached(&self, word: &str, out: &mut Vec<u32>) {
@@ -390,13 +535,25 @@ impl SpmBpeModel {
             // only cost the hashing, the copy and the room in the cache
             return self.encode_normalized(word, out);
         }
+        let key = front_key(word.as_bytes());
         let hit = CACHE.with(|c| {
             let mut c = c.borrow_mut();
-            if c.0 != self.generation {
-                c.0 = self.generation;
-                c.1.clear();
+            let c = c.for_model(self.generation);
+            if let Some(k) = key {
+                let (fk, ids, n) = &c.front[front_slot(k)];
+                if *fk == k {
+                    out.extend_from_slice(&ids[..*n as usize]);
+                    return true;
+                }
             }
-            c.1.get(word).map(|ids| out.extend_from_slice(ids)).is_some()
+            match c.map.get(word) {
+                Some(ids) => {
+                    out.extend_from_slice(ids);
+                    remember_front(&mut c.front, key, ids);
+                    true
+                }
+                None => false,
+            }
         });
         if hit {
             return;
@@ -405,10 +562,12 @@ impl SpmBpeModel {
         self.encode_normalized(word, out);
         CACHE.with(|c| {
             let mut c = c.borrow_mut();
-            if c.1.len() >= CACHE_MAX {
-                c.1.clear();
+            let c = c.for_model(self.generation);
+            if c.map.len() >= CACHE_MAX {
+                c.map.clear();
             }
-            c.1.insert(word.to_string(), out[start..].to_vec());
+            remember_front(&mut c.front, key, &out[start..]);
+            c.map.insert(word.to_string(), out[start..].to_vec());
         });
     }
 
@@ -639,6 +798,53 @@ mod tests {
         );
         assert_eq!(m.encode("a  a"), vec![2, 1, 4]);
         assert_eq!(m.encode("a   a"), vec![2, 1, 2]);
+    }
+
+    #[test]
+    fn cutting_at_bigrams_no_piece_holds_gives_the_whole_string_merges() {
+        use PieceType::*;
+        // "ab", "bc", "abc" and "cd" join a-b, b-c and c-d; "da" and "dd" no piece holds, so
+        // texts are cut there (and at "x", in no piece); "éa" is a piece, é is none by itself
+        let pieces = [
+            ("<unk>", 0.0, Unknown),
+            ("▁", -1.0, Normal),
+            ("a", -2.0, Normal),
+            ("b", -3.0, Normal),
+            ("c", -3.0, Normal),
+            ("d", -4.0, Normal),
+            ("ab", -5.0, Normal),
+            ("bc", -5.0, Normal),
+            ("abc", -6.0, Normal),
+            ("cd", -7.0, Normal),
+            ("éa", -8.0, Normal),
+            ("▁▁", -8.5, Normal),
+            ("▁a", -9.0, Normal),
+            ("<u>", 0.0, UserDefined),
+        ];
+        for byte_fallback in [false, true] {
+            let mut v: Vec<(&str, f32, PieceType)> = pieces.to_vec();
+            if byte_fallback {
+                let names: Vec<&'static str> =
+                    (0..256).map(|b| &*Box::leak(format!("<0x{b:02X}>").into_boxed_str())).collect();
+                v.extend(names.into_iter().map(|n| (n, 0.0, Byte)));
+            }
+            let m = model(&v, byte_fallback);
+            assert!(!m.merges().bigrams.contains('d', 'a') && m.merges().bigrams.contains('c', 'd'));
+            let mut rng = 3u64;
+            for _ in 0..3000 {
+                let mut s = String::new();
+                // long enough to be cut (CUT_MIN), with runs that hit the cache twice
+                for _ in 0..(rng % 40) {
+                    rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    s.push_str(["a", "b", "c", "d", "x", "é", " ", "<u>", "cd", "abc"][(rng >> 33) as usize % 10]);
+                }
+                let norm = m.normalizer.normalize(&s);
+                let mut whole = Vec::new();
+                m.encode_strings(&norm, &mut whole);
+                whole.dedup_by(|b, a| *a == m.unk_id && *b == m.unk_id);
+                assert_eq!(m.encode(&s), whole, "{s:?}");
+            }
+        }
     }
 
     #[test]

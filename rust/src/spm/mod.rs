@@ -13,6 +13,7 @@
 
 pub mod align;
 pub mod encode;
+pub mod flat;
 pub mod proto;
 pub mod scripts_table;
 

@@ -129,7 +129,7 @@ impl SpmPipeline {
                 m.encode_ids_into(buf, out)
             }
             SpmAlgorithm::Bpe(m) => {
-                out.extend(m.encode(text));
+                m.encode_into(text, buf, out);
                 Ok(())
             }
         }
