@@ -145,3 +145,36 @@ def test_segments_agree_with_the_regex_package():
     collector = _core.CompareCollector([Tokenizer(BPE({"a": 0}, []))._native()], [None], [b"\0"], 31)
     new, _ = collector.segment(lines)
     assert new == list(dict.fromkeys(segments("\n".join(lines))))
+
+
+@pytest.mark.parametrize("n, seed", [(1, 0), (7, 3), (1000, -5), (70_001, 2**70 + 1)])
+def test_core_draws_equal_the_numpy_reference(n, seed):
+    from subword import _core
+    from subword.compare import bootstrap
+
+    fast = np.frombuffer(_core.bootstrap_weights(n, bootstrap.seed64(seed), 4, 3), dtype="<f8").reshape(3, n)
+    reference = np.stack([bootstrap.replicate_counts(n, seed, r) for r in (4, 5, 6)])
+    np.testing.assert_array_equal(fast, reference)
+    assert (fast.sum(axis=1) == n).all()
+
+
+def test_core_type_count_replicates_equal_the_sparse_product():
+    from subword import _core
+    from subword.compare import bootstrap
+    from subword.compare.comparison import _TypeLineCounts
+    from subword.compare.metrics import distribution_metrics, distribution_metrics_from_sums
+
+    rng = np.random.default_rng(1)
+    n, ntypes = 300, 50
+    id_line = np.sort(rng.integers(0, n, 5000)).astype(np.int32)
+    compact = (rng.zipf(1.5, 5000) % ntypes).astype(np.int64)
+    r = 30
+    sums = np.frombuffer(_core.type_count_replicates(compact.astype("<u4").tobytes(), id_line.astype("<u4").tobytes(),
+                                                     ntypes, n, bootstrap.seed64(9), r, 2.5), "<f8").reshape(r, 4)
+    w = np.concatenate(list(bootstrap.weights(n, r, 9)))
+    counts = _TypeLineCounts(np.arange(ntypes), compact, id_line, n) @ w.T   # (types, r)
+    want = distribution_metrics(counts, vocab_size=400)
+    got = distribution_metrics_from_sums(sums, vocab_size=400)
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-11, err_msg=name)
+    assert np.ptp(got["renyi_efficiency"]) > 0   # the replicates differ
