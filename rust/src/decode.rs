@@ -132,7 +132,7 @@ impl Decoder {
                         (_, None) => format!(" {t}"),
                     };
                     if *cleanup {
-                        wordpiece_cleanup(&t)
+                        wordpiece_cleanup(t)
                     } else {
                         t
                     }
@@ -215,7 +215,16 @@ fn strip_token(t: &str, content: char, start: usize, stop: usize) -> String {
 }
 
 /// HF `decoders::wordpiece::cleanup`: glue punctuation and English clitics back on.
-fn wordpiece_cleanup(s: &str) -> String {
+/// The patterns of [`wordpiece_cleanup`]: a string holding none of them comes out unchanged.
+const CLEANUP_PATTERNS: [&str; 11] =
+    [" .", " ?", " !", " ,", " ' ", " n't", " 'm", " do not", " 's", " 've", " 're"];
+
+fn wordpiece_cleanup(s: String) -> String {
+    // Each replace below is a no-op on a string without its pattern, so a string without any of
+    // them is returned as is (no copy instead of eleven: decoding allocated eleven strings per token).
+    if !CLEANUP_PATTERNS.iter().any(|p| s.contains(p)) {
+        return s;
+    }
     s.replace(" .", ".")
         .replace(" ?", "?")
         .replace(" !", "!")

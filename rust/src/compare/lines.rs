@@ -155,8 +155,12 @@ struct LineTok {
     types: Vec<u32>,
 }
 
-fn sparse_counts(counts: &[i64]) -> Vec<(u8, i64)> {
-    counts.iter().enumerate().filter(|(_, &c)| c != 0).map(|(s, &c)| (s as u8, c)).collect()
+/// Adds one to script `s` of a short sparse count list (a line's words are of one or two scripts).
+fn bump(counts: &mut Vec<(u8, i64)>, s: u8) {
+    match counts.iter_mut().find(|(x, _)| *x == s) {
+        Some((_, c)) => *c += 1,
+        None => counts.push((s, 1)),
+    }
 }
 
 /// Sorted unique keys in both sorted unique slices.
@@ -200,12 +204,12 @@ fn reduce_line(
         ns.push(nonspace);
     }
     let nchars = (ns.len() - 1) as i64;
-    let mut script_words = vec![0i64; classes.scripts];
+    let mut script_words = Vec::new();
     let mut words = 0i64;
     for s in segs {
         if classes.word[s.ty as usize] {
             words += 1;
-            script_words[classes.script[s.ty as usize] as usize] += 1;
+            bump(&mut script_words, classes.script[s.ty as usize]);
         }
     }
     let ns_at = |p: i64| ns[p.clamp(0, nchars) as usize];
@@ -226,7 +230,7 @@ fn reduce_line(
         }
         // Attribution: the segment holding the token's last character.
         let mut types = Vec::with_capacity(offsets.len());
-        let mut script_tokens = vec![0i64; classes.scripts];
+        let mut script_tokens = Vec::new();
         let hi = (nchars - 1).max(0);
         for &(s, e) in &offsets {
             let ty = if segs.is_empty() {
@@ -237,7 +241,7 @@ fn reduce_line(
                 segs[at].ty
             };
             if ty != u32::MAX && classes.word[ty as usize] {
-                script_tokens[classes.script[ty as usize] as usize] += 1;
+                bump(&mut script_tokens, classes.script[ty as usize]);
             }
             types.push(ty);
         }
@@ -272,7 +276,7 @@ fn reduce_line(
             byte_tokens,
             lossless,
             boundaries: keys.len() as i64,
-            script_tokens: sparse_counts(&script_tokens),
+            script_tokens,
             types,
         });
         keys_of.push(keys);
@@ -283,7 +287,7 @@ fn reduce_line(
             shared.push(shared_count(&keys_of[a], &keys_of[b]));
         }
     }
-    LineOut { chars: nchars, words, ws_words, script_words: sparse_counts(&script_words), toks: out_toks, shared }
+    LineOut { chars: nchars, words, ws_words, script_words, toks: out_toks, shared }
 }
 
 /// Encodes `lines` with every tokenizer and reduces them (see the module docs).

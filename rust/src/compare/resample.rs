@@ -45,6 +45,36 @@ pub fn add_counts(seed: u64, r: u64, counts: &mut [u32]) {
     }
 }
 
+/// Replicate `r`'s counts as bytes (an `n`-byte array stays in cache, where `u32` counts do not),
+/// or `None` if a line is drawn 255 times or more (then the caller counts in `u32`).
+pub fn counts_u8(seed: u64, r: u64, n: usize) -> Option<Vec<u8>> {
+    let mut counts = vec![0u8; n];
+    let key = replicate_key(seed, r);
+    let mut full = false;
+    for i in 0..n as u64 {
+        let c = &mut counts[draw(key, i, n as u64) as usize];
+        full |= *c == u8::MAX;
+        *c = c.wrapping_add(1);
+    }
+    (!full).then_some(counts)
+}
+
+/// Rows `rows[k][l]` as one line-major array `t[l * rows.len() + k]`, in tiles of lines so that
+/// both sides stay in cache.
+fn transpose<T: Copy + Default>(rows: &[Vec<T>], n: usize) -> Vec<T> {
+    let b = rows.len();
+    let mut t = vec![T::default(); n * b];
+    for l0 in (0..n).step_by(64) {
+        let l1 = (l0 + 64).min(n);
+        for (k, row) in rows.iter().enumerate() {
+            for l in l0..l1 {
+                t[l * b + k] = row[l];
+            }
+        }
+    }
+    t
+}
+
 /// Resampling counts of replicates `first..first + rows` as little-endian `f64` bytes, row-major
 /// `rows x n` (`out` holds `rows * n * 8` bytes): the buffer numpy reads as the weights matrix.
 pub fn weights_f64_le(n: usize, seed: u64, first: u64, out: &mut [u8]) {
@@ -52,10 +82,20 @@ pub fn weights_f64_le(n: usize, seed: u64, first: u64, out: &mut [u8]) {
         return;
     }
     let fill = |(k, row): (usize, &mut [u8])| {
-        let mut counts = vec![0u32; n];
-        add_counts(seed, first + k as u64, &mut counts);
-        for (w, c) in row.chunks_exact_mut(8).zip(&counts) {
-            w.copy_from_slice(&f64::from(*c).to_le_bytes());
+        let r = first + k as u64;
+        match counts_u8(seed, r, n) {
+            Some(counts) => {
+                for (w, &c) in row.chunks_exact_mut(8).zip(&counts) {
+                    w.copy_from_slice(&f64::from(c).to_le_bytes());
+                }
+            }
+            None => {
+                let mut counts = vec![0u32; n];
+                add_counts(seed, r, &mut counts);
+                for (w, &c) in row.chunks_exact_mut(8).zip(&counts) {
+                    w.copy_from_slice(&f64::from(c).to_le_bytes());
+                }
+            }
         }
     };
     if crate::parallel::parallel_allowed() {
@@ -124,40 +164,66 @@ pub fn type_count_replicates(
 
     let mut out = vec![[0.0f64; 4]; replicates];
     // Blocks of replicates: counts as u8 (a line drawn 255+ times in one replicate is next to
-    // impossible; then the block is redone with u32), at most 64 MB per block.
-    let block = (64usize << 20).checked_div(n.max(1)).unwrap_or(1).clamp(1, 256);
+    // impossible; then the block is redone with u32), at most 32 MB of them per block.
+    let block = (32usize << 20).checked_div(n.max(1)).unwrap_or(1).clamp(1, 256);
     let mut first = 0;
     while first < replicates {
         let b = block.min(replicates - first);
-        let counts: Vec<Vec<u32>> = par_collect(b, |k| {
-            let mut c = vec![0u32; n];
-            add_counts(seed, (first + k) as u64, &mut c);
-            c
-        });
-        let fits = counts.iter().all(|c| c.iter().all(|&x| x < 256));
-        let sums = if fits {
-            let mut t = vec![0u8; n * b];
-            for (k, c) in counts.iter().enumerate() {
-                for (l, &x) in c.iter().enumerate() {
-                    t[l * b + k] = x as u8;
-                }
-            }
-            drop(counts);
+        let small: Vec<Option<Vec<u8>>> = par_collect(b, |k| counts_u8(seed, (first + k) as u64, n));
+        let sums = if small.iter().all(Option::is_some) {
+            let rows: Vec<Vec<u8>> = small.into_iter().flatten().collect();
+            let t = transpose(&rows, n);
+            drop(rows);
             block_sums(&t, b, &pairs, &pair_start, alpha)
         } else {
-            let mut t = vec![0u32; n * b];
-            for (k, c) in counts.iter().enumerate() {
-                for (l, &x) in c.iter().enumerate() {
-                    t[l * b + k] = x;
-                }
-            }
-            drop(counts);
+            drop(small);
+            let rows: Vec<Vec<u32>> = par_collect(b, |k| {
+                let mut c = vec![0u32; n];
+                add_counts(seed, (first + k) as u64, &mut c);
+                c
+            });
+            let t = transpose(&rows, n);
+            drop(rows);
             block_sums(&t, b, &pairs, &pair_start, alpha)
         };
         out[first..first + b].copy_from_slice(&sums);
         first += b;
     }
     Ok(out)
+}
+
+/// The accumulator of [`block_sums`]: u32 or u64.
+trait Acc: Copy + Send + Sync {
+    const ZERO: Self;
+    fn from_u32(x: u32) -> Self;
+    fn mul_add(self, x: Self, c: Self) -> Self;
+    fn to_u64(self) -> u64;
+}
+
+impl Acc for u32 {
+    const ZERO: Self = 0;
+    fn from_u32(x: u32) -> Self {
+        x
+    }
+    fn mul_add(self, x: Self, c: Self) -> Self {
+        self + x * c
+    }
+    fn to_u64(self) -> u64 {
+        u64::from(self)
+    }
+}
+
+impl Acc for u64 {
+    const ZERO: Self = 0;
+    fn from_u32(x: u32) -> Self {
+        u64::from(x)
+    }
+    fn mul_add(self, x: Self, c: Self) -> Self {
+        self + x * c
+    }
+    fn to_u64(self) -> u64 {
+        self
+    }
 }
 
 fn par_collect<T: Send>(k: usize, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
@@ -177,6 +243,24 @@ fn block_sums<W: Copy + Into<u32> + Sync>(
     pair_start: &[usize],
     alpha: f64,
 ) -> Vec<[f64; 4]> {
+    // A type's count in a replicate is at most (its tokens) x (the largest line count): 32-bit
+    // accumulators (twice the SIMD lanes) when that cannot overflow.
+    let tokens: u64 = pairs.iter().map(|&(_, c)| u64::from(c)).sum();
+    let most = w.iter().map(|&x| u64::from(x.into())).max().unwrap_or(0);
+    if tokens.saturating_mul(most) < u64::from(u32::MAX) {
+        block_sums_with::<W, u32>(w, b, pairs, pair_start, alpha)
+    } else {
+        block_sums_with::<W, u64>(w, b, pairs, pair_start, alpha)
+    }
+}
+
+fn block_sums_with<W: Copy + Into<u32> + Sync, A: Acc>(
+    w: &[W],
+    b: usize,
+    pairs: &[(u32, u32)],
+    pair_start: &[usize],
+    alpha: f64,
+) -> Vec<[f64; 4]> {
     let ntypes = pair_start.len() - 1;
     const GROUP: usize = 512;
     let table: Vec<(f64, f64)> = (0..4096u32)
@@ -187,16 +271,18 @@ fn block_sums<W: Copy + Into<u32> + Sync>(
         .collect();
     let group = |g: usize| -> Vec<[f64; 4]> {
         let mut part = vec![[0.0f64; 4]; b];
-        let mut acc = vec![0u64; b];
+        let mut acc = vec![A::ZERO; b];
         for v in g * GROUP..((g + 1) * GROUP).min(ntypes) {
-            acc.iter_mut().for_each(|a| *a = 0);
+            acc.iter_mut().for_each(|a| *a = A::ZERO);
             for &(l, c) in &pairs[pair_start[v]..pair_start[v + 1]] {
                 let row = &w[l as usize * b..(l as usize + 1) * b];
+                let c = A::from_u32(c);
                 for (a, &x) in acc.iter_mut().zip(row) {
-                    *a += u64::from(x.into()) * u64::from(c);
+                    *a = a.mul_add(A::from_u32(x.into()), c);
                 }
             }
             for (p, &a) in part.iter_mut().zip(&acc) {
+                let a = a.to_u64();
                 if a == 0 {
                     continue;
                 }
@@ -243,6 +329,18 @@ mod tests {
         add_counts(7, 4, &mut b);
         assert_ne!(a.iter().map(|&x| 2 * x).collect::<Vec<_>>(), b);
         assert!((0..1000).all(|i| draw(replicate_key(1, 2), i, 10) < 10));
+    }
+
+    #[test]
+    fn byte_counts_equal_wide_counts_and_transpose_is_exact() {
+        let mut wide = vec![0u32; 1000];
+        add_counts(3, 9, &mut wide);
+        let small = counts_u8(3, 9, 1000).unwrap();
+        assert!(wide.iter().zip(&small).all(|(&a, &b)| a == u32::from(b)));
+        let rows = vec![vec![1u8, 2, 3], vec![4, 5, 6]];
+        assert_eq!(transpose(&rows, 3), [1, 4, 2, 5, 3, 6]);
+        // 300 draws of one line overflow a byte: the caller then counts in u32.
+        assert!(counts_u8(0, 0, 1).is_some());
     }
 
     #[test]
