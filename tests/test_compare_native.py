@@ -169,8 +169,12 @@ def test_core_type_count_replicates_equal_the_sparse_product():
     id_line = np.sort(rng.integers(0, n, 5000)).astype(np.int32)
     compact = (rng.zipf(1.5, 5000) % ntypes).astype(np.int64)
     r = 30
-    sums = np.frombuffer(_core.type_count_replicates(compact.astype("<u4").tobytes(), id_line.astype("<u4").tobytes(),
-                                                     ntypes, n, bootstrap.seed64(9), r, 2.5), "<f8").reshape(r, 4)
+    # Two tokenizers in one call: the second (the same tokens, types reversed) shares the draws.
+    bufs = _core.type_count_replicates([compact.astype("<u4").tobytes(), (ntypes - 1 - compact).astype("<u4").tobytes()],
+                                       [id_line.astype("<u4").tobytes()] * 2, [ntypes, ntypes], n,
+                                       bootstrap.seed64(9), r, 2.5)
+    sums, mirrored = (np.frombuffer(b, "<f8").reshape(r, 4) for b in bufs)
+    np.testing.assert_allclose(mirrored, sums, rtol=1e-12)
     w = np.concatenate(list(bootstrap.weights(n, r, 9)))
     counts = _TypeLineCounts(np.arange(ntypes), compact, id_line, n) @ w.T   # (types, r)
     want = distribution_metrics(counts, vocab_size=400)

@@ -356,10 +356,12 @@ def compare(
         dist_r = min(bootstrap_replicates, DISTRIBUTION_REPLICATES)
         sparse = None
         if fast is not None:
-            for i, ((used, compact), d) in enumerate(zip(dist_counts, c.tokenizers)):
-                sums = np.frombuffer(fast(compact.astype("<u4").tobytes(), d.id_line.astype("<u4").tobytes(),
-                                          len(used), c.n, bootstrap.seed64(seed), dist_r, RENYI_ALPHA),
-                                     dtype="<f8").reshape(dist_r, 4)
+            # One call for all tokenizers: the resampling counts are drawn once.
+            all_sums = fast([compact.astype("<u4").tobytes() for _, compact in dist_counts],
+                            [d.id_line.astype("<u4").tobytes() for d in c.tokenizers],
+                            [len(used) for used, _ in dist_counts], c.n, bootstrap.seed64(seed), dist_r, RENYI_ALPHA)
+            for i, (buf, d) in enumerate(zip(all_sums, c.tokenizers)):
+                sums = np.frombuffer(buf, dtype="<f8").reshape(dist_r, 4)
                 for name, v in distribution_metrics_from_sums(sums, d.table.vocab_size).items():
                     dist_reps[i][name].append(v)
         else:

@@ -120,6 +120,57 @@ pub fn type_count_replicates(
     replicates: usize,
     alpha: f64,
 ) -> Result<Vec<[f64; 4]>, String> {
+    let mut all = type_count_replicates_many(&[(types, lines, ntypes)], n, seed, replicates, alpha)?;
+    Ok(all.pop().unwrap_or_default())
+}
+
+/// [`type_count_replicates`] of several tokenizers `(types, lines, ntypes)` over the same lines:
+/// each block of resampling counts is drawn once for all of them.
+pub fn type_count_replicates_many(
+    sets: &[(&[u32], &[u32], usize)],
+    n: usize,
+    seed: u64,
+    replicates: usize,
+    alpha: f64,
+) -> Result<Vec<Vec<[f64; 4]>>, String> {
+    let grouped: Vec<(Vec<(u32, u32)>, Vec<usize>)> =
+        sets.iter().map(|&(t, l, v)| type_line_pairs(t, l, v, n)).collect::<Result<_, _>>()?;
+    let mut out = vec![vec![[0.0f64; 4]; replicates]; sets.len()];
+    // Blocks of replicates: counts as u8 (a line drawn 255+ times in one replicate is next to
+    // impossible; then the block is redone with u32), at most 32 MB of them per block.
+    let block = (32usize << 20).checked_div(n.max(1)).unwrap_or(1).clamp(1, 256);
+    let mut first = 0;
+    while first < replicates {
+        let b = block.min(replicates - first);
+        let small: Vec<Option<Vec<u8>>> = par_collect(b, |k| counts_u8(seed, (first + k) as u64, n));
+        if small.iter().all(Option::is_some) {
+            let rows: Vec<Vec<u8>> = small.into_iter().flatten().collect();
+            let t = transpose(&rows, n);
+            drop(rows);
+            for (o, (pairs, starts)) in out.iter_mut().zip(&grouped) {
+                o[first..first + b].copy_from_slice(&block_sums(&t, b, pairs, starts, alpha));
+            }
+        } else {
+            drop(small);
+            let rows: Vec<Vec<u32>> = par_collect(b, |k| {
+                let mut c = vec![0u32; n];
+                add_counts(seed, (first + k) as u64, &mut c);
+                c
+            });
+            let t = transpose(&rows, n);
+            drop(rows);
+            for (o, (pairs, starts)) in out.iter_mut().zip(&grouped) {
+                o[first..first + b].copy_from_slice(&block_sums(&t, b, pairs, starts, alpha));
+            }
+        }
+        first += b;
+    }
+    Ok(out)
+}
+
+/// `(pairs, pair_start)`: the (line, tokens) pairs of each type, type after type (`pair_start[v]..
+/// pair_start[v + 1]`), lines increasing.
+fn type_line_pairs(types: &[u32], lines: &[u32], ntypes: usize, n: usize) -> Result<(Vec<(u32, u32)>, Vec<usize>), String> {
     if types.len() != lines.len() {
         return Err(format!("{} token types but {} token lines", types.len(), lines.len()));
     }
@@ -162,34 +213,7 @@ pub fn type_count_replicates(
     pair_start.push(pairs.len());
     drop(by_type);
 
-    let mut out = vec![[0.0f64; 4]; replicates];
-    // Blocks of replicates: counts as u8 (a line drawn 255+ times in one replicate is next to
-    // impossible; then the block is redone with u32), at most 32 MB of them per block.
-    let block = (32usize << 20).checked_div(n.max(1)).unwrap_or(1).clamp(1, 256);
-    let mut first = 0;
-    while first < replicates {
-        let b = block.min(replicates - first);
-        let small: Vec<Option<Vec<u8>>> = par_collect(b, |k| counts_u8(seed, (first + k) as u64, n));
-        let sums = if small.iter().all(Option::is_some) {
-            let rows: Vec<Vec<u8>> = small.into_iter().flatten().collect();
-            let t = transpose(&rows, n);
-            drop(rows);
-            block_sums(&t, b, &pairs, &pair_start, alpha)
-        } else {
-            drop(small);
-            let rows: Vec<Vec<u32>> = par_collect(b, |k| {
-                let mut c = vec![0u32; n];
-                add_counts(seed, (first + k) as u64, &mut c);
-                c
-            });
-            let t = transpose(&rows, n);
-            drop(rows);
-            block_sums(&t, b, &pairs, &pair_start, alpha)
-        };
-        out[first..first + b].copy_from_slice(&sums);
-        first += b;
-    }
-    Ok(out)
+    Ok((pairs, pair_start))
 }
 
 /// The accumulator of [`block_sums`]: u32 or u64.

@@ -203,33 +203,43 @@ fn bootstrap_weights<'py>(py: Python<'py>, n: usize, seed: u64, first: u64, rows
     })
 }
 
-/// `type_count_replicates(types, lines, ntypes, n, seed, replicates, alpha)`: per replicate
-/// (of the same draws as `bootstrap_weights`), `[types used, tokens, sum c^alpha, sum c log2 c]`
-/// of the token-type counts, as little-endian float64 bytes (`replicates x 4`). `types` and
-/// `lines` are each token's type and line as little-endian u32 bytes.
+/// `type_count_replicates(types, lines, ntypes, n, seed, replicates, alpha)`: per tokenizer (lists
+/// of the same length) and replicate (of the same draws as `bootstrap_weights`),
+/// `[types used, tokens, sum c^alpha, sum c log2 c]` of the token-type counts, as little-endian
+/// float64 bytes (`replicates x 4`). `types[i]` and `lines[i]` are each token's type and line as
+/// little-endian u32 bytes; the resampling counts are drawn once for all tokenizers.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)] // mirrors the Python call
 fn type_count_replicates<'py>(
     py: Python<'py>,
-    types: &[u8],
-    lines: &[u8],
-    ntypes: usize,
+    types: Vec<Bound<'py, PyBytes>>,
+    lines: Vec<Bound<'py, PyBytes>>,
+    ntypes: Vec<usize>,
     n: usize,
     seed: u64,
     replicates: usize,
     alpha: f64,
-) -> PyResult<Bound<'py, PyBytes>> {
-    let types = u32s(types, "types")?;
-    let lines = u32s(lines, "lines")?;
-    let sums = py
-        .detach(|| resample::type_count_replicates(&types, &lines, ntypes, n, seed, replicates, alpha))
+) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+    if types.len() != lines.len() || types.len() != ntypes.len() {
+        return Err(PyValueError::new_err("types, lines and ntypes need one entry per tokenizer"));
+    }
+    let types: Vec<Vec<u32>> = types.iter().map(|b| u32s(b.as_bytes(), "types")).collect::<PyResult<_>>()?;
+    let lines: Vec<Vec<u32>> = lines.iter().map(|b| u32s(b.as_bytes(), "lines")).collect::<PyResult<_>>()?;
+    let sets: Vec<(&[u32], &[u32], usize)> =
+        types.iter().zip(&lines).zip(&ntypes).map(|((t, l), &v)| (t.as_slice(), l.as_slice(), v)).collect();
+    let all = py
+        .detach(|| resample::type_count_replicates_many(&sets, n, seed, replicates, alpha))
         .map_err(PyValueError::new_err)?;
-    PyBytes::new_with(py, sums.len() * 32, |b| {
-        for (c, x) in b.chunks_exact_mut(8).zip(sums.iter().flatten()) {
-            c.copy_from_slice(&x.to_le_bytes());
-        }
-        Ok(())
-    })
+    all.iter()
+        .map(|sums| {
+            PyBytes::new_with(py, sums.len() * 32, |b| {
+                for (c, x) in b.chunks_exact_mut(8).zip(sums.iter().flatten()) {
+                    c.copy_from_slice(&x.to_le_bytes());
+                }
+                Ok(())
+            })
+        })
+        .collect()
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
