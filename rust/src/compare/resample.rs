@@ -226,12 +226,15 @@ trait Acc: Copy + Send + Sync {
 
 impl Acc for u32 {
     const ZERO: Self = 0;
+    #[inline(always)]
     fn from_u32(x: u32) -> Self {
         x
     }
+    #[inline(always)]
     fn mul_add(self, x: Self, c: Self) -> Self {
         self + x * c
     }
+    #[inline(always)]
     fn to_u64(self) -> u64 {
         u64::from(self)
     }
@@ -239,12 +242,15 @@ impl Acc for u32 {
 
 impl Acc for u64 {
     const ZERO: Self = 0;
+    #[inline(always)]
     fn from_u32(x: u32) -> Self {
         u64::from(x)
     }
+    #[inline(always)]
     fn mul_add(self, x: Self, c: Self) -> Self {
         self + x * c
     }
+    #[inline(always)]
     fn to_u64(self) -> u64 {
         self
     }
@@ -287,7 +293,7 @@ fn block_sums_with<W: Copy + Into<u32> + Sync, A: Acc>(
 ) -> Vec<[f64; 4]> {
     let ntypes = pair_start.len() - 1;
     const GROUP: usize = 512;
-    let table: Vec<(f64, f64)> = (0..4096u32)
+    let table: Vec<(f64, f64)> = (0..1u32 << 14)
         .map(|c| {
             let x = f64::from(c);
             (if c == 0 { 0.0 } else { x.powf(alpha) }, if c == 0 { 0.0 } else { x * x.log2() })
