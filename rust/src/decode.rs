@@ -261,8 +261,7 @@ fn push_cleaned(out: &mut String, piece: &str, cleanup: bool) {
 }
 
 /// The patterns of [`wordpiece_cleanup`]: a string holding none of them comes out unchanged.
-const CLEANUP_PATTERNS: [&str; 11] =
-    [" .", " ?", " !", " ,", " ' ", " n't", " 'm", " do not", " 's", " 've", " 're"];
+const CLEANUP_PATTERNS: [&str; 11] = [" .", " ?", " !", " ,", " ' ", " n't", " 'm", " do not", " 's", " 've", " 're"];
 
 fn wordpiece_cleanup(s: String) -> String {
     // Each replace below is a no-op on a string without its pattern, so a string without any of

@@ -170,7 +170,12 @@ pub fn type_count_replicates_many(
 
 /// `(pairs, pair_start)`: the (line, tokens) pairs of each type, type after type (`pair_start[v]..
 /// pair_start[v + 1]`), lines increasing.
-fn type_line_pairs(types: &[u32], lines: &[u32], ntypes: usize, n: usize) -> Result<(Vec<(u32, u32)>, Vec<usize>), String> {
+fn type_line_pairs(
+    types: &[u32],
+    lines: &[u32],
+    ntypes: usize,
+    n: usize,
+) -> Result<(Vec<(u32, u32)>, Vec<usize>), String> {
     if types.len() != lines.len() {
         return Err(format!("{} token types but {} token lines", types.len(), lines.len()));
     }
@@ -383,7 +388,9 @@ mod tests {
             let mut w = vec![0u32; 3];
             add_counts(5, r as u64, &mut w);
             let c: Vec<f64> = (0..3)
-                .map(|v| types.iter().zip(&lines).filter(|(&t, _)| t == v).map(|(_, &l)| f64::from(w[l as usize])).sum())
+                .map(|v| {
+                    types.iter().zip(&lines).filter(|(&t, _)| t == v).map(|(_, &l)| f64::from(w[l as usize])).sum()
+                })
                 .collect();
             let used = c.iter().filter(|&&x| x > 0.0).count() as f64;
             let pa: f64 = c.iter().filter(|&&x| x > 0.0).map(|x| x.powf(2.5)).sum();

@@ -192,7 +192,13 @@ impl PyCompareCollector {
 /// `bootstrap_weights(n, seed, first, rows)`: the resampling counts of replicates
 /// `first..first + rows` as little-endian float64 bytes (`rows x n`, row-major).
 #[pyfunction]
-fn bootstrap_weights<'py>(py: Python<'py>, n: usize, seed: u64, first: u64, rows: usize) -> PyResult<Bound<'py, PyBytes>> {
+fn bootstrap_weights<'py>(
+    py: Python<'py>,
+    n: usize,
+    seed: u64,
+    first: u64,
+    rows: usize,
+) -> PyResult<Bound<'py, PyBytes>> {
     let len = n
         .checked_mul(rows)
         .and_then(|c| c.checked_mul(8))
