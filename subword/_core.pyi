@@ -1,7 +1,7 @@
 # Typed stubs for the private native module `subword._core` (hand-written; keep in step with rust/src/py*.rs).
 # R-TRAIN owns the training section, R-ENC the tokenizer section; add your own lines there.
 from collections.abc import Callable, Iterable
-from typing import Literal
+from typing import Any, Literal
 
 __version__: str
 #: Fingerprint of the Rust sources this extension was built from (rust/build.rs; tests/test_extension.py).
@@ -242,3 +242,25 @@ def train_unigram_spm(
     num_threads: int = 16,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> tuple[list[tuple[str, float, int]], dict[str, int]]: ...
+
+# ---- subword compare (rust/src/compare, rust/src/py/compare.rs) ----
+
+class CompareCollector:
+    """Per chunk: ``segment(lines)``, ``classify(is_word, script)`` for the new types, ``reduce(lines)``."""
+
+    def __init__(
+        self,
+        cores: list[CoreTokenizer | CoreSpmTokenizer],
+        unk_ids: list[int | None],
+        byte_token_masks: list[bytes],
+        scripts: int,
+    ) -> None: ...
+    def segment(self, lines: list[str]) -> tuple[list[str], list[int]]: ...
+    def classify(self, is_word: bytes, script: bytes) -> None: ...
+    def types(self) -> int: ...
+    def reduce(self, lines: list[str]) -> dict[str, Any]: ...
+
+def bootstrap_weights(n: int, seed: int, first: int, rows: int) -> bytes: ...
+def type_count_replicates(
+    types: list[bytes], lines: list[bytes], ntypes: list[int], n: int, seed: int, replicates: int, alpha: float
+) -> list[bytes]: ...

@@ -12,6 +12,7 @@
 //! - [`unigram`]    Unigram: lattice, Viterbi / n-best / sampling, EM trainer (sentencepiece 0.2.3 or HF rules)
 //! - [`parallel`]   fork safety: whether rayon's global pool may be used in this process
 //! - [`postprocess`] post-processors (special tokens around sequences); [`decode`] decoders
+//! - [`compare`]    the per-line reduction and resampling of `subword compare`
 //! - [`tokenizer`]  the encode pipeline: added tokens -> normalizer -> pre-tokenizer -> model -> post-processor
 //!
 //! The PyO3 bindings live in `py.rs` (and `py/`), compiled only with the cargo feature `python`.
@@ -21,6 +22,7 @@
 
 pub mod added;
 pub mod bpe;
+pub mod compare;
 pub mod count;
 pub mod counts_file;
 pub mod decode;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
+mod compare;
 mod spm;
 mod spm_tokenizer;
 mod tokenizer;
@@ -21,6 +22,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SOURCE_HASH", env!("SUBWORD_SOURCE_HASH"))?;
     crate::parallel::note_parent_process();
     train::register(m)?;
+    compare::register(m)?;
     tokenizer::register(m)?;
     spm::register(m)?;
     spm_tokenizer::register(m)?;

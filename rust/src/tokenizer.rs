@@ -907,7 +907,7 @@ impl Tokenizer {
     // ---- decoding ----
 
     pub fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> String {
-        let tokens: Vec<String> = ids
+        let tokens: Vec<&str> = ids
             .iter()
             .filter_map(|&id| {
                 let t =
@@ -915,9 +915,14 @@ impl Tokenizer {
                 if skip_special_tokens && self.special_contents.contains(t) {
                     return None;
                 }
-                Some(t.to_string())
+                Some(t)
             })
             .collect();
+        // The decoders that map each token on its own and concatenate go without a String per token.
+        if let Some(out) = self.decoder.as_ref().and_then(|d| d.decode_concat(&tokens)) {
+            return out;
+        }
+        let tokens: Vec<String> = tokens.into_iter().map(str::to_string).collect();
         match &self.decoder {
             Some(d) => d.decode_chain(tokens).concat(),
             None => tokens.join(" "),

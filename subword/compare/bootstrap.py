@@ -4,8 +4,15 @@ A replicate draws ``n`` lines with replacement from the ``n`` input lines (Efron
 weights say how often each line was drawn. Every metric of every tokenizer is recomputed on the
 *same* replicates, so the difference between two tokenizers is bootstrapped paired (the lines are
 the unit; their tokenizations are not independent). Intervals are percentile intervals
-(2.5th and 97.5th percentiles of the replicate values). Replicates come in batches from one
-seeded generator, so a run is reproducible and memory stays ``batch x n``.
+(2.5th and 97.5th percentiles of the replicate values). Replicates come in batches, so memory
+stays ``batch x n``.
+
+The draws are counter-based, so any replicate can be drawn alone, on any thread, with the same
+result: draw ``i`` of replicate ``r`` under seed ``s`` is the ``i``-th output of SplitMix64 started at
+``mix(mix(s) ^ r)``, mapped to a line as the high 64 bits of ``x * n`` (a bias of at most n / 2^64
+per line). :func:`replicate_counts` is the numpy reference; the Rust core
+(``rust/src/compare/resample.rs``) draws the same counts in parallel. (Before this generator the
+draws came from numpy's PCG64, sequentially; the intervals moved by their Monte Carlo noise only.)
 
 >>> w = np.concatenate(list(weights(5, 10, seed=0)))
 >>> w.shape, w.sum(axis=1).tolist() == [5.0] * 10
@@ -17,15 +24,66 @@ seeded generator, so a run is reproducible and memory stays ``batch x n``.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
-__all__ = ["weights", "interval", "significant", "BATCH"]
+__all__ = ["weights", "replicate_counts", "seed64", "interval", "significant", "BATCH"]
 
 #: Replicates drawn together, at most: (BATCH x n) weights...
 BATCH = 50
-#: ...and at most this many weights in a batch (32 MB of float64), so memory stays flat for long inputs.
-BATCH_CELLS = 1 << 22
+#: ...and at most this many weights in a batch (64 MB of float64), so memory stays flat for long inputs.
+BATCH_CELLS = 1 << 23
+
+_MASK = (1 << 64) - 1
+_GAMMA = 0x9E3779B97F4A7C15
+_M1, _M2 = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
+
+
+def _finalize_int(z: int) -> int:
+    z = ((z ^ (z >> 30)) * _M1) & _MASK
+    z = ((z ^ (z >> 27)) * _M2) & _MASK
+    return z ^ (z >> 31)
+
+
+def _finalize(z: np.ndarray) -> np.ndarray:  # uint64 arrays wrap on overflow, as the Rust does
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(_M1)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(_M2)
+    return z ^ (z >> np.uint64(31))
+
+
+def seed64(seed: int) -> int:
+    """The seed as the generator takes it (two's complement, 64 bits).
+
+    >>> seed64(-1) == 2**64 - 1, seed64(5)
+    (True, 5)
+    """
+    return int(seed) & _MASK
+
+
+def replicate_counts(n: int, seed: int, r: int) -> np.ndarray:
+    """How often each of ``n`` lines is drawn in replicate ``r`` (numpy reference of the core's draws).
+
+    >>> c = replicate_counts(10, seed=0, r=3); int(c.sum()), c.shape
+    (10, (10,))
+    """
+    if n >= 1 << 32:
+        raise ValueError(f"at most 2^32 - 1 lines can be resampled, got {n}")
+    key = _finalize_int((_finalize_int((seed64(seed) + _GAMMA) & _MASK) ^ r) + _GAMMA & _MASK)
+    with np.errstate(over="ignore"):
+        x = _finalize(np.uint64(key) + np.uint64(_GAMMA) * np.arange(1, n + 1, dtype=np.uint64))
+        # The high 64 bits of x * n, from 32-bit halves (n < 2^32, so no product overflows).
+        hi, lo = x >> np.uint64(32), x & np.uint64(0xFFFFFFFF)
+        line = (hi * np.uint64(n) + ((lo * np.uint64(n)) >> np.uint64(32))) >> np.uint64(32)
+    return np.bincount(line.astype(np.int64), minlength=n)
+
+
+def _core_weights() -> Any:
+    try:
+        from subword import _core
+    except ImportError:
+        return None
+    return getattr(_core, "bootstrap_weights", None)
 
 
 def weights(n: int, replicates: int, seed: int, batch: int = BATCH) -> Iterator[np.ndarray]:
@@ -37,15 +95,17 @@ def weights(n: int, replicates: int, seed: int, batch: int = BATCH) -> Iterator[
         seed: Seed of the generator (same seed, same replicates).
         batch: Rows per yielded array.
     """
-    rng = np.random.default_rng(seed)
+    if n >= 1 << 32:
+        raise ValueError(f"at most 2^32 - 1 lines can be resampled, got {n}")
+    fast = _core_weights()
     batch = max(1, min(batch, BATCH_CELLS // max(n, 1)))
     done = 0
     while done < replicates:
         b = min(batch, replicates - done)
-        # 32-bit draws are about twice as fast as 64-bit ones; offsets make one bincount serve b rows.
-        draws = rng.integers(0, n, size=(b, n), dtype=np.uint32).astype(np.int64)
-        draws += (np.arange(b, dtype=np.int64) * n)[:, None]
-        yield np.bincount(draws.ravel(), minlength=b * n).reshape(b, n).astype(np.float64)
+        if fast is not None:
+            yield np.frombuffer(fast(n, seed64(seed), done, b), dtype="<f8").reshape(b, n)
+        else:
+            yield np.stack([replicate_counts(n, seed, done + r) for r in range(b)]).astype(np.float64)
         done += b
 
 

@@ -26,7 +26,8 @@ import numpy as np
 from subword.compare.vocab import VocabTable
 from subword.compare.words import WHITESPACE_CODEPOINTS, classify, is_word, segments
 
-__all__ = ["Collected", "TokenizerData", "collect", "warm_up", "CHUNK_CHARS", "boundary_keys"]
+__all__ = ["Collected", "TokenizerData", "collect", "collect_reference", "chunk_bounds", "warm_up", "CHUNK_CHARS",
+           "boundary_keys"]
 
 #: Characters per chunk: big enough for encode_batch to keep every core busy, small enough that the
 #: chunk's Encoding objects stay a few MB.
@@ -145,9 +146,54 @@ def _first_difference(a: str, b: str) -> int:
     return min(len(a), len(b))
 
 
+def chunk_bounds(chars: np.ndarray) -> list[tuple[int, int]]:
+    """``(first, last)`` line ranges of about :data:`CHUNK_CHARS` characters (line feeds counted), at least one line each.
+
+    >>> chunk_bounds(np.array([3, 4, 5]))
+    [(0, 3)]
+    """
+    bounds = []
+    first, n = 0, len(chars)
+    while first < n:
+        last, size = first, 0
+        while last < n and (size < CHUNK_CHARS or last == first):
+            size += chars[last] + 1
+            last += 1
+        bounds.append((first, last))
+        first = last
+    return bounds
+
+
 def collect(tokenizers: Sequence[Any], names: Sequence[str], lines: Sequence[str],
-            sample_indices: Sequence[int] = ()) -> Collected:
+            sample_indices: Sequence[int] = (), *, native: bool | None = None) -> Collected:
     """Encodes ``lines`` with every tokenizer, chunk by chunk, and reduces the encodings.
+
+    The work is done by the Rust core (:func:`subword.compare.native.collect_native`) when every
+    tokenizer runs on it, else by the numpy reference (:func:`collect_reference`); both give the
+    same result. ``native`` forces one or the other (``True`` raises where the core cannot).
+
+    >>> from subword import Tokenizer, WordPiece
+    >>> from subword.pre_tokenizers import Whitespace
+    >>> tok = Tokenizer(WordPiece({"[UNK]": 0, "ab": 1}), pre_tokenizer=Whitespace())
+    >>> a, b = (collect([tok, tok], ["x", "y"], ["ab ab", "cd"], native=f) for f in (False, True))
+    >>> a.tokenizers[0].unk_chars.tolist() == b.tokenizers[0].unk_chars.tolist() == [0, 2]
+    True
+    """
+    from subword.compare import native as _native
+
+    if lines:
+        # Builds the native pipelines first (part of loading; the benchmark times warm_up as such).
+        warm_up(tokenizers, lines[0])
+    if native is None:
+        native = _native.available(tokenizers)
+    if native:
+        return _native.collect_native(tokenizers, names, lines, sample_indices)
+    return collect_reference(tokenizers, names, lines, sample_indices)
+
+
+def collect_reference(tokenizers: Sequence[Any], names: Sequence[str], lines: Sequence[str],
+                      sample_indices: Sequence[int] = ()) -> Collected:
+    """The numpy reference of :func:`collect`: encodes ``lines`` chunk by chunk and reduces the encodings.
 
     Args:
         tokenizers: :class:`subword.Tokenizer` objects (padding and truncation already off).
@@ -187,15 +233,7 @@ def collect(tokenizers: Sequence[Any], names: Sequence[str], lines: Sequence[str
 
     warm_up(tokenizers, lines[0])
 
-    bounds = []
-    first = 0
-    while first < n:
-        last, size = first, 0
-        while last < n and (size < CHUNK_CHARS or last == first):
-            size += chars[last] + 1
-            last += 1
-        bounds.append((first, last))
-        first = last
+    bounds = chunk_bounds(chars)
 
     # The Rust calls (encode_batch, decode_batch; both release the GIL and run on all cores) go to one
     # worker thread, in order, one chunk ahead of the numpy reductions done here: while this thread

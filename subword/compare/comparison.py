@@ -21,7 +21,9 @@ from subword.compare import bootstrap
 from subword.compare.align import gold_scores, prf, read_gold
 from subword.compare.attribution import attribution
 from subword.compare.collect import Collected, collect
-from subword.compare.metrics import METRICS, distribution_metrics, ratio_metrics
+from subword.compare.metrics import (
+    METRICS, RENYI_ALPHA, distribution_metrics, distribution_metrics_from_sums, ratio_metrics,
+)
 from subword.compare.vocab import tokenizer_kind
 
 __all__ = ["compare", "Comparison", "SCHEMA_VERSION"]
@@ -176,6 +178,39 @@ class _TypeLineCounts:
         return out
 
 
+def _fast_type_counts() -> Any:
+    """The core's ``type_count_replicates``, or ``None`` (then the sparse product below is used)."""
+    try:
+        from subword import _core
+    except ImportError:
+        return None
+    return getattr(_core, "type_count_replicates", None)
+
+
+def _distinct_columns(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(distinct, back)`` with ``distinct[:, back] == matrix``: each repeated column kept once.
+
+    >>> m = np.array([[1.0, 0.0, 1.0], [2.0, 0.0, 2.0]])
+    >>> d, back = _distinct_columns(m); d.shape, back.tolist()
+    ((2, 2), [0, 1, 0])
+    """
+    keep: list[int] = []
+    seen: dict[bytes, list[int]] = {}
+    back = np.zeros(matrix.shape[1], dtype=np.int64)
+    for j in range(matrix.shape[1]):
+        col = np.ascontiguousarray(matrix[:, j])
+        key = hashlib.blake2b(col.tobytes(), digest_size=16).digest()
+        for at in seen.get(key, []):
+            if np.array_equal(matrix[:, keep[at]], col):
+                back[j] = at
+                break
+        else:
+            seen.setdefault(key, []).append(len(keep))
+            back[j] = len(keep)
+            keep.append(j)
+    return np.ascontiguousarray(matrix[:, keep]), back
+
+
 def _type_line_counts(used: np.ndarray, compact: np.ndarray, id_line: np.ndarray, n: int) -> Any:
     try:
         from scipy import sparse as sp
@@ -316,15 +351,30 @@ def compare(
                   for (used, compact), d in zip(dist_counts, c.tokenizers)]
     reps: dict[str, list[np.ndarray]] = {key: [] for key in point}
     dist_reps: list[dict[str, list[np.ndarray]]] = [{m: [] for m in _DIST} for _ in range(k)]
-    sparse = None
     if bootstrap_replicates:
-        sparse = [_type_line_counts(used, compact, d.id_line, c.n) for (used, compact), d in zip(dist_counts, c.tokenizers)]
+        fast = _fast_type_counts()
+        dist_r = min(bootstrap_replicates, DISTRIBUTION_REPLICATES)
+        sparse = None
+        if fast is not None:
+            # One call for all tokenizers: the resampling counts are drawn once.
+            all_sums = fast([compact.astype("<u4").tobytes() for _, compact in dist_counts],
+                            [d.id_line.astype("<u4").tobytes() for d in c.tokenizers],
+                            [len(used) for used, _ in dist_counts], c.n, bootstrap.seed64(seed), dist_r, RENYI_ALPHA)
+            for i, (buf, d) in enumerate(zip(all_sums, c.tokenizers)):
+                sums = np.frombuffer(buf, dtype="<f8").reshape(dist_r, 4)
+                for name, v in distribution_metrics_from_sums(sums, d.table.vocab_size).items():
+                    dist_reps[i][name].append(v)
+        else:
+            sparse = [_type_line_counts(used, compact, d.id_line, c.n) for (used, compact), d in
+                      zip(dist_counts, c.tokenizers)]
+        # Identical columns (all-zero UNK counts, lossless == lines, ...) are summed once.
+        distinct, back = _distinct_columns(matrix)
         done = 0
         for w in bootstrap.weights(c.n, bootstrap_replicates, seed):
-            sums = dict(zip(col_names, (w @ matrix).T))
+            sums = dict(zip(col_names, (w @ distinct)[:, back].T))
             for key, v in _values(sums, k, scripts).items():
                 reps[key].append(v)
-            if done < DISTRIBUTION_REPLICATES:
+            if sparse is not None and done < DISTRIBUTION_REPLICATES:
                 take = w[: DISTRIBUTION_REPLICATES - done]
                 for i, (m, d) in enumerate(zip(sparse, c.tokenizers)):
                     for name, v in distribution_metrics(m @ take.T, d.table.vocab_size).items():

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Metric", "METRICS", "ratio_metrics", "distribution_metrics", "RENYI_ALPHA"]
+__all__ = ["Metric", "METRICS", "ratio_metrics", "distribution_metrics", "distribution_metrics_from_sums", "RENYI_ALPHA"]
 
 #: The Rényi order: 2.5 best predicted BLEU in Zouhar et al. 2023.
 RENYI_ALPHA = 2.5
@@ -140,6 +140,33 @@ def distribution_metrics(counts: np.ndarray, vocab_size: int, alpha: float = REN
         renyi = 1.0 / (1.0 - alpha) * np.log2(np.sum(p ** alpha, axis=0))
         plogp = np.where(p > 0, p * np.log2(np.where(p > 0, p, 1.0)), 0.0)
         shannon = -plogp.sum(axis=0)
+    return {
+        "vocab_utilization": _div(used, vocab_size),
+        "type_token_ratio": _div(used, total),
+        "renyi_efficiency": _div(renyi, log_v),
+        "shannon_efficiency": _div(shannon, log_v),
+    }
+
+
+def distribution_metrics_from_sums(sums: np.ndarray, vocab_size: int, alpha: float = RENYI_ALPHA) -> dict[str, Any]:
+    """:func:`distribution_metrics` from four sums over the types' counts c (one row per replicate).
+
+    The columns are ``used`` (types with c > 0), ``T`` (sum c), ``S_a`` (sum c^alpha) and ``L``
+    (sum c log2 c), as the core's ``type_count_replicates`` returns them. With p = c / T:
+    H_a = 1/(1-a) (log2 S_a - a log2 T) and H_1 = log2 T - L / T, the same values up to rounding.
+
+    >>> c = np.array([3.0, 1.0, 1.0])
+    >>> row = np.array([[3, c.sum(), (c ** 2.5).sum(), (c * np.log2(c)).sum()]])
+    >>> a, b = distribution_metrics(c, 8), distribution_metrics_from_sums(row, 8)
+    >>> all(abs(float(a[k]) - float(b[k][0])) < 1e-12 for k in a)
+    True
+    """
+    sums = np.asarray(sums, dtype=np.float64)
+    used, total, s_alpha, s_log = sums.T
+    log_v = np.log2(vocab_size) if vocab_size > 1 else np.nan
+    with np.errstate(divide="ignore", invalid="ignore"):
+        renyi = 1.0 / (1.0 - alpha) * (np.log2(s_alpha) - alpha * np.log2(total))
+        shannon = np.log2(total) - s_log / total
     return {
         "vocab_utilization": _div(used, vocab_size),
         "type_token_ratio": _div(used, total),

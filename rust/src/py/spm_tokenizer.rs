@@ -20,6 +20,13 @@ pub struct PyCoreSpmTokenizer {
     inner: Arc<SpmPipeline>,
 }
 
+impl PyCoreSpmTokenizer {
+    /// The pipeline, for the Rust-side reductions of `subword compare`.
+    pub(super) fn pipeline(&self) -> Arc<SpmPipeline> {
+        self.inner.clone()
+    }
+}
+
 fn err(e: String) -> PyErr {
     PyValueError::new_err(e)
 }

@@ -207,7 +207,7 @@ pub struct PyCoreTokenizer {
 }
 
 impl PyCoreTokenizer {
-    fn get(&self) -> PyResult<Arc<Tokenizer>> {
+    pub(super) fn get(&self) -> PyResult<Arc<Tokenizer>> {
         self.inner.read().map(|g| g.clone()).map_err(|_| PyRuntimeError::new_err("tokenizer lock poisoned"))
     }
 }

@@ -1,0 +1,256 @@
+//! Bindings for `subword compare`'s native path: `CompareCollector` (segment, then reduce, each
+//! chunk of lines), `bootstrap_weights` and `type_count_replicates`. Type conversion and GIL
+//! release only; the algorithms are in `crate::compare`.
+
+use std::sync::Arc;
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+
+use super::spm_tokenizer::PyCoreSpmTokenizer;
+use super::tokenizer::PyCoreTokenizer;
+use crate::compare::lines::{reduce_chunk, Encoder, TokInfo, TypeClasses};
+use crate::compare::resample;
+use crate::compare::segment::{segment_chunk, ChunkSegments, TypeIndex};
+use crate::tokenizer::sentencepiece::SpmPipeline;
+use crate::tokenizer::Tokenizer;
+
+enum Core {
+    Hf(Arc<Tokenizer>),
+    Spm(Arc<SpmPipeline>),
+}
+
+impl Core {
+    fn encoder(&self) -> &dyn Encoder {
+        match self {
+            Core::Hf(t) => &**t,
+            Core::Spm(p) => &**p,
+        }
+    }
+}
+
+fn i64_bytes<'py>(py: Python<'py>, v: &[i64]) -> PyResult<Bound<'py, PyBytes>> {
+    PyBytes::new_with(py, v.len() * 8, |b| {
+        for (c, x) in b.chunks_exact_mut(8).zip(v) {
+            c.copy_from_slice(&x.to_le_bytes());
+        }
+        Ok(())
+    })
+}
+
+fn u32s(b: &[u8], what: &str) -> PyResult<Vec<u32>> {
+    if b.len() % 4 != 0 {
+        return Err(PyValueError::new_err(format!("{what}: {} bytes is not a whole number of u32", b.len())));
+    }
+    Ok(b.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+}
+
+/// `CompareCollector(cores, unk_ids, byte_token_masks, scripts)`: the per-line reduction of
+/// `subword compare` for the given `CoreTokenizer` / `CoreSpmTokenizer` objects. Per chunk:
+/// `segment(lines)` -> the new segment types (and the chunk line of each one's first occurrence),
+/// `classify(is_word, script)` for those types, then `reduce(lines)` -> a dict of little-endian
+/// `i64` buffers (see `subword/compare/native.py`).
+#[pyclass(name = "CompareCollector", module = "subword._core")]
+pub struct PyCompareCollector {
+    cores: Vec<Core>,
+    unk: Vec<Option<u32>>,
+    byte_token: Vec<Vec<bool>>,
+    index: TypeIndex,
+    word: Vec<bool>,
+    script: Vec<u8>,
+    scripts: usize,
+    pending: Option<(usize, ChunkSegments)>,
+}
+
+#[pymethods]
+impl PyCompareCollector {
+    #[new]
+    fn new(
+        cores: Vec<Bound<'_, PyAny>>,
+        unk_ids: Vec<Option<u32>>,
+        byte_token_masks: Vec<Bound<'_, PyBytes>>,
+        scripts: usize,
+    ) -> PyResult<Self> {
+        if unk_ids.len() != cores.len() || byte_token_masks.len() != cores.len() {
+            return Err(PyValueError::new_err("one unk id and one byte-token mask per tokenizer"));
+        }
+        if scripts == 0 || scripts > 255 {
+            return Err(PyValueError::new_err(format!("scripts must be in 1..=255, got {scripts}")));
+        }
+        let mut out = Vec::with_capacity(cores.len());
+        for (i, c) in cores.iter().enumerate() {
+            if let Ok(t) = c.extract::<PyRef<'_, PyCoreTokenizer>>() {
+                out.push(Core::Hf(t.get()?));
+            } else if let Ok(t) = c.extract::<PyRef<'_, PyCoreSpmTokenizer>>() {
+                out.push(Core::Spm(t.pipeline()));
+            } else {
+                return Err(PyTypeError::new_err(format!(
+                    "cores[{i}] is a {}, not a CoreTokenizer or CoreSpmTokenizer",
+                    c.get_type().name()?
+                )));
+            }
+        }
+        Ok(PyCompareCollector {
+            cores: out,
+            unk: unk_ids,
+            byte_token: byte_token_masks.iter().map(|b| b.as_bytes().iter().map(|&x| x != 0).collect()).collect(),
+            index: TypeIndex::default(),
+            word: Vec::new(),
+            script: Vec::new(),
+            scripts,
+            pending: None,
+        })
+    }
+
+    /// Segments a chunk: `(new types, chunk line of each one's first occurrence)`.
+    fn segment(&mut self, py: Python<'_>, lines: Vec<Bound<'_, PyString>>) -> PyResult<(Vec<String>, Vec<u32>)> {
+        let strs: Vec<&str> = lines.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
+        let index = &mut self.index;
+        let segs = py.detach(|| segment_chunk(&strs, index));
+        let new = self.index.types[segs.known..].iter().map(|s| s.to_string()).collect();
+        let first = segs.new_first_line.clone();
+        self.pending = Some((strs.len(), segs));
+        Ok((new, first))
+    }
+
+    /// The classes of the types `segment` just returned: per type, a word flag and a script index.
+    fn classify(&mut self, is_word: &[u8], script: &[u8]) -> PyResult<()> {
+        if is_word.len() != script.len() {
+            return Err(PyValueError::new_err("one word flag and one script per type"));
+        }
+        if let Some(&s) = script.iter().find(|&&s| s as usize >= self.scripts) {
+            return Err(PyValueError::new_err(format!("script index {s} is not below {}", self.scripts)));
+        }
+        self.word.extend(is_word.iter().map(|&x| x != 0));
+        self.script.extend_from_slice(script);
+        Ok(())
+    }
+
+    /// The number of segment types so far.
+    fn types(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Encodes the chunk `segment` was given with every tokenizer and reduces it.
+    fn reduce<'py>(&mut self, py: Python<'py>, lines: Vec<Bound<'py, PyString>>) -> PyResult<Bound<'py, PyDict>> {
+        let Some((m, segs)) = self.pending.take() else {
+            return Err(PyValueError::new_err("reduce() needs segment() of the same lines first"));
+        };
+        if m != lines.len() {
+            return Err(PyValueError::new_err(format!("segment() had {m} lines, reduce() got {}", lines.len())));
+        }
+        let strs: Vec<&str> = lines.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
+        let ntypes = self.index.len();
+        let classes = TypeClasses { word: &self.word, script: &self.script, scripts: self.scripts };
+        let toks: Vec<TokInfo<'_>> = self
+            .cores
+            .iter()
+            .zip(&self.unk)
+            .zip(&self.byte_token)
+            .map(|((c, &unk), bt)| TokInfo { encoder: c.encoder(), unk, byte_token: bt })
+            .collect();
+        let stats = py.detach(|| reduce_chunk(&strs, &segs, ntypes, &classes, &toks)).map_err(PyValueError::new_err)?;
+        let d = PyDict::new(py);
+        d.set_item("chars", i64_bytes(py, &stats.chars)?)?;
+        d.set_item("bytes", i64_bytes(py, &stats.bytes)?)?;
+        d.set_item("words", i64_bytes(py, &stats.words)?)?;
+        d.set_item("ws_words", i64_bytes(py, &stats.ws_words)?)?;
+        d.set_item("script_words", i64_bytes(py, &stats.script_words)?)?;
+        d.set_item("type_count", i64_bytes(py, &stats.type_count)?)?;
+        let toks = PyList::empty(py);
+        for t in &stats.tokenizers {
+            let e = PyDict::new(py);
+            e.set_item("tokens", i64_bytes(py, &t.tokens)?)?;
+            e.set_item("continued", i64_bytes(py, &t.continued)?)?;
+            e.set_item("unk_chars", i64_bytes(py, &t.unk_chars)?)?;
+            e.set_item("byte_tokens", i64_bytes(py, &t.byte_tokens)?)?;
+            e.set_item("lossless", PyBytes::new(py, &t.lossless))?;
+            e.set_item("boundaries", i64_bytes(py, &t.boundaries)?)?;
+            e.set_item("script_tokens", i64_bytes(py, &t.script_tokens)?)?;
+            e.set_item("type_tokens", i64_bytes(py, &t.type_tokens)?)?;
+            let ids = PyBytes::new_with(py, t.ids.len() * 4, |b| {
+                for (c, x) in b.chunks_exact_mut(4).zip(&t.ids) {
+                    c.copy_from_slice(&x.to_le_bytes());
+                }
+                Ok(())
+            })?;
+            e.set_item("ids", ids)?;
+            e.set_item("seconds", t.encode_seconds)?;
+            toks.append(e)?;
+        }
+        d.set_item("tokenizers", toks)?;
+        let shared = PyList::empty(py);
+        for s in &stats.shared {
+            shared.append(i64_bytes(py, s)?)?;
+        }
+        d.set_item("shared", shared)?;
+        Ok(d)
+    }
+}
+
+/// `bootstrap_weights(n, seed, first, rows)`: the resampling counts of replicates
+/// `first..first + rows` as little-endian float64 bytes (`rows x n`, row-major).
+#[pyfunction]
+fn bootstrap_weights<'py>(
+    py: Python<'py>,
+    n: usize,
+    seed: u64,
+    first: u64,
+    rows: usize,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let len = n
+        .checked_mul(rows)
+        .and_then(|c| c.checked_mul(8))
+        .ok_or_else(|| PyValueError::new_err(format!("{rows} x {n} weights do not fit in memory")))?;
+    PyBytes::new_with(py, len, |buf| {
+        py.detach(|| resample::weights_f64_le(n, seed, first, buf));
+        Ok(())
+    })
+}
+
+/// `type_count_replicates(types, lines, ntypes, n, seed, replicates, alpha)`: per tokenizer (lists
+/// of the same length) and replicate (of the same draws as `bootstrap_weights`),
+/// `[types used, tokens, sum c^alpha, sum c log2 c]` of the token-type counts, as little-endian
+/// float64 bytes (`replicates x 4`). `types[i]` and `lines[i]` are each token's type and line as
+/// little-endian u32 bytes; the resampling counts are drawn once for all tokenizers.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)] // mirrors the Python call
+fn type_count_replicates<'py>(
+    py: Python<'py>,
+    types: Vec<Bound<'py, PyBytes>>,
+    lines: Vec<Bound<'py, PyBytes>>,
+    ntypes: Vec<usize>,
+    n: usize,
+    seed: u64,
+    replicates: usize,
+    alpha: f64,
+) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+    if types.len() != lines.len() || types.len() != ntypes.len() {
+        return Err(PyValueError::new_err("types, lines and ntypes need one entry per tokenizer"));
+    }
+    let types: Vec<Vec<u32>> = types.iter().map(|b| u32s(b.as_bytes(), "types")).collect::<PyResult<_>>()?;
+    let lines: Vec<Vec<u32>> = lines.iter().map(|b| u32s(b.as_bytes(), "lines")).collect::<PyResult<_>>()?;
+    let sets: Vec<(&[u32], &[u32], usize)> =
+        types.iter().zip(&lines).zip(&ntypes).map(|((t, l), &v)| (t.as_slice(), l.as_slice(), v)).collect();
+    let all = py
+        .detach(|| resample::type_count_replicates_many(&sets, n, seed, replicates, alpha))
+        .map_err(PyValueError::new_err)?;
+    all.iter()
+        .map(|sums| {
+            PyBytes::new_with(py, sums.len() * 32, |b| {
+                for (c, x) in b.chunks_exact_mut(8).zip(sums.iter().flatten()) {
+                    c.copy_from_slice(&x.to_le_bytes());
+                }
+                Ok(())
+            })
+        })
+        .collect()
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyCompareCollector>()?;
+    m.add_function(wrap_pyfunction!(bootstrap_weights, m)?)?;
+    m.add_function(wrap_pyfunction!(type_count_replicates, m)?)?;
+    Ok(())
+}

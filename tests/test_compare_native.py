@@ -1,0 +1,184 @@
+"""The Rust reduction of ``subword compare`` (``subword.compare.native``) against the numpy reference.
+
+Both must give identical :class:`~subword.compare.collect.Collected` arrays: per-line counts, type
+tables, token ids, shared boundaries, lossless examples. Checked on the built-in corpus, on the
+shared corpora when present, and on Unicode-rich lines, through tokenizers of every kind the
+core runs (byte-level BPE, WordPiece, SentencePiece ``.model`` Unigram, HF-JSON SentencePiece
+BPE with byte fallback, cl100k_base when a local rank file exists).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from _compare_fixtures import SAMPLE_LINES, byte_level, sentencepiece_bpe, training_lines, wordpiece
+from subword.compare import native
+from subword.compare.collect import CHUNK_CHARS, collect
+from subword.compare.words import segments
+
+CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
+
+UNICODE_LINES = SAMPLE_LINES + [
+    "", "x 'em 's ’Ère l'amour can't ''em 'a'b 1'a rock'n'roll",
+    "naïve café e\u0301 a\u0300\u0301b \u200b\u200dx 👩\u200d👩\u200d👧 🇫🇷🇩🇪 ✌🏽 #1 @user http://x.y/z?q=1",
+    "3.14 1,000.5 U.S.A. a_b a-b 12:30 ٣٤٥ ๑๒๓",
+    "Привет, мир! Γειά σου κόσμε. Բարեւ Გამარჯობა",
+    "नमस्ते दुनिया। হ্যালো ਸਤਿ ਸ੍ਰੀ અકાલ ଓଡ଼ିଆ தமிழ் తెలుగు ಕನ್ನಡ മലയാളം සිංහල",
+    "สวัสดีชาวโลก ສະບາຍດີ ཀུན་ ျမန္မာ ខ្មែរ ሰላም ދިވެހި ܫܠܡܐ",
+    "日本語のテキストとカタカナ、ひらがな。한국어 텍스트 中文文本",
+    "tabs\there\tand\u3000ideographic\u00a0nbsp\u2028sep\u2029para\x0bvt\x0cff\x1cfs",
+    "line with CR\r", "\r", "  leading and trailing  ", "\t", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 𝟙𝟚𝟛 ﬁﬂ ǅ",
+    "\U0001F600\U0001F3FB text \u0301lonely mark", "x" * 300 + " " + "ab" * 200,
+]
+
+
+@lru_cache(maxsize=1)
+def _unigram_model() -> str:
+    spm = pytest.importorskip("sentencepiece")
+    workdir = Path(tempfile.mkdtemp(prefix="compare-native-"))
+    text = workdir / "train.txt"
+    text.write_text("\n".join(training_lines() + UNICODE_LINES) + "\n", encoding="utf-8")
+    spm.SentencePieceTrainer.train(input=str(text), model_prefix=str(workdir / "uni"), vocab_size=800,
+                                   model_type="unigram", character_coverage=0.9995, minloglevel=2)
+    return str(workdir / "uni.model")
+
+
+def _tokenizers() -> list:
+    from subword import Tokenizer
+
+    toks = [byte_level(), wordpiece(), Tokenizer.from_file(_unigram_model()), sentencepiece_bpe()]
+    try:
+        toks.append(Tokenizer.from_tiktoken("cl100k_base"))
+    except Exception:  # noqa: BLE001 - no local rank file: the other four still cover the core's kinds
+        pass
+    return toks
+
+
+def _assert_same(a, b) -> None:
+    assert a.n == b.n
+    for name in ("chars", "bytes", "words", "ws_words", "type_count", "type_first_line"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    assert a.types == b.types
+    assert a.script_words.keys() == b.script_words.keys()
+    for s in a.script_words:
+        np.testing.assert_array_equal(a.script_words[s], b.script_words[s], err_msg=s)
+    assert a.shared_boundaries.keys() == b.shared_boundaries.keys()
+    for p in a.shared_boundaries:
+        np.testing.assert_array_equal(a.shared_boundaries[p], b.shared_boundaries[p], err_msg=str(p))
+    assert a.chunk_bytes == b.chunk_bytes
+    for ta, tb in zip(a.tokenizers, b.tokenizers):
+        for name in ("tokens", "continued", "unk_chars", "byte_tokens", "lossless", "boundaries", "type_tokens",
+                     "ids", "id_line"):
+            np.testing.assert_array_equal(getattr(ta, name), getattr(tb, name), err_msg=f"{ta.name}.{name}")
+        assert ta.script_tokens.keys() == tb.script_tokens.keys()
+        for s in ta.script_tokens:
+            np.testing.assert_array_equal(ta.script_tokens[s], tb.script_tokens[s], err_msg=f"{ta.name} {s}")
+        assert ta.lossless_examples == tb.lossless_examples
+        assert len(ta.chunk_seconds) == len(tb.chunk_seconds)
+    assert a.samples.keys() == b.samples.keys()
+    for i in a.samples:
+        for ea, eb in zip(a.samples[i], b.samples[i]):
+            assert ea.ids == eb.ids and ea.offsets == eb.offsets
+
+
+def _both(lines: list[str]) -> None:
+    toks = _tokenizers()
+    names = [f"t{i}" for i in range(len(toks))]
+    sample = [0, len(lines) // 2, len(lines) - 1]
+    reference = collect(toks, names, lines, sample, native=False)
+    fast = collect(toks, names, lines, sample, native=True)
+    _assert_same(reference, fast)
+    return reference
+
+
+def test_the_core_runs_every_kind_of_tokenizer():
+    assert native.available(_tokenizers())
+
+
+def test_identical_on_the_builtin_corpus():
+    c = _both(training_lines())
+    assert c.words.sum() > 10_000 and sum(t.lossless.sum() for t in c.tokenizers) > 0
+
+
+def test_identical_on_unicode_rich_lines():
+    c = _both(UNICODE_LINES * 3)
+    # The lines exercise what they are meant to: scripts beyond Latin, UNK characters, byte tokens.
+    assert {"Cyrillic", "Han", "Devanagari", "Thai", "Hangul", "Arabic"} <= set(c.script_words)
+    assert any(t.unk_chars.sum() > 0 for t in c.tokenizers)
+    assert any(t.byte_tokens.sum() > 0 for t in c.tokenizers)
+    assert any(not t.lossless.all() for t in c.tokenizers)
+
+
+def test_identical_across_chunks(monkeypatch):
+    # Small chunks: the type index, first lines and "\r\n" segments carry over chunk edges.
+    import subword.compare.collect as collect_module
+
+    monkeypatch.setattr(collect_module, "CHUNK_CHARS", 200)
+    assert collect_module.CHUNK_CHARS != CHUNK_CHARS
+    _both(UNICODE_LINES + training_lines()[:300])
+
+
+@pytest.mark.parametrize("name", ["tinyshakespeare.txt", "gutenberg_en_20M.txt"])
+def test_identical_on_shared_corpora(name):
+    path = CORPORA / name
+    if not path.exists():
+        pytest.skip(f"{path} not present")
+    with open(path, encoding="utf-8", newline="") as f:
+        text = f.read(150_000)
+    _both(text.split("\n")[:-1])
+
+
+def test_segments_agree_with_the_regex_package():
+    from subword import _core
+    from subword import Tokenizer, BPE
+
+    lines = UNICODE_LINES + training_lines()
+    for name in ("tinyshakespeare.txt", "gutenberg_en_20M.txt"):
+        if (CORPORA / name).exists():
+            with open(CORPORA / name, encoding="utf-8", newline="") as f:
+                lines += f.read(2_000_000).split("\n")[:-1]
+    collector = _core.CompareCollector([Tokenizer(BPE({"a": 0}, []))._native()], [None], [b"\0"], 31)
+    new, _ = collector.segment(lines)
+    assert new == list(dict.fromkeys(segments("\n".join(lines))))
+
+
+@pytest.mark.parametrize("n, seed", [(1, 0), (7, 3), (1000, -5), (70_001, 2**70 + 1)])
+def test_core_draws_equal_the_numpy_reference(n, seed):
+    from subword import _core
+    from subword.compare import bootstrap
+
+    fast = np.frombuffer(_core.bootstrap_weights(n, bootstrap.seed64(seed), 4, 3), dtype="<f8").reshape(3, n)
+    reference = np.stack([bootstrap.replicate_counts(n, seed, r) for r in (4, 5, 6)])
+    np.testing.assert_array_equal(fast, reference)
+    assert (fast.sum(axis=1) == n).all()
+
+
+def test_core_type_count_replicates_equal_the_sparse_product():
+    from subword import _core
+    from subword.compare import bootstrap
+    from subword.compare.comparison import _TypeLineCounts
+    from subword.compare.metrics import distribution_metrics, distribution_metrics_from_sums
+
+    rng = np.random.default_rng(1)
+    n, ntypes = 300, 50
+    id_line = np.sort(rng.integers(0, n, 5000)).astype(np.int32)
+    compact = (rng.zipf(1.5, 5000) % ntypes).astype(np.int64)
+    r = 30
+    # Two tokenizers in one call: the second (the same tokens, types reversed) shares the draws.
+    bufs = _core.type_count_replicates([compact.astype("<u4").tobytes(), (ntypes - 1 - compact).astype("<u4").tobytes()],
+                                       [id_line.astype("<u4").tobytes()] * 2, [ntypes, ntypes], n,
+                                       bootstrap.seed64(9), r, 2.5)
+    sums, mirrored = (np.frombuffer(b, "<f8").reshape(r, 4) for b in bufs)
+    np.testing.assert_allclose(mirrored, sums, rtol=1e-12)
+    w = np.concatenate(list(bootstrap.weights(n, r, 9)))
+    counts = _TypeLineCounts(np.arange(ntypes), compact, id_line, n) @ w.T   # (types, r)
+    want = distribution_metrics(counts, vocab_size=400)
+    got = distribution_metrics_from_sums(sums, vocab_size=400)
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-11, err_msg=name)
+    assert np.ptp(got["renyi_efficiency"]) > 0   # the replicates differ
