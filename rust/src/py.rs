@@ -6,6 +6,7 @@ use std::sync::Arc;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
+mod load;
 mod spm;
 mod spm_tokenizer;
 mod tokenizer;
@@ -22,6 +23,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::parallel::note_parent_process();
     train::register(m)?;
     tokenizer::register(m)?;
+    load::register(m)?;
     spm::register(m)?;
     spm_tokenizer::register(m)?;
     unigram::register(m)?;
