@@ -1145,6 +1145,11 @@ pub fn bpe_from_data(
     vocab: HashMap<String, u32, ahash::RandomState>,
     merges: &[(String, String)],
 ) -> Result<BpeModel, String> {
+    BpeModel::new(vocab, merges, bpe_options(v)?).map_err(|e| e.to_string())
+}
+
+/// The options of an HF BPE model section.
+pub fn bpe_options(v: &Value) -> Result<BpeOptions, String> {
     let opt_str = |k: &str| v.get(k).and_then(|x| x.as_str()).map(String::from);
     let dropout = match v.get("dropout") {
         None | Some(Value::Null) => None,
@@ -1161,7 +1166,7 @@ pub fn bpe_from_data(
         dropout,
         dropout_seed: 0,
     };
-    BpeModel::new(vocab, merges, opts).map_err(|e| e.to_string())
+    Ok(opts)
 }
 
 #[cfg(test)]

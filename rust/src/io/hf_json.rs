@@ -5,13 +5,17 @@
 //! Python model classes make (`subword/model.py`) without a warning; otherwise [`split`] says `None`
 //! and the Python reader loads the whole file (and reports what is wrong).
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
+use std::fmt;
 
 use ahash::AHashMap;
+use serde::de::{self, DeserializeSeed, Deserializer, SeqAccess, Visitor};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::ModelData;
+use super::{BpeMerges, ModelData};
 
 /// A tokenizer.json split into its model data and the rest.
 #[derive(Debug)]
@@ -46,12 +50,116 @@ fn opt_string(obj: &HashMap<String, &RawValue>, key: &str) -> Option<Option<Stri
 
 /// Token -> id with ids that fit in u32; `None` for anything else (negative, float, bool, too big).
 fn parse_vocab(raw: &RawValue) -> Option<HashMap<String, u32, ahash::RandomState>> {
-    let v: HashMap<String, u64, ahash::RandomState> = serde_json::from_str(raw.get()).ok()?;
-    let mut out = HashMap::with_capacity_and_hasher(v.len(), ahash::RandomState::new());
-    for (k, id) in v {
-        out.insert(k, u32::try_from(id).ok()?);
+    serde_json::from_str(raw.get()).ok()
+}
+
+/// A JSON string, borrowed from the document when it has no escapes.
+struct Text<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Text<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(V)
     }
-    Some(out)
+}
+
+/// One merge, `["a", "b"]` or the legacy `"a b"` (exactly one space, as Python's `split(" ")`).
+struct Merge<'a>(Cow<'a, str>, Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Merge<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Merge<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a pair of strings or an 'a b' string")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let a: Text<'de> = seq.next_element()?.ok_or_else(|| de::Error::custom("short merge"))?;
+                let b: Text<'de> = seq.next_element()?.ok_or_else(|| de::Error::custom("short merge"))?;
+                if seq.next_element::<de::IgnoredAny>()?.is_some() {
+                    return Err(de::Error::custom("long merge"));
+                }
+                Ok(Merge(a.0, b.0))
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                let (a, b) = legacy(v).ok_or_else(|| E::custom("bad merge"))?;
+                Ok(Merge(Cow::Borrowed(a), Cow::Borrowed(b)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                let (a, b) = legacy(v).ok_or_else(|| E::custom("bad merge"))?;
+                Ok(Merge(Cow::Owned(a.to_string()), Cow::Owned(b.to_string())))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+fn legacy(s: &str) -> Option<(&str, &str)> {
+    let (a, b) = s.split_once(' ')?;
+    (!b.contains(' ')).then_some((a, b))
+}
+
+/// The merges resolved to ids while they are read, with Python's rule for the merged token (the
+/// right part loses `prefix` only when it starts with it); `None` when a token is not in the vocab.
+struct MergeIds<'v> {
+    vocab: &'v HashMap<String, u32, ahash::RandomState>,
+    prefix: &'v str,
+}
+
+impl<'de> DeserializeSeed<'de> for MergeIds<'_> {
+    /// The id triples, and whether every right part starts with the prefix (so that HF's rule,
+    /// which strips it unconditionally, makes the same merged tokens).
+    type Value = Option<(Vec<(u32, u32, u32)>, bool)>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        struct V<'v>(MergeIds<'v>);
+        impl<'de> Visitor<'de> for V<'_> {
+            type Value = Option<(Vec<(u32, u32, u32)>, bool)>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a list of merges")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let (vocab, prefix) = (self.0.vocab, self.0.prefix);
+                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+                let mut all_prefixed = true;
+                let mut merged = String::new();
+                let mut ok = true;
+                while let Some(Merge(a, b)) = seq.next_element::<Merge<'de>>()? {
+                    if !ok {
+                        continue; // read to the end; the answer is already no
+                    }
+                    let starts = !prefix.is_empty() && b.starts_with(prefix);
+                    all_prefixed &= prefix.is_empty() || starts;
+                    let tail = if starts { &b[prefix.len()..] } else { &b[..] };
+                    merged.clear();
+                    merged.push_str(&a);
+                    merged.push_str(tail);
+                    match (vocab.get(&*a), vocab.get(&*b), vocab.get(&merged)) {
+                        (Some(&x), Some(&y), Some(&z)) => out.push((x, y, z)),
+                        _ => ok = false,
+                    }
+                }
+                Ok(ok.then_some((out, all_prefixed)))
+            }
+        }
+        d.deserialize_seq(V(self))
+    }
 }
 
 /// Splits `text`; `None` when the fast path does not take this file (see the module notes).
@@ -111,7 +219,7 @@ fn bpe_checked(
     model: &HashMap<String, &RawValue>,
     vocab: &HashMap<String, u32, ahash::RandomState>,
     merges_raw: &RawValue,
-) -> Option<Vec<(String, String)>> {
+) -> Option<BpeMerges> {
     let mut seen = vec![false; vocab.len()];
     for &id in vocab.values() {
         // distinct ids below the count: no duplicates and no holes (Python logs a warning for holes)
@@ -127,41 +235,14 @@ fn bpe_checked(
         }
     }
     let prefix = opt_string(model, "continuing_subword_prefix")?.unwrap_or_default();
-    let items: Vec<Value> = serde_json::from_str(merges_raw.get()).ok()?;
-    let mut merges = Vec::with_capacity(items.len());
-    let mut merged = String::new();
-    for item in items {
-        let (a, b) = match item {
-            Value::String(s) => {
-                let mut parts = s.split(' ');
-                match (parts.next(), parts.next(), parts.next()) {
-                    (Some(a), Some(b), None) => (a.to_string(), b.to_string()),
-                    _ => return None,
-                }
-            }
-            Value::Array(pair) if pair.len() == 2 => {
-                let mut it = pair.into_iter();
-                match (it.next(), it.next()) {
-                    (Some(Value::String(a)), Some(Value::String(b))) => (a, b),
-                    _ => return None,
-                }
-            }
-            _ => return None,
-        };
-        if !vocab.contains_key(&a) || !vocab.contains_key(&b) {
-            return None;
-        }
-        // Python's rule: the right part loses the prefix only when it starts with it.
-        let tail = if !prefix.is_empty() && b.starts_with(prefix.as_str()) { &b[prefix.len()..] } else { b.as_str() };
-        merged.clear();
-        merged.push_str(&a);
-        merged.push_str(tail);
-        if !vocab.contains_key(&merged) {
-            return None;
-        }
-        merges.push((a, b));
+    let mut de = serde_json::Deserializer::from_str(merges_raw.get());
+    let (ids, all_prefixed) = MergeIds { vocab, prefix: &prefix }.deserialize(&mut de).ok()??;
+    if all_prefixed {
+        return Some(BpeMerges::Ids(ids));
     }
-    Some(merges)
+    // A right part without the prefix: the model applies HF's rule to the pairs themselves.
+    let pairs: Vec<Merge<'_>> = serde_json::from_str(merges_raw.get()).ok()?;
+    Some(BpeMerges::Pairs(pairs.into_iter().map(|Merge(a, b)| (a.into_owned(), b.into_owned())).collect()))
 }
 
 #[cfg(test)]

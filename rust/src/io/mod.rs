@@ -25,9 +25,18 @@ use ahash::AHashMap;
 #[derive(Debug, Clone)]
 pub enum ModelData {
     /// BPE: token -> id, and the merges in rank order.
-    Bpe { vocab: HashMap<String, u32, ahash::RandomState>, merges: Vec<(String, String)> },
+    Bpe { vocab: HashMap<String, u32, ahash::RandomState>, merges: BpeMerges },
     /// WordPiece: token -> id.
     WordPiece { vocab: AHashMap<String, u32> },
+}
+
+/// The merges of a BPE model: as token pairs, or resolved to ids by a reader that checked them.
+#[derive(Debug, Clone)]
+pub enum BpeMerges {
+    /// `(left, right)` token pairs (the model resolves them with HF's rules).
+    Pairs(Vec<(String, String)>),
+    /// `(left id, right id, merged id)`.
+    Ids(Vec<(u32, u32, u32)>),
 }
 
 impl ModelData {

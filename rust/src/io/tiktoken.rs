@@ -13,8 +13,9 @@ use ahash::AHashMap;
 
 use crate::pretok::bytes_to_unicode;
 
-/// Strict base64 (standard alphabet, `=` padding only at the end, zero unused bits), or `None`.
-fn b64_decode(s: &[u8]) -> Option<Vec<u8>> {
+/// Strict base64 (standard alphabet, `=` padding only at the end, zero unused bits) appended to
+/// `out`, or `None` (with `out` partly written).
+fn b64_decode_into(s: &[u8], out: &mut Vec<u8>) -> Option<()> {
     fn sextet(c: u8) -> Option<u32> {
         let v = match c {
             b'A'..=b'Z' => c - b'A',
@@ -33,10 +34,8 @@ fn b64_decode(s: &[u8]) -> Option<Vec<u8>> {
     if pad > 2 {
         return None;
     }
-    let body = &s[..s.len() - pad];
-    let mut out = Vec::with_capacity(s.len() / 4 * 3);
     let (mut acc, mut bits) = (0u32, 0u32);
-    for &c in body {
+    for &c in &s[..s.len() - pad] {
         acc = (acc << 6) | sextet(c)?;
         bits += 6;
         if bits >= 8 {
@@ -46,15 +45,44 @@ fn b64_decode(s: &[u8]) -> Option<Vec<u8>> {
         }
     }
     // the bits left over are the padding of a canonical encoding: all zero
-    if acc != 0 {
-        return None;
-    }
-    Some(out)
+    (acc == 0).then_some(())
 }
 
-/// The tokens of a clean rank file, in file order, each with its rank; `None` otherwise.
-pub fn parse_ranks(data: &[u8]) -> Option<Vec<(Vec<u8>, u32)>> {
-    let mut out: Vec<(Vec<u8>, u32)> = Vec::new();
+#[cfg(test)]
+fn b64_decode(s: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    b64_decode_into(s, &mut out).map(|()| out)
+}
+
+/// The tokens of a rank file, in file order: their bytes back to back and, per token, its span
+/// there and its rank.
+#[derive(Debug, Clone, Default)]
+pub struct Ranks {
+    bytes: Vec<u8>,
+    tokens: Vec<(u32, u32, u32)>,
+}
+
+impl Ranks {
+    /// Number of tokens.
+    pub fn len(&self) -> usize {
+        self.tokens.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tokens.is_empty()
+    }
+
+    /// (token bytes, rank) in file order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], u32)> {
+        self.tokens.iter().map(|&(s, e, r)| (&self.bytes[s as usize..e as usize], r))
+    }
+}
+
+/// The tokens of a rank file with one `token rank` per line (a single space, strict base64) and
+/// ranks 0..n-1 each once; `None` otherwise. Repeated tokens and missing bytes are found by
+/// [`bpe_data`].
+pub fn parse_ranks(data: &[u8]) -> Option<Ranks> {
+    let mut out = Ranks { bytes: Vec::with_capacity(data.len()), tokens: Vec::new() };
     let mut lines = data.split(|&c| c == b'\n').peekable();
     while let Some(line) = lines.next() {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -70,67 +98,76 @@ pub fn parse_ranks(data: &[u8]) -> Option<Vec<(Vec<u8>, u32)>> {
             return None;
         }
         let rank = rank.iter().fold(0u32, |a, &d| a * 10 + u32::from(d - b'0'));
-        out.push((b64_decode(tok)?, rank));
+        let start = u32::try_from(out.bytes.len()).ok()?;
+        b64_decode_into(tok, &mut out.bytes)?;
+        out.tokens.push((start, u32::try_from(out.bytes.len()).ok()?, rank));
     }
-    if out.is_empty() {
+    if out.tokens.is_empty() {
         return None;
     }
-    let mut seen = vec![false; out.len()];
-    for (_, r) in &out {
-        let slot = seen.get_mut(*r as usize)?; // a rank >= n means a gap somewhere
+    let mut seen = vec![false; out.tokens.len()];
+    for &(_, _, r) in &out.tokens {
+        let slot = seen.get_mut(r as usize)?; // a rank >= n means a gap somewhere
         if *slot {
             return None;
         }
         *slot = true;
     }
-    let mut tokens: AHashMap<&[u8], u32> = AHashMap::with_capacity(out.len());
-    for (t, r) in &out {
-        if tokens.insert(t.as_slice(), *r).is_some() {
-            return None;
-        }
-    }
-    if (0..=255u8).any(|b| !tokens.contains_key([b].as_slice())) {
-        return None;
-    }
     Some(out)
 }
 
+/// Token bytes -> rank; `None` when a token is listed twice or a single byte is missing.
+fn index(ranks: &Ranks) -> Option<AHashMap<&[u8], u32>> {
+    let mut index: AHashMap<&[u8], u32> = AHashMap::with_capacity(ranks.len());
+    for (t, r) in ranks.iter() {
+        if index.insert(t, r).is_some() {
+            return None;
+        }
+    }
+    if (0..=255u8).any(|b| !index.contains_key([b].as_slice())) {
+        return None;
+    }
+    Some(index)
+}
+
 /// The byte-level spelling of every token (`strings[rank]`).
-pub fn byte_level_strings(ranks: &[(Vec<u8>, u32)]) -> Vec<String> {
+pub fn byte_level_strings(ranks: &Ranks) -> Vec<String> {
     let table = bytes_to_unicode();
     let mut strings = vec![String::new(); ranks.len()];
-    for (t, r) in ranks {
-        strings[*r as usize] = t.iter().map(|&b| table[b as usize]).collect();
+    for (t, r) in ranks.iter() {
+        strings[r as usize] = t.iter().map(|&b| table[b as usize]).collect();
     }
     strings
 }
 
-/// Every split of every token into two ranked tokens, as (left rank, right rank), ordered by the
-/// token's rank then the left part's rank.
-pub fn merge_ranks(ranks: &[(Vec<u8>, u32)]) -> Vec<(u32, u32)> {
-    let index: AHashMap<&[u8], u32> = ranks.iter().map(|(t, r)| (t.as_slice(), *r)).collect();
-    let mut found: Vec<(u32, u32, u32)> = Vec::new();
-    for (t, r) in ranks {
+/// Every split of every token into two ranked tokens, as (left rank, right rank, token rank),
+/// ordered by the token's rank then the left part's rank; `None` as for [`index`].
+pub fn merge_ranks(ranks: &Ranks) -> Option<Vec<(u32, u32, u32)>> {
+    let index = index(ranks)?;
+    let mut found: Vec<(u32, u32, u32)> = Vec::with_capacity(ranks.len() * 2);
+    for (t, r) in ranks.iter() {
         for i in 1..t.len() {
-            if let (Some(&a), Some(&b)) = (index.get(&t[..i]), index.get(&t[i..])) {
-                found.push((*r, a, b));
+            if let Some(&a) = index.get(&t[..i]) {
+                if let Some(&b) = index.get(&t[i..]) {
+                    found.push((r, a, b));
+                }
             }
         }
     }
     found.sort_unstable();
-    found.into_iter().map(|(_, a, b)| (a, b)).collect()
+    Some(found.into_iter().map(|(r, a, b)| (a, b, r)).collect())
 }
 
-/// The vocab and merges of the BPE model of a clean rank file.
-pub fn bpe_data(ranks: &[(Vec<u8>, u32)]) -> super::ModelData {
+/// The vocab and merges of the BPE model of a clean rank file (`None`: a repeated token or a
+/// missing single byte).
+pub fn bpe_data(ranks: &Ranks) -> Option<super::ModelData> {
+    let merges = super::BpeMerges::Ids(merge_ranks(ranks)?);
     let strings = byte_level_strings(ranks);
-    let merges =
-        merge_ranks(ranks).into_iter().map(|(a, b)| (strings[a as usize].clone(), strings[b as usize].clone())).collect();
     let mut vocab = HashMap::with_capacity_and_hasher(strings.len(), ahash::RandomState::new());
     for (r, s) in strings.into_iter().enumerate() {
         vocab.insert(s, r as u32);
     }
-    super::ModelData::Bpe { vocab, merges }
+    Some(super::ModelData::Bpe { vocab, merges })
 }
 
 #[cfg(test)]
@@ -179,14 +216,15 @@ mod tests {
         let data = file(&[(&b"ab"[..], 256), (&b"abc"[..], 257), (&b"bc"[..], 258)]);
         let ranks = parse_ranks(&data).expect("clean");
         // "ab" = a+b; "abc" = a+bc (left rank 97) and ab+c (left rank 256); "bc" = b+c
-        assert_eq!(merge_ranks(&ranks), vec![(97, 98), (97, 258), (256, 99), (98, 99)]);
+        assert_eq!(merge_ranks(&ranks).expect("no repeats"), vec![(97, 98, 256), (97, 258, 257), (256, 99, 257), (98, 99, 258)]);
     }
 
     #[test]
     fn unclean_files_are_left_to_python() {
         assert!(parse_ranks(&file(&[(&b"ab"[..], 257)])).is_none()); // a gap
-        assert!(parse_ranks(&file(&[(&b"a"[..], 256)])).is_none()); // a token twice
-        assert!(parse_ranks(b"YQ== 0\n").is_none()); // bytes missing
+        let twice = parse_ranks(&file(&[(&b"a"[..], 256)])).expect("ranks are fine");
+        assert!(bpe_data(&twice).is_none()); // a token twice
+        assert!(bpe_data(&parse_ranks(b"YQ== 0\n").expect("one rank")).is_none()); // bytes missing
         let mut d = file(&[]);
         d.extend(b"\nYWI= 256\n");
         assert!(parse_ranks(&d).is_none()); // a blank line inside

@@ -47,7 +47,7 @@ impl Kind {
                 let split = hf_json::split(std::str::from_utf8(bytes).ok()?)?;
                 Some((Some(split.skeleton), split.data))
             }
-            Kind::Tiktoken => Some((None, tiktoken::bpe_data(&tiktoken::parse_ranks(bytes)?))),
+            Kind::Tiktoken => Some((None, tiktoken::bpe_data(&tiktoken::parse_ranks(bytes)?)?)),
             Kind::VocabTxt => Some((None, ModelData::WordPiece { vocab: vocab_txt::parse(bytes)? })),
         }
     }
@@ -137,17 +137,18 @@ impl PyNativeModel {
             .detach(|| {
                 let ranks = tiktoken::parse_ranks(bytes)?;
                 let strings = tiktoken::byte_level_strings(&ranks);
-                let merges = tiktoken::merge_ranks(&ranks);
-                Some((ranks, strings, merges))
+                let merges = tiktoken::merge_ranks(&ranks)?;
+                let order: Vec<u32> = ranks.iter().map(|(_, r)| r).collect();
+                Some((order, strings, merges))
             })
             .ok_or_else(|| PyValueError::new_err("the rank file no longer reads"))?;
         let _pause = super::GcPause::new(py)?;
         let vocab = PyDict::new(py);
-        for (_, r) in &ranks {
-            vocab.set_item(&strings[*r as usize], *r)?;
+        for &r in &ranks {
+            vocab.set_item(&strings[r as usize], r)?;
         }
         let out = PyList::empty(py);
-        for (a, b) in merges {
+        for (a, b, _) in merges {
             out.append(PyTuple::new(py, [&strings[a as usize], &strings[b as usize]])?)?;
         }
         Ok((vocab, out))
