@@ -18,12 +18,16 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 
 from subword.errors import FormatError, ModelError
 
 __all__ = ["load", "sniff", "BERT_SPECIALS"]
 
 log = logging.getLogger(__name__)
+
+#: What never occurs inside a vocab.txt token: whitespace, C0 control characters, DEL.
+_INSIDE_A_TOKEN = re.compile(r"[\s\x00-\x1f\x7f]")
 
 #: The special tokens HF's ``BertWordPieceTokenizer`` registers when the vocabulary has them (its order).
 BERT_SPECIALS = ("[UNK]", "[SEP]", "[CLS]", "[PAD]", "[MASK]")
@@ -50,8 +54,9 @@ def sniff(head: bytes) -> bool:
     tokens = [line for line in lines if line.strip()]
     if not tokens:
         return False
-    # no whitespace and no C0 control character inside a token (binary data has them)
-    return all(not any(c.isspace() or c < " " or c == "\x7f" for c in t) for t in tokens)
+    # no whitespace and no C0 control character inside a token (binary data has them); `\s` of a str
+    # pattern is str.isspace, and joining the tokens adds no character
+    return _INSIDE_A_TOKEN.search("".join(tokens)) is None
 
 
 def load(path: str | os.PathLike[str], *, lowercase: bool = True, strip_accents: bool | None = None,
