@@ -299,3 +299,60 @@ def test_a_model_with_deferred_data_pickles_and_copies_whole(hf_files):
     assert clone == model and clone.merges == model.merges
     model2 = Tokenizer.from_file(hf_files["bytelevel"]).model
     assert copy.deepcopy(model2) == model
+
+
+# ==== SentencePiece .model ====
+
+
+@pytest.fixture(scope="module")
+def spm_files(tmp_path_factory) -> dict[str, Path]:
+    """A BPE model with the Llama options (byte fallback, split digits, identity) and a default Unigram
+    model, trained by sentencepiece on the built-in corpus."""
+    spm = pytest.importorskip("sentencepiece")
+    out = tmp_path_factory.mktemp("spm")
+    text = out / "train.txt"
+    text.write_text("\n".join(_training_lines()[:20000]) + "\n", encoding="utf-8")
+    common = dict(input=str(text), vocab_size=1000, minloglevel=2)
+    spm.SentencePieceTrainer.train(model_prefix=str(out / "bpe"), model_type="bpe", byte_fallback=True,
+                                   split_digits=True, normalization_rule_name="identity",
+                                   remove_extra_whitespaces=False, **common)
+    spm.SentencePieceTrainer.train(model_prefix=str(out / "unigram"), model_type="unigram", **common)
+    return {"bpe": out / "bpe.model", "unigram": out / "unigram.model"}
+
+
+@pytest.mark.parametrize("name", ["bpe", "unigram"])
+def test_spm_model_fast_load_equals_the_python_reader(spm_files, monkeypatch, tmp_path, name):
+    from subword.formats import spm as spmfmt
+
+    path = spm_files[name]
+    fast = Tokenizer.from_file(path)
+    assert "_data_loader" in vars(fast.model), "the fast path was not taken"
+    with monkeypatch.context() as m:
+        m.setattr(spmfmt, "_load_fast", lambda _data: None)
+        eager = Tokenizer.from_file(path)
+    texts = _texts()
+    assert fast.encode_batch_ids(texts) == eager.encode_batch_ids(texts)
+    for t in texts[:50]:
+        a, b = fast.encode(t), eager.encode(t)
+        assert (a.ids, a.tokens, a.offsets) == (b.ids, b.tokens, b.offsets), repr(t)
+    assert fast.decode_batch(fast.encode_batch_ids(texts[:50])) == eager.decode_batch(eager.encode_batch_ids(texts[:50]))
+    # the model, built on first access, is the Python reader's; the file saves back byte for byte
+    assert (fast.model.byte_fallback, fast.model.unk_surface) == (eager.model.byte_fallback, eager.model.unk_surface)
+    assert fast.model.pieces == eager.model.pieces and fast.model.vocab == eager.model.vocab
+    assert fast.model.unk_id == eager.model.unk_id and fast == eager
+    fast.save(tmp_path / "again.model")
+    assert (tmp_path / "again.model").read_bytes() == path.read_bytes()
+    if name == "unigram":
+        assert [(e.ids, s) for e, s in fast.nbest("Hello world", 3)] == \
+            [(e.ids, s) for e, s in eager.nbest("Hello world", 3)]
+
+
+def test_a_model_the_fast_reader_refuses_gets_the_python_readers_error(spm_files, tmp_path):
+    from subword.formats.spm import SpmModelFile
+
+    model = SpmModelFile.from_bytes(spm_files["bpe"].read_bytes())
+    model.pieces = [(p, s, 2 if i == 3 else t) for i, (p, s, t) in enumerate(model.pieces)]  # two unknowns
+    bad = tmp_path / "two_unknowns.model"
+    bad.write_bytes(model.to_bytes())
+    with pytest.raises(Exception, match="exactly one unknown piece, found 2"):
+        Tokenizer.from_file(bad)

@@ -16,59 +16,50 @@ struct Slot {
 
 const FREE: u32 = u32::MAX;
 
-const NONE: u32 = u32::MAX;
+/// Free slots a node's placement tries before it goes past the end of the array.
+const MAX_TRIES: u32 = 512;
 
-/// The free slots in increasing order, as a doubly linked list over slot numbers (`NONE` ends it;
-/// `next`/`prev` of a used slot are stale and never read).
-struct FreeList {
-    head: u32,
-    tail: u32,
+/// The free slots: `find(i)` is the first free slot at or after `i` (a union-find over "next free",
+/// with path halving), so the search for a node's place jumps over used runs in near O(1).
+struct FreeSlots {
+    /// `next[i] == i`: slot `i` is free; otherwise a slot at or before the next free one. One entry
+    /// past the array's end stands for "past the end" (always free).
     next: Vec<u32>,
-    prev: Vec<u32>,
-    /// Whether the slot is in the list (removing a used slot is a no-op, as BTreeSet::remove).
-    listed: Vec<bool>,
 }
 
-impl FreeList {
+impl FreeSlots {
     fn new() -> Self {
-        FreeList { head: NONE, tail: NONE, next: Vec::new(), prev: Vec::new(), listed: Vec::new() }
+        FreeSlots { next: vec![0] }
     }
 
-    /// Adds slot `p`, which must be the largest slot so far.
-    fn push(&mut self, p: u32) {
-        let at = p as usize;
-        if self.next.len() <= at {
-            self.next.resize(at + 1, NONE);
-            self.prev.resize(at + 1, NONE);
-            self.listed.resize(at + 1, false);
+    /// Slots `..len` exist (the new ones free).
+    fn grow(&mut self, len: usize) {
+        while self.next.len() <= len {
+            let i = self.next.len() as u32;
+            self.next.push(i);
         }
-        self.next[at] = NONE;
-        self.prev[at] = self.tail;
-        self.listed[at] = true;
-        if self.tail == NONE {
-            self.head = p;
-        } else {
-            self.next[self.tail as usize] = p;
-        }
-        self.tail = p;
     }
 
-    fn remove(&mut self, p: u32) {
-        let at = p as usize;
-        if !self.listed.get(at).copied().unwrap_or(false) {
-            return;
+    fn find(&mut self, i: u32) -> u32 {
+        let mut i = i as usize;
+        if i >= self.next.len() {
+            return i as u32;
         }
-        self.listed[at] = false;
-        let (n, pr) = (self.next[at], self.prev[at]);
-        if pr == NONE {
-            self.head = n;
-        } else {
-            self.next[pr as usize] = n;
+        while self.next[i] as usize != i {
+            let up = self.next[i] as usize;
+            let upup = self.next.get(up).copied().unwrap_or(up as u32);
+            self.next[i] = upup; // path halving
+            i = up;
+            if i >= self.next.len() {
+                break;
+            }
         }
-        if n == NONE {
-            self.tail = pr;
-        } else {
-            self.prev[n as usize] = pr;
+        i as u32
+    }
+
+    fn occupy(&mut self, p: u32) {
+        if let Some(x) = self.next.get_mut(p as usize) {
+            *x = p + 1;
         }
     }
 }
@@ -107,12 +98,12 @@ impl DoubleArray {
                 term[node as usize] = id as i32;
             }
         }
-        // 2) place nodes breadth first. The unused slots form a list in increasing order (`next` /
-        // `prev` links), so a search walks the free slots only and a slot leaves the list in O(1);
-        // a BTreeSet did the same at ~60% of the whole load of a 32k model.
+        // 2) place nodes breadth first. The free slots are found with a union-find over "next free
+        // slot" ([`FreeSlots`]): a BTreeSet of them took ~60% of the whole load of a 32k model.
         let empty = Slot { base: 0, check: FREE, value: -1 };
         let mut slots = vec![Slot { base: 0, check: FREE - 1, value: term[0] }];
-        let mut free = FreeList::new();
+        let mut free = FreeSlots::new();
+        free.occupy(0);
         let mut queue = std::collections::VecDeque::from([(0u32, 0u32)]);
         while let Some((node, slot)) = queue.pop_front() {
             let kids = &mut children[node as usize];
@@ -122,33 +113,35 @@ impl DoubleArray {
             kids.sort_unstable();
             let c0 = kids[0].0 as u32;
             // candidate bases: each free slot at or after c0 + 1 taken as the first child's place,
-            // then past the end of the array (always fits)
+            // then past the end of the array (always fits). A node that fits nowhere among the first
+            // MAX_TRIES free slots goes past the end: holes left in the dense front rarely fit a node
+            // with several children, and trying them all made the build quadratic.
             let mut base = None;
-            let mut t = free.head;
-            while t != NONE {
-                if t > c0 {
-                    let b = t - c0;
-                    if kids.iter().all(|&(c, _)| {
-                        let p = (b + c as u32) as usize;
-                        p >= slots.len() || slots[p].check == FREE
-                    }) {
-                        base = Some(b);
-                        break;
-                    }
+            let mut t = free.find(c0 + 1);
+            let mut tries = 0;
+            while (t as usize) < slots.len() && tries < MAX_TRIES {
+                let b = t - c0;
+                if kids.iter().all(|&(c, _)| {
+                    let p = (b + c as u32) as usize;
+                    p >= slots.len() || slots[p].check == FREE
+                }) {
+                    base = Some(b);
+                    break;
                 }
-                t = free.next[t as usize];
+                tries += 1;
+                t = free.find(t + 1);
             }
             let b = base.unwrap_or((slots.len() as u32).max(c0 + 1) - c0);
             // keep every `base + byte` in bounds so lookups need no length test beyond `get`
             let need = b as usize + 256;
-            while slots.len() < need {
-                free.push(slots.len() as u32);
-                slots.push(empty);
+            if slots.len() < need {
+                slots.resize(need, empty);
+                free.grow(need);
             }
             slots[slot as usize].base = b;
             for &(c, child) in kids.iter() {
                 let p = b + c as u32;
-                free.remove(p);
+                free.occupy(p);
                 slots[p as usize] = Slot { base: 0, check: slot, value: term[child as usize] };
                 queue.push_back((child, p));
             }
@@ -229,5 +222,31 @@ mod tests {
                 assert_eq!(a, b, "{text:?} at {bs}");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod timing {
+    /// `SUBWORD_MODEL=x.model cargo test --release -- --ignored --nocapture darray_timing`
+    #[test]
+    #[ignore]
+    fn darray_timing() {
+        let Ok(path) = std::env::var("SUBWORD_MODEL") else { return };
+        let Ok(data) = std::fs::read(path) else { return };
+        let Ok(parts) = crate::spm::proto::parse_model(&data) else { return };
+        let items: Vec<(&str, u32)> =
+            parts.pieces.iter().enumerate().filter(|(_, p)| p.2 == 1).map(|(i, p)| (p.0.as_str(), i as u32)).collect();
+        let t = std::time::Instant::now();
+        let da = super::DoubleArray::new(items.iter().copied());
+        eprintln!("darray {:?} ({} slots)", t.elapsed(), da.slots.len());
+        let t = std::time::Instant::now();
+        let m = crate::unigram::UnigramModel::new(
+            parts.pieces.iter().map(|p| (p.0.clone(), f64::from(p.1))).collect(),
+            None,
+            Some(0),
+            false,
+            crate::unigram::Compat::Spm,
+        );
+        eprintln!("model {:?} {}", t.elapsed(), m.is_ok());
     }
 }
