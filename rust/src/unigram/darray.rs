@@ -73,44 +73,38 @@ impl DoubleArray {
     /// Builds from `(string, id)` pairs; a repeated string keeps its first id, empty strings are
     /// skipped (the same rules as [`super::encode::Trie::new`]).
     pub fn new<'a>(items: impl Iterator<Item = (&'a str, u32)>) -> DoubleArray {
-        // 1) a plain byte trie: children per node (sorted later), terminal id per node
-        let mut children: Vec<Vec<(u8, u32)>> = vec![Vec::new()];
-        let mut term: Vec<i32> = vec![-1];
-        for (s, id) in items {
-            if s.is_empty() {
-                continue;
-            }
-            let mut node = 0u32;
-            for &b in s.as_bytes() {
-                let found = children[node as usize].iter().find(|x| x.0 == b).map(|x| x.1);
-                node = match found {
-                    Some(n) => n,
-                    None => {
-                        let n = children.len() as u32;
-                        children.push(Vec::new());
-                        term.push(-1);
-                        children[node as usize].push((b, n));
-                        n
-                    }
-                };
-            }
-            if term[node as usize] < 0 {
-                term[node as usize] = id as i32;
-            }
-        }
-        // 2) place nodes breadth first. The free slots are found with a union-find over "next free
-        // slot" ([`FreeSlots`]): a BTreeSet of them took ~60% of the whole load of a 32k model.
+        // The keys sorted by bytes (stable: a repeated key keeps its first id). A node of the trie is
+        // then a run of keys sharing a prefix, and its children the runs of the next byte, so the
+        // trie needs no node objects: building one (a Vec of children per node, visited breadth
+        // first) cost two cache misses per node, most of a 32k model's load.
+        let mut keys: Vec<(&[u8], u32)> =
+            items.filter(|(s, _)| !s.is_empty()).map(|(s, id)| (s.as_bytes(), id)).collect();
+        keys.sort_by(|a, b| a.0.cmp(b.0));
+        keys.dedup_by(|later, earlier| later.0 == earlier.0);
+        // Nodes are placed depth first. The free slots are found with a union-find over "next free
+        // slot" ([`FreeSlots`]); a BTreeSet of them took ~30% of the load.
         let empty = Slot { base: 0, check: FREE, value: -1 };
-        let mut slots = vec![Slot { base: 0, check: FREE - 1, value: term[0] }];
+        let mut slots = vec![Slot { base: 0, check: FREE - 1, value: -1 }];
         let mut free = FreeSlots::new();
         free.occupy(0);
-        let mut queue = std::collections::VecDeque::from([(0u32, 0u32)]);
-        while let Some((node, slot)) = queue.pop_front() {
-            let kids = &mut children[node as usize];
+        // (slot, keys[lo..hi], depth): the keys below the node at `slot`, whose first `depth` bytes
+        // lead there; none of them ends at the node (that one is the node's value)
+        let mut stack = vec![(0u32, 0usize, keys.len(), 0usize)];
+        let mut kids: Vec<(u8, usize, usize)> = Vec::new();
+        while let Some((slot, lo, hi, depth)) = stack.pop() {
+            kids.clear();
+            let mut i = lo;
+            while i < hi {
+                let byte = keys[i].0[depth];
+                let start = i;
+                while i < hi && keys[i].0[depth] == byte {
+                    i += 1;
+                }
+                kids.push((byte, start, i));
+            }
             if kids.is_empty() {
                 continue;
             }
-            kids.sort_unstable();
             let c0 = kids[0].0 as u32;
             // candidate bases: each free slot at or after c0 + 1 taken as the first child's place,
             // then past the end of the array (always fits). A node that fits nowhere among the first
@@ -121,7 +115,7 @@ impl DoubleArray {
             let mut tries = 0;
             while (t as usize) < slots.len() && tries < MAX_TRIES {
                 let b = t - c0;
-                if kids.iter().all(|&(c, _)| {
+                if kids.iter().all(|&(c, _, _)| {
                     let p = (b + c as u32) as usize;
                     p >= slots.len() || slots[p].check == FREE
                 }) {
@@ -139,11 +133,14 @@ impl DoubleArray {
                 free.grow(need);
             }
             slots[slot as usize].base = b;
-            for &(c, child) in kids.iter() {
+            for &(c, start, end) in kids.iter() {
                 let p = b + c as u32;
                 free.occupy(p);
-                slots[p as usize] = Slot { base: 0, check: slot, value: term[child as usize] };
-                queue.push_back((child, p));
+                // a key ending at the child sorts first among the keys below it
+                let ends = keys[start].0.len() == depth + 1;
+                let value = if ends { keys[start].1 as i32 } else { -1 };
+                slots[p as usize] = Slot { base: 0, check: slot, value };
+                stack.push((p, start + usize::from(ends), end, depth + 1));
             }
         }
         DoubleArray { slots }
@@ -236,9 +233,11 @@ mod timing {
         let Ok(parts) = crate::spm::proto::parse_model(&data) else { return };
         let items: Vec<(&str, u32)> =
             parts.pieces.iter().enumerate().filter(|(_, p)| p.2 == 1).map(|(i, p)| (p.0.as_str(), i as u32)).collect();
-        let t = std::time::Instant::now();
-        let da = super::DoubleArray::new(items.iter().copied());
-        eprintln!("darray {:?} ({} slots)", t.elapsed(), da.slots.len());
+        for _ in 0..5 {
+            let t = std::time::Instant::now();
+            let da = super::DoubleArray::new(items.iter().copied());
+            eprintln!("darray {:?} ({} slots)", t.elapsed(), da.slots.len());
+        }
         let t = std::time::Instant::now();
         let m = crate::unigram::UnigramModel::new(
             parts.pieces.iter().map(|p| (p.0.clone(), f64::from(p.1))).collect(),
