@@ -74,11 +74,11 @@ enum PairTable {
 }
 
 impl PairTable {
-    fn with_capacity(ids: usize, pairs: usize) -> Self {
+    fn new(ids: usize) -> Self {
         if ids < 1 << 16 {
-            PairTable::Small(AHashMap::with_capacity(pairs))
+            PairTable::Small(AHashMap::new())
         } else {
-            PairTable::Large(AHashMap::with_capacity(pairs))
+            PairTable::Large(AHashMap::new())
         }
     }
 
@@ -95,6 +95,13 @@ impl PairTable {
             PairTable::Small(m) => m.insert(l << 16 | r, merged),
             PairTable::Large(m) => m.insert((l as u64) << 32 | r as u64, merged),
         };
+    }
+
+    fn shrink_to_fit(&mut self) {
+        match self {
+            PairTable::Small(m) => m.shrink_to_fit(),
+            PairTable::Large(m) => m.shrink_to_fit(),
+        }
     }
 }
 
@@ -142,9 +149,7 @@ impl IdMerges {
                 }
             })
         };
-        // The pairs are found first and inserted into a table of the right size: growing the table
-        // and shrinking it afterwards rehashed it several times (most of building it).
-        let mut found: Vec<(u32, u32, u32)> = Vec::with_capacity(pieces.len() * 4);
+        let mut pairs = PairTable::new(next_pseudo as usize);
         // in id order (the pieces lie in memory in that order; the map's order jumps around), and
         // a one-character side by its char id, without hashing a string
         for (i, (p, _, t)) in pieces.iter().enumerate() {
@@ -159,14 +164,11 @@ impl IdMerges {
                 let right = &p[k..];
                 let r = if right.len() == c.len_utf8() { Some(m.char_id(c)) } else { symbol_id(&m, right) };
                 if let Some(r) = r {
-                    found.push((l, r, i as u32));
+                    pairs.insert(l, r, i as u32);
                 }
             }
         }
-        let mut pairs = PairTable::with_capacity(next_pseudo as usize, found.len());
-        for (l, r, i) in found {
-            pairs.insert(l, r, i); // a pair made twice keeps the later piece, as before
-        }
+        pairs.shrink_to_fit();
         m.pairs = pairs;
         m
     }
