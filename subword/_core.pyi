@@ -102,6 +102,11 @@ class CoreTokenizer:
     """
 
     def __init__(self, tokenizer_json: str) -> None: ...
+    @staticmethod
+    def from_parts(skeleton: str, model: NativeModel) -> CoreTokenizer:
+        """The pipeline of ``skeleton`` (a tokenizer.json whose model section holds its options only) with
+        the data of ``model``, read from a file by :func:`read_hf_json`, :func:`read_tiktoken` or
+        :func:`read_vocab_txt`."""
     def encode(self, text: str, add_special_tokens: bool = True, pair: str | None = None) -> Encoding: ...
     def encode_batch(
         self, texts: list[str], add_special_tokens: bool = True, pairs: list[str | None] | None = None
@@ -133,6 +138,28 @@ class Normalizer:
 def spm_prepare(
     lines: list[str], spec_json: str, threads: int | None = None
 ) -> tuple[list[tuple[str, int]], list[tuple[str, int]], list[tuple[int, str, int]], dict[str, int]]: ...
+class NativeModel:
+    """The data of a model (vocab, merges) read from a file in Rust, for :meth:`CoreTokenizer.from_parts`;
+    it keeps the file's bytes to read the data again."""
+
+    def token_to_id(self, token: str) -> int | None: ...
+    def added_tokens_fit(self, added: list[tuple[int, str]]) -> bool:
+        """Whether added tokens ``(id, content)`` agree with the vocab as ``Tokenizer._set_added`` checks."""
+    def __len__(self) -> int: ...
+    @property
+    def source(self) -> bytes: ...
+    @property
+    def kind(self) -> str: ...
+    def tiktoken_vocab_merges(self) -> tuple[dict[str, int], list[tuple[str, str]]]:
+        """For a tiktoken file: the BPE vocab (file order) and merges, as ``formats.tiktoken.from_ranks`` makes them."""
+
+def read_hf_json(data: bytes) -> tuple[str, NativeModel] | None:
+    """The skeleton (the file with the model's vocab and merges emptied) and the model data of a tokenizer.json
+    whose BPE / WordPiece data passes the Python model's checks; None otherwise."""
+def read_tiktoken(data: bytes) -> NativeModel | None:
+    """The byte-level BPE of a clean tiktoken rank file; None otherwise."""
+def read_vocab_txt(data: bytes) -> NativeModel | None:
+    """The WordPiece vocab of a clean vocab.txt (no blank or repeated line); None otherwise."""
 def spm_parse_model(
     data: bytes, pieces: bool = True,
 ) -> tuple[list[tuple[str, float, int]], list[tuple[int, int, tuple[int, int], tuple[int, int]]]]: ...
@@ -156,6 +183,17 @@ class CoreSpmTokenizer:
         byte_fallback: bool = False,
         unk_surface: str = " \u2047 ",
     ) -> None: ...
+    @staticmethod
+    def from_model_bytes(
+        data: bytes,
+        model_type: int,
+        spec_json: str,
+        charsmap: bytes | None = None,
+        byte_fallback: bool = False,
+        unk_surface: str = " \u2047 ",
+    ) -> CoreSpmTokenizer:
+        """The pipeline of a ``.model`` file's bytes (its pieces parsed in Rust); ValueError unless exactly one
+        piece is UNKNOWN."""
     def encode(self, text: str, add_special_tokens: bool = True, pair: str | None = None) -> Encoding: ...
     def encode_batch(
         self, texts: list[str], add_special_tokens: bool = True, pairs: list[str | None] | None = None

@@ -35,10 +35,47 @@ _FIELDS = (
 
 
 class _VocabModel:
-    """What every vocabulary model shares: the vocab (token -> id) and its HF option fields."""
+    """What every vocabulary model shares: the vocab (token -> id) and its HF option fields.
+
+    A model loaded by a fast reader (``Tokenizer.from_file``) may have *deferred data*: its options are
+    set and checked at once, but its data fields (:attr:`_data_fields`, e.g. ``vocab`` and ``merges``)
+    are built by a loader on first access. The file's data was checked in Rust by then, and the Rust
+    pipeline is built from the same data (:meth:`_native_data`), so nothing is converted twice; a model
+    whose data was never asked for never builds these Python objects.
+    """
 
     vocab: dict[str, int]
     _option_fields: tuple[str, ...] = ()
+    #: The fields a model with deferred data builds on first access.
+    _data_fields: tuple[str, ...] = ("vocab",)
+
+    def __getattr__(self, name: str) -> Any:
+        # Called only when normal lookup fails: here, a data field not built yet.
+        if name in type(self)._data_fields:
+            loader = self.__dict__.get("_data_loader")
+            if loader is not None:
+                fields = loader()
+                self.__dict__.update(fields)
+                self.__dict__.pop("_data_loader", None)
+                self.__dict__.pop("_native", None)
+                return fields[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _defer(self, loader: Any, native: Any) -> None:
+        """Leave the data fields to ``loader()`` (a dict of them); ``native`` is the Rust copy of the data."""
+        self.__dict__["_data_loader"] = loader
+        self.__dict__["_native"] = native
+
+    def _native_data(self) -> Any:
+        """The Rust ``_core.NativeModel`` holding this model's data while the Python data is not built
+        (after that, Python code may have changed it, so the pipeline is built from the Python data)."""
+        return self.__dict__.get("_native") if "_data_loader" in self.__dict__ else None
+
+    def __getstate__(self) -> dict[str, Any]:
+        # pickle and copy see the whole model
+        for name in self._data_fields:
+            getattr(self, name)
+        return dict(self.__dict__)
 
     @property
     def vocab_size(self) -> int:
@@ -85,6 +122,7 @@ class BPE(_VocabModel):
     """
 
     _option_fields = _FIELDS
+    _data_fields = ("vocab", "merges")
 
     def __init__(
         self,
@@ -104,19 +142,40 @@ class BPE(_VocabModel):
             raise TypeError(f"vocab must be a mapping token -> id, got {type(vocab).__name__}")
         self.vocab: dict[str, int] = dict(vocab)
         self.merges: list[tuple[str, str]] = [_parse_merge(m, i) for i, m in enumerate(merges)]
-        self.unk_token = unk_token
-        self.continuing_subword_prefix = continuing_subword_prefix
-        self.end_of_word_suffix = end_of_word_suffix
-        self.fuse_unk = fuse_unk
-        self.byte_fallback = byte_fallback
-        self.dropout = dropout
-        self.ignore_merges = ignore_merges
-        self.merge_by_token_id = merge_by_token_id
-        self._validate()
+        self._set_options(unk_token=unk_token, continuing_subword_prefix=continuing_subword_prefix,
+                          end_of_word_suffix=end_of_word_suffix, fuse_unk=fuse_unk, byte_fallback=byte_fallback,
+                          dropout=dropout, ignore_merges=ignore_merges, merge_by_token_id=merge_by_token_id)
+        self._validate_options()
+        self._validate_data()
+
+    @classmethod
+    def _deferred(cls, loader: Any, native: Any, **options: Any) -> "BPE":
+        """A BPE whose options are set and checked now and whose ``vocab`` and ``merges`` come from
+        ``loader()`` on first access (a fast reader's model: the data was checked in Rust, ``native``).
+
+        Raises:
+            TypeError: an option of the wrong type (as the constructor).
+            ModelError: an invalid option value.
+        """
+        self = cls.__new__(cls)
+        self._defer(loader, native)
+        defaults = {"unk_token": None, "continuing_subword_prefix": None, "end_of_word_suffix": None,
+                    "fuse_unk": False, "byte_fallback": False, "dropout": None, "ignore_merges": False,
+                    "merge_by_token_id": False}
+        unknown = sorted(set(options) - set(defaults))
+        if unknown:
+            raise TypeError(f"BPE() got unexpected keyword argument(s) {unknown}")
+        self._set_options(**{**defaults, **options})
+        self._validate_options()
+        return self
+
+    def _set_options(self, **options: Any) -> None:
+        for name, value in options.items():
+            setattr(self, name, value)
 
     # ==== validation ====
 
-    def _validate(self) -> None:
+    def _validate_options(self) -> None:
         for name in ("unk_token", "continuing_subword_prefix", "end_of_word_suffix"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
@@ -130,6 +189,8 @@ class BPE(_VocabModel):
             if not 0.0 <= self.dropout <= 1.0:
                 raise ModelError(f"dropout must be in [0, 1], got {self.dropout}")
             self.dropout = float(self.dropout)
+
+    def _validate_data(self) -> None:
         seen: dict[int, str] = {}
         for token, idx in self.vocab.items():
             if not isinstance(token, str):
@@ -165,16 +226,26 @@ class BPE(_VocabModel):
         >>> BPE({"b": 1, "a": 0, "ab": 2}, [("a", "b")]).to_dict()["vocab"]
         {'a': 0, 'b': 1, 'ab': 2}
         """
-        out: dict[str, Any] = {"type": "BPE", **self.options()}
-        if self.merge_by_token_id:
-            out["merge_by_token_id"] = True
+        out = self._header()
         out["vocab"] = dict(sorted(self.vocab.items(), key=lambda kv: kv[1]))
         out["merges"] = [[a, b] for a, b in self.merges]
         return out
 
+    def _header(self) -> dict[str, Any]:
+        """The ``"model"`` dict without its data (``vocab``, ``merges``)."""
+        out: dict[str, Any] = {"type": "BPE", **self.options()}
+        if self.merge_by_token_id:
+            out["merge_by_token_id"] = True
+        return out
+
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "BPE":
+    def from_dict(cls, data: Mapping[str, Any], *, deferred: tuple[Any, Any] | None = None) -> "BPE":
         """Build from an HF ``"model"`` dict (``type`` may be absent in old files; legacy merges accepted).
+
+        Args:
+            data: The ``"model"`` dict.
+            deferred: ``(loader, native)`` of a fast reader: the dict's ``vocab`` and ``merges`` are
+                placeholders, the data comes from ``loader()`` on first use (see ``_VocabModel``).
 
         Raises:
             ModelError: unknown keys, wrong types, or inconsistent contents.
@@ -192,6 +263,9 @@ class BPE(_VocabModel):
         if not isinstance(data["merges"], list):
             raise ModelError(f"BPE 'merges' must be a list, got {type(data['merges']).__name__}")
         try:
+            if deferred is not None:
+                del data["vocab"], data["merges"]
+                return cls._deferred(*deferred, **data)
             return cls(data.pop("vocab"), data.pop("merges"), **data)
         except TypeError as exc:
             raise ModelError(str(exc)) from exc
@@ -263,15 +337,7 @@ class WordPiece(_VocabModel):
         if not isinstance(vocab, Mapping):
             raise TypeError(f"vocab must be a mapping token -> id, got {type(vocab).__name__}")
         self.vocab: dict[str, int] = dict(vocab)
-        self.unk_token = unk_token
-        self.continuing_subword_prefix = continuing_subword_prefix
-        self.max_input_chars_per_word = max_input_chars_per_word
-        for name in ("unk_token", "continuing_subword_prefix"):
-            if not isinstance(getattr(self, name), str):
-                raise ModelError(f"WordPiece.{name} must be a str, got {getattr(self, name)!r}")
-        m = self.max_input_chars_per_word
-        if isinstance(m, bool) or not isinstance(m, int) or m < 0:
-            raise ModelError(f"WordPiece.max_input_chars_per_word must be an int >= 0, got {m!r}")
+        self._set_options(unk_token, continuing_subword_prefix, max_input_chars_per_word)
         seen: dict[int, str] = {}
         for token, idx in self.vocab.items():
             if not isinstance(token, str):
@@ -284,6 +350,31 @@ class WordPiece(_VocabModel):
         if self.unk_token not in self.vocab:
             log.warning("WordPiece unk_token %r is not in the vocab: words it cannot spell will fail to encode",
                         self.unk_token)
+
+    def _set_options(self, unk_token: Any, continuing_subword_prefix: Any, max_input_chars_per_word: Any) -> None:
+        self.unk_token = unk_token
+        self.continuing_subword_prefix = continuing_subword_prefix
+        self.max_input_chars_per_word = max_input_chars_per_word
+        for name in ("unk_token", "continuing_subword_prefix"):
+            if not isinstance(getattr(self, name), str):
+                raise ModelError(f"WordPiece.{name} must be a str, got {getattr(self, name)!r}")
+        m = self.max_input_chars_per_word
+        if isinstance(m, bool) or not isinstance(m, int) or m < 0:
+            raise ModelError(f"WordPiece.max_input_chars_per_word must be an int >= 0, got {m!r}")
+
+    @classmethod
+    def _deferred(cls, loader: Any, native: Any, *, unk_token: str = "[UNK]", continuing_subword_prefix: str = "##",
+                  max_input_chars_per_word: int = 100) -> "WordPiece":
+        """A WordPiece whose options are checked now and whose ``vocab`` comes from ``loader()`` on first
+        access (a fast reader's model; ``native`` holds the data, checked in Rust, with ``unk_token`` in it).
+
+        Raises:
+            ModelError: an invalid option.
+        """
+        self = cls.__new__(cls)
+        self._defer(loader, native)
+        self._set_options(unk_token, continuing_subword_prefix, max_input_chars_per_word)
+        return self
 
     @classmethod
     def from_vocab_file(cls, path: str | os.PathLike[str], **options: Any) -> "WordPiece":
@@ -306,6 +397,11 @@ class WordPiece(_VocabModel):
             text = open(path, encoding="utf-8").read()
         except UnicodeDecodeError as exc:
             raise ModelError(f"{path}: not UTF-8 ({exc})") from exc
+        return cls(cls._vocab_of_text(text, path), **options)
+
+    @staticmethod
+    def _vocab_of_text(text: str, path: str | os.PathLike[str]) -> dict[str, int]:
+        """The vocab of a vocab.txt's text (read with universal newlines), as :meth:`from_vocab_file` reads it."""
         vocab: dict[str, int] = {}
         for lineno, line in enumerate(text.splitlines(), start=1):
             token = line.rstrip("\r\n")
@@ -318,7 +414,7 @@ class WordPiece(_VocabModel):
             vocab[token] = lineno - 1
         if not vocab:
             raise ModelError(f"{path}: no tokens")
-        return cls(vocab, **options)
+        return vocab
 
     def to_dict(self) -> dict[str, Any]:
         """The HF ``tokenizer.json`` ``"model"`` dict (vocab ordered by id).
@@ -326,12 +422,15 @@ class WordPiece(_VocabModel):
         >>> list(WordPiece({"b": 1, "a": 0}).to_dict())
         ['type', 'unk_token', 'continuing_subword_prefix', 'max_input_chars_per_word', 'vocab']
         """
-        return {"type": "WordPiece", **self.options(),
-                "vocab": dict(sorted(self.vocab.items(), key=lambda kv: kv[1]))}
+        return {**self._header(), "vocab": dict(sorted(self.vocab.items(), key=lambda kv: kv[1]))}
+
+    def _header(self) -> dict[str, Any]:
+        """The ``"model"`` dict without its ``vocab``."""
+        return {"type": "WordPiece", **self.options()}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "WordPiece":
-        """Build from an HF ``"model"`` dict.
+    def from_dict(cls, data: Mapping[str, Any], *, deferred: tuple[Any, Any] | None = None) -> "WordPiece":
+        """Build from an HF ``"model"`` dict (``deferred``: as in :meth:`BPE.from_dict`).
 
         >>> WordPiece.from_dict({"type": "WordPiece", "vocab": {"a": 0}, "unk_token": "a"}).unk_token
         'a'
@@ -343,6 +442,9 @@ class WordPiece(_VocabModel):
             raise ModelError(f"unknown WordPiece model field(s) {unknown}")
         if "vocab" not in data:
             raise ModelError("a WordPiece model needs 'vocab'")
+        if deferred is not None:
+            del data["vocab"]
+            return cls._deferred(*deferred, **data)
         return cls(data.pop("vocab"), **data)
 
     def __eq__(self, other: object) -> bool:
@@ -381,6 +483,7 @@ class Unigram(_VocabModel):
     """
 
     _option_fields = ("unk_id", "byte_fallback")
+    _data_fields = ("pieces", "vocab")
 
     def __init__(
         self,

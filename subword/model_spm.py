@@ -41,6 +41,40 @@ class SentencePieceModel:
 
     model_type: int = 0
     type_name: str = ""
+    #: Built on first access for a model read by the fast reader (:meth:`_deferred`).
+    _data_fields = ("file", "unk_id", "vocab")
+
+    def __getattr__(self, name: str) -> Any:
+        # Called only when normal lookup fails: a data field of a deferred model, not built yet.
+        if name in type(self)._data_fields:
+            loader = self.__dict__.get("_data_loader")
+            if loader is not None:
+                full = loader()
+                self.__dict__.update({k: full.__dict__[k] for k in self._data_fields})
+                self.__dict__.pop("_data_loader", None)
+                return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @classmethod
+    def _deferred(cls, data: bytes, trainer_spec: dict[str, Any]) -> "SentencePieceModel":
+        """The model of a ``.model`` file's bytes whose pipeline was built in Rust from the same bytes: its
+        ``file`` (the parsed :class:`~subword.formats.spm.SpmModelFile`), ``vocab`` and ``unk_id`` are
+        built on first access. ``trainer_spec`` is the file's, decoded already."""
+        self = cls.__new__(cls)
+        self.__dict__["_data_loader"] = lambda: cls(SpmModelFile.from_bytes(data))
+        self.__dict__["_trainer_spec"] = trainer_spec
+        return self
+
+    def _spec(self) -> dict[str, Any]:
+        """The TrainerSpec (without building the file of a deferred model)."""
+        if "file" not in self.__dict__ and "_trainer_spec" in self.__dict__:
+            return self.__dict__["_trainer_spec"]
+        return self.file.trainer_spec
+
+    def __getstate__(self) -> dict[str, Any]:
+        for name in self._data_fields:
+            getattr(self, name)
+        return dict(self.__dict__)
 
     def __init__(self, model_file: SpmModelFile) -> None:
         if not isinstance(model_file, SpmModelFile):
@@ -80,12 +114,12 @@ class SentencePieceModel:
     @property
     def byte_fallback(self) -> bool:
         """Unknown characters are spelled as ``<0xXX>`` pieces."""
-        return bool(self.file.trainer_spec.get("byte_fallback", False))
+        return bool(self._spec().get("byte_fallback", False))
 
     @property
     def unk_surface(self) -> str:
         """What decoding writes for an unknown piece (sentencepiece's default ``" ⁇ "``)."""
-        return self.file.trainer_spec.get("unk_surface", " \u2047 ")
+        return self._spec().get("unk_surface", " \u2047 ")
 
     def control_tokens(self) -> list[str]:
         """The CONTROL pieces (``<s>``, ``</s>``, ...): never produced by encoding, dropped by decoding."""

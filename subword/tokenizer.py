@@ -382,8 +382,14 @@ class Tokenizer:
             else:
                 from subword.formats import hf_json
 
-                # The core gets the file minus our provenance record, which it has no use for.
-                self._core = core_class("CoreTokenizer")(hf_json.dumps(self, include_provenance=False))
+                native = self.model._native_data()
+                if native is not None:
+                    # A model read by a fast reader whose Python data was never built: the core takes
+                    # the data from its Rust copy and the rest from the configuration.
+                    self._core = core_class("CoreTokenizer").from_parts(hf_json.core_skeleton(self), native)
+                else:
+                    # The core gets the file minus our provenance record, which it has no use for.
+                    self._core = core_class("CoreTokenizer")(hf_json.dumps(self, include_provenance=False))
         return self._core
 
     def _spm_core(self, core_cls: Any) -> Any:

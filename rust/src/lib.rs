@@ -7,6 +7,7 @@
 //! - [`counts_file`] the sorted record stream of word-counts files and spilled runs (CRC-32, k-way merge)
 //! - [`bpe`]        BPE training (HF-compatible merge loop) and encoding (merges by rank, cache, dropout)
 //! - [`wordpiece`]  WordPiece: likelihood/frequency trainer, greedy longest-match encoder
+//! - [`io`]         fast readers of tokenizer files (tokenizer.json, tiktoken ranks, vocab.txt) into model data
 //! - [`model`]      the model enum the pipeline dispatches on (BPE, WordPiece)
 //! - [`spm`]        the SentencePiece pipeline: normalizer, LoadSentences, piece validity
 //! - [`unigram`]    Unigram: lattice, Viterbi / n-best / sampling, EM trainer (sentencepiece 0.2.3 or HF rules)
@@ -27,6 +28,7 @@ pub mod count;
 pub mod counts_file;
 pub mod decode;
 pub mod encoding;
+pub mod io;
 pub mod model;
 pub mod normalize;
 pub mod parallel;

@@ -43,6 +43,25 @@ impl Model {
         }
     }
 
+    /// The model of a section's options (type and settings; its data fields are not read) and
+    /// data read apart (`io/`).
+    pub fn from_options_and_data(v: &serde_json::Value, data: crate::io::ModelData) -> Result<Self, String> {
+        use crate::io::{BpeMerges, ModelData};
+        match (v.get("type").and_then(|t| t.as_str()), data) {
+            (Some("WordPiece"), ModelData::WordPiece { vocab }) => {
+                Ok(Model::WordPiece(WordPieceModel::from_options(v, vocab)?))
+            }
+            (None | Some("BPE"), ModelData::Bpe { vocab, merges: BpeMerges::Pairs(merges) }) => {
+                Ok(Model::Bpe(crate::tokenizer::bpe_from_data(v, vocab, &merges)?))
+            }
+            (None | Some("BPE"), ModelData::Bpe { vocab, merges: BpeMerges::Ids(merges) }) => {
+                let opts = crate::tokenizer::bpe_options(v)?;
+                Ok(Model::Bpe(BpeModel::from_id_merges(vocab, &merges, opts).map_err(|e| e.to_string())?))
+            }
+            (ty, _) => Err(format!("model data does not match the model type {ty:?}")),
+        }
+    }
+
     pub fn as_bpe(&self) -> Option<&BpeModel> {
         match self {
             Model::Bpe(m) => Some(m),

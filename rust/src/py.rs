@@ -7,6 +7,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 mod compare;
+mod load;
 mod spm;
 mod spm_tokenizer;
 mod tokenizer;
@@ -24,6 +25,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     train::register(m)?;
     compare::register(m)?;
     tokenizer::register(m)?;
+    load::register(m)?;
     spm::register(m)?;
     spm_tokenizer::register(m)?;
     unigram::register(m)?;

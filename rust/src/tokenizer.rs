@@ -168,6 +168,18 @@ impl Tokenizer {
     }
 
     pub fn from_json(v: &Value) -> Result<Self, String> {
+        Self::from_json_with(v, None)
+    }
+
+    /// Like [`Self::from_json`], with the model's data (vocab, merges) given apart from the
+    /// document, whose model section then only supplies the options (see `io/`).
+    pub fn from_parts(skeleton: &str, data: crate::io::ModelData) -> Result<Self, String> {
+        let v: Value =
+            serde_json::from_str(skeleton).map_err(|e| format!("tokenizer.json: invalid JSON: {e}"))?;
+        Self::from_json_with(&v, Some(data))
+    }
+
+    fn from_json_with(v: &Value, data: Option<crate::io::ModelData>) -> Result<Self, String> {
         let section = |k: &str| v.get(k).filter(|x| !x.is_null());
         let normalizer = section("normalizer").map(Normalizer::from_json).transpose()?;
         let pre_tokenizer = match section("pre_tokenizer").map(PreTokenizer::from_json).transpose()? {
@@ -175,7 +187,10 @@ impl Tokenizer {
             other => other,
         };
         let model_v = section("model").ok_or("tokenizer.json: missing 'model'")?;
-        let model = Model::from_json(model_v)?;
+        let model = match data {
+            None => Model::from_json(model_v)?,
+            Some(d) => Model::from_options_and_data(model_v, d)?,
+        };
         let post = section("post_processor").map(PostProcessor::from_json).transpose()?;
         let decoder = section("decoder").map(Decoder::from_json).transpose()?;
         let added: Vec<AddedToken> = match section("added_tokens") {
@@ -1132,6 +1147,21 @@ pub fn parse_bpe(v: &Value) -> Result<BpeModel, String> {
             }
         }
     }
+    bpe_from_data(v, vocab, &merges)
+}
+
+/// The BPE model of a model section's options (`v`, whose vocab and merges are not read) and the
+/// given data.
+pub fn bpe_from_data(
+    v: &Value,
+    vocab: HashMap<String, u32, ahash::RandomState>,
+    merges: &[(String, String)],
+) -> Result<BpeModel, String> {
+    BpeModel::new(vocab, merges, bpe_options(v)?).map_err(|e| e.to_string())
+}
+
+/// The options of an HF BPE model section.
+pub fn bpe_options(v: &Value) -> Result<BpeOptions, String> {
     let opt_str = |k: &str| v.get(k).and_then(|x| x.as_str()).map(String::from);
     let dropout = match v.get("dropout") {
         None | Some(Value::Null) => None,
@@ -1148,7 +1178,7 @@ pub fn parse_bpe(v: &Value) -> Result<BpeModel, String> {
         dropout,
         dropout_seed: 0,
     };
-    BpeModel::new(vocab, &merges, opts).map_err(|e| e.to_string())
+    Ok(opts)
 }
 
 #[cfg(test)]

@@ -423,6 +423,11 @@ impl WordPieceModel {
                 id.as_u64().filter(|&x| x < u64::from(u32::MAX)).ok_or_else(|| format!("model: bad id for {k:?}"))?;
             vocab.insert(k.clone(), id as u32);
         }
+        Self::from_options(v, vocab)
+    }
+
+    /// The model of a model section's options (its `vocab` is not read) and `vocab`.
+    pub fn from_options(v: &serde_json::Value, vocab: AHashMap<String, u32>) -> Result<Self, String> {
         let s = |k: &str, d: &str| -> Result<String, String> {
             match v.get(k) {
                 None | Some(serde_json::Value::Null) => Ok(d.to_string()),

@@ -60,13 +60,16 @@ SUPPORTED: dict[str, list[str]] = {**{k: r.supported for k, r in _SECTIONS.items
 # ==== writing ====
 
 
-def to_dict(tok: Tokenizer, *, include_provenance: bool = True, legacy_merges: bool = False) -> dict[str, Any]:
+def to_dict(tok: Tokenizer, *, include_provenance: bool = True, legacy_merges: bool = False,
+            model_data: bool = True) -> dict[str, Any]:
     """The ``tokenizer.json`` content of ``tok`` as a dict (HF's key order).
 
     Args:
         tok: The tokenizer.
         include_provenance: Keep ``model["provenance"]``.
         legacy_merges: Write merges as ``"left right"`` strings, the only form ``tokenizers`` < 0.20 reads.
+        model_data: With ``False``, the model section holds its options only (no ``vocab``, ``merges``):
+            the skeleton ``_core.CoreTokenizer.from_parts`` completes with data read in Rust.
 
     Raises:
         ValueError: ``legacy_merges`` with a merge part containing a space (the legacy form cannot say it).
@@ -76,7 +79,7 @@ def to_dict(tok: Tokenizer, *, include_provenance: bool = True, legacy_merges: b
     >>> list(to_dict(Tokenizer(BPE({"a": 0}, []))))
     ['version', 'truncation', 'padding', 'added_tokens', 'normalizer', 'pre_tokenizer', 'post_processor', 'decoder', 'model']
     """
-    model = tok.model.to_dict()
+    model = tok.model.to_dict() if model_data else tok.model._header()
     if legacy_merges and "merges" in model:
         spaced = [pair for pair in model["merges"] if " " in pair[0] or " " in pair[1]]
         if spaced:
@@ -99,6 +102,20 @@ def to_dict(tok: Tokenizer, *, include_provenance: bool = True, legacy_merges: b
         "decoder": tok.decoder.to_dict() if tok.decoder else None,
         "model": model,
     }
+
+
+def core_skeleton(tok: Tokenizer) -> str:
+    """The compact ``tokenizer.json`` of ``tok`` without provenance or model data, for
+    ``_core.CoreTokenizer.from_parts`` (the data comes from the model's Rust copy).
+
+    >>> from subword import BPE, Tokenizer
+    >>> core_skeleton(Tokenizer(BPE({"a": 0}, []))).endswith('"model":{"type":"BPE","dropout":null,"unk_token":null,'
+    ...     '"continuing_subword_prefix":null,"end_of_word_suffix":null,"fuse_unk":false,"byte_fallback":false,'
+    ...     '"ignore_merges":false}}')
+    True
+    """
+    return json.dumps(to_dict(tok, include_provenance=False, model_data=False), ensure_ascii=False,
+                      separators=(",", ":"))
 
 
 def dumps(tok: Tokenizer, *, pretty: bool = False, include_provenance: bool = True, legacy_merges: bool = False) -> str:
@@ -261,11 +278,51 @@ def load(path: str | os.PathLike[str]) -> Tokenizer:
     """
     p = Path(path)
     data = p.read_bytes()
+    tok = _load_fast(data, str(p))
+    if tok is not None:
+        return tok
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise FormatError(f"{p} is not UTF-8 text (byte {exc.start}): not a tokenizer.json") from None
     return loads(text, source=str(p))
+
+
+class _NotFast(Exception):
+    """The fast reader does not take this file after all; the whole file is read in Python."""
+
+
+def _load_fast(data: bytes, source: str) -> Tokenizer | None:
+    """The tokenizer of a ``tokenizer.json``'s bytes, read without building the model's data in Python.
+
+    Rust (``_core.read_hf_json``) reads the model's ``vocab`` and ``merges`` (a BPE or WordPiece model
+    whose data passes the Python model's checks without a warning) and hands back the rest of the file;
+    that goes through :func:`from_dict` as always, with a model whose data is built from the file only
+    when Python code asks for it. ``None``: anything else, which :func:`loads` reads (and reports).
+    """
+    from subword._native import has_core_class
+
+    if not has_core_class("read_hf_json"):
+        return None
+    from subword import _core
+
+    got = _core.read_hf_json(data)
+    if got is None:
+        return None
+    skeleton, native = got
+    try:
+        parsed = json.loads(skeleton)
+    except json.JSONDecodeError:
+        return None
+
+    def loader() -> dict[str, Any]:
+        model, _ = _read_model(json.loads(data.decode("utf-8"))["model"], source)
+        return {name: getattr(model, name) for name in model._data_fields}
+
+    try:
+        return from_dict(parsed, source, _deferred=(loader, native))
+    except _NotFast:
+        return None
 
 
 def loads(text: str, source: str = "<string>") -> Tokenizer:
@@ -294,8 +351,9 @@ def loads(text: str, source: str = "<string>") -> Tokenizer:
     return from_dict(data, source=source)
 
 
-def from_dict(data: object, source: str = "<string>") -> Tokenizer:
-    """Build a :class:`Tokenizer` from a parsed ``tokenizer.json`` dict.
+def from_dict(data: object, source: str = "<string>", *, _deferred: tuple[Any, Any] | None = None) -> Tokenizer:
+    """Build a :class:`Tokenizer` from a parsed ``tokenizer.json`` dict (``_deferred``: the fast reader's
+    model data, see :func:`_load_fast`).
 
     Raises:
         FormatError: unsupported or invalid content, naming ``source``.
@@ -314,14 +372,21 @@ def from_dict(data: object, source: str = "<string>") -> Tokenizer:
     if "model" not in data:
         raise FormatError(f"{source}: no 'model' section")
 
-    model, provenance = _read_model(data["model"], source)
+    model, provenance = _read_model(data["model"], source, _deferred)
     components = {}
     for section, registry in _SECTIONS.items():
         value = data.get(section)
         components[section] = None if value is None else registry.from_dict(_modern_metaspace(value), source)
     try:
         tok = Tokenizer(model, provenance=provenance, **components)
-        tok._set_added(_read_added_tokens(data.get("added_tokens", []), source))
+        added = _read_added_tokens(data.get("added_tokens", []), source)
+        if _deferred is None:
+            tok._set_added(added)
+        elif not added or (all(i < 2**32 for i, _ in added)
+                           and _deferred[1].added_tokens_fit([(i, t.content) for i, t in added])):
+            tok._added = added  # the checks of _set_added, made in Rust against the vocab
+        else:
+            raise _NotFast  # _set_added's message needs the Python vocab
         if data.get("truncation") is not None:
             _read_truncation(tok, data["truncation"])
         if data.get("padding") is not None:
@@ -354,7 +419,8 @@ def _modern_metaspace(component: Any) -> Any:
     return component
 
 
-def _read_model(data: object, source: str) -> tuple[BPE | WordPiece | Unigram, dict[str, Any] | None]:
+def _read_model(data: object, source: str,
+                deferred: tuple[Any, Any] | None = None) -> tuple[BPE | WordPiece | Unigram, dict[str, Any] | None]:
     if not isinstance(data, dict):
         raise FormatError(f"{source}: 'model' must be a JSON object")
     type_name = data.get("type")
@@ -374,11 +440,11 @@ def _read_model(data: object, source: str) -> tuple[BPE | WordPiece | Unigram, d
             raise FormatError(f"{source}: invalid Unigram model: {exc}") from exc
     if type_name == "WordPiece":
         try:
-            return WordPiece.from_dict(fields), provenance
+            return WordPiece.from_dict(fields, deferred=deferred), provenance
         except (ModelError, TypeError) as exc:
             raise FormatError(f"{source}: invalid WordPiece model: {exc}") from exc
     try:
-        return BPE.from_dict(fields), provenance
+        return BPE.from_dict(fields, deferred=deferred), provenance
     except ModelError as exc:
         raise FormatError(f"{source}: invalid BPE model: {exc}") from exc
 

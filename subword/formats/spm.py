@@ -565,12 +565,59 @@ def load_tokenizer(path: str | os.PathLike[str]):  # -> Tokenizer
     """
     from subword.errors import ModelError
 
+    tok = _load_fast(Path(path).read_bytes())
+    if tok is not None:
+        return tok
     model = read_model(path)
     try:
         tok = tokenizer_from_model(model)
         tok._native()  # builds the core now, so an unusable model fails here, naming the file
     except (ModelError, ValueError) as exc:
         raise SpmFormatError(f"{path}: {exc}") from None
+    return tok
+
+
+def _load_fast(data: bytes):  # -> Tokenizer | None
+    """The tokenizer of a ``.model``'s bytes with its pipeline built in Rust straight from the bytes
+    (``_core.CoreSpmTokenizer.from_model_bytes``) and its Python pieces built only when asked for. ``None``
+    for anything :func:`load_tokenizer`'s Python reader would refuse or read differently (it then reports)."""
+    from subword._native import has_core_class
+
+    if not has_core_class("CoreSpmTokenizer"):
+        return None
+    from subword import _core
+    from subword.model_spm import SentencePieceBPE, SentencePieceUnigram
+    from subword.normalizers import SentencePieceNormalizer
+    from subword.tokenizer import Tokenizer
+
+    core_cls = _core.CoreSpmTokenizer
+    if not hasattr(core_cls, "from_model_bytes"):
+        return None
+    try:
+        _, raw_fields = _core.spm_parse_model(data, pieces=False)
+        trainer: dict[str, Any] = {}
+        normalizer: dict[str, Any] = {}
+        for number, wire, _, (v0, v1) in raw_fields:  # the fields SpmModelFile._assemble accepts
+            if number == 2 and wire == 2:
+                trainer, _ = _decode_spec(data[v0:v1], _TRAINER_FIELDS)
+            elif number == 3 and wire == 2:
+                normalizer, _ = _decode_spec(data[v0:v1], _NORMALIZER_FIELDS)
+            elif number == 5 and wire == 2:
+                _decode_spec(data[v0:v1], _NORMALIZER_FIELDS)
+            elif not (wire in (0, 1, 2, 5) and number >= 4):
+                return None
+        model_type = int(trainer.get("model_type", 1))
+        cls = {MODEL_TYPES["unigram"]: SentencePieceUnigram, MODEL_TYPES["bpe"]: SentencePieceBPE}.get(model_type)
+        if cls is None:
+            return None
+        norm = SentencePieceNormalizer.from_specs(normalizer, trainer)
+        core = core_cls.from_model_bytes(data, model_type, norm.spec_json(), bytes(norm.precompiled_charsmap) or None,
+                                         bool(trainer.get("byte_fallback", False)),
+                                         trainer.get("unk_surface", " \u2047 "))
+    except (SpmFormatError, ValueError, TypeError):
+        return None
+    tok = Tokenizer(cls._deferred(data, trainer), normalizer=norm)
+    tok._core = core
     return tok
 
 

@@ -292,6 +292,48 @@ def hf_pattern(pattern: str) -> str:
 # ==== rank file <-> Tokenizer ====
 
 
+def _from_native(native, pattern: str, special_tokens: Mapping[str, int], source: str) -> "Tokenizer | None":
+    """:func:`from_ranks` of a rank file read in Rust (``_core.read_tiktoken``: the ranks checked, the merges
+    generated there), with the model's Python vocab and merges built only when asked for. ``None`` where a
+    special token does not fit, for :func:`from_ranks` to report."""
+    from subword.model import BPE
+    from subword.tokenizer import AddedToken
+
+    added = [(i, AddedToken(c, special=True, normalized=False)) for c, i in special_tokens.items()]
+    if any(not isinstance(i, int) or isinstance(i, bool) or not len(native) <= i < 2**32 for i, _ in added):
+        return None  # an id that is a rank, or not an id at all
+    if added and not native.added_tokens_fit([(i, t.content) for i, t in added]):
+        return None
+
+    def loader() -> dict:
+        vocab, merges = native.tiktoken_vocab_merges()
+        return {"vocab": vocab, "merges": merges}
+
+    tok = _pipeline(BPE._deferred(loader, native, ignore_merges=True, merge_by_token_id=True), pattern, source)
+    tok._added = added  # the checks of Tokenizer._set_added, made in Rust
+    return tok
+
+
+def _pipeline(model, pattern: str, source: str) -> "Tokenizer":
+    """The byte-level pipeline of transformers' converter around ``model``, splitting with ``pattern``."""
+    from subword import decoders, pre_tokenizers, processors
+    from subword.tokenizer import Tokenizer
+
+    split_regex = hf_pattern(pattern)
+    try:
+        split = pre_tokenizers.Split({"Regex": split_regex}, "Isolated")
+    except ValueError as exc:
+        raise FormatError(f"{source}: {exc}") from None
+    return Tokenizer(
+        model,
+        pre_tokenizer=pre_tokenizers.Sequence(
+            (split, pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=False))
+        ),
+        post_processor=processors.ByteLevel(add_prefix_space=True, trim_offsets=False, use_regex=True),
+        decoder=decoders.ByteLevel(),
+    )
+
+
 def from_ranks(ranks: Mapping[bytes, int], pattern: str, special_tokens: Mapping[str, int] | None = None,
                source: str = "<ranks>") -> "Tokenizer":
     """The byte-level BPE :class:`Tokenizer` that gives tiktoken's ids for ``ranks`` and ``pattern``.
@@ -304,15 +346,15 @@ def from_ranks(ranks: Mapping[bytes, int], pattern: str, special_tokens: Mapping
     >>> tok.encode("abc", add_special_tokens=False).ids
     [256, 99]
     """
-    from subword import decoders, pre_tokenizers, processors
+    from subword import pre_tokenizers
     from subword.model import BPE
-    from subword.tokenizer import AddedToken, Tokenizer
+    from subword.tokenizer import AddedToken
 
     missing = [b for b in range(256) if bytes([b]) not in ranks]
     if missing:
         raise FormatError(f"{source}: the single byte {bytes([missing[0]])!r} has no rank ({len(missing)} of 256 "
                           "missing); a byte-level BPE needs all 256")
-    split_regex = hf_pattern(pattern)
+    hf_pattern(pattern)  # refuses a pattern the engines read differently, before the work below
     table = pre_tokenizers.bytes_to_unicode()
     to_chars = {b: c for b, c in enumerate(table)}
     strings = {t: t.decode("latin-1").translate(to_chars) for t in ranks}
@@ -328,18 +370,7 @@ def from_ranks(ranks: Mapping[bytes, int], pattern: str, special_tokens: Mapping
                 merges.append((rank, lr, rr, strings[left], strings[right]))
     merges.sort()
     model = BPE(vocab, [(m[3], m[4]) for m in merges], ignore_merges=True, merge_by_token_id=True)
-    try:
-        split = pre_tokenizers.Split({"Regex": split_regex}, "Isolated")
-    except ValueError as exc:
-        raise FormatError(f"{source}: {exc}") from None
-    tok = Tokenizer(
-        model,
-        pre_tokenizer=pre_tokenizers.Sequence(
-            (split, pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=False))
-        ),
-        post_processor=processors.ByteLevel(add_prefix_space=True, trim_offsets=False, use_regex=True),
-        decoder=decoders.ByteLevel(),
-    )
+    tok = _pipeline(model, pattern, source)
     by_id = {r: t for t, r in ranks.items()}
     for content, token_id in (special_tokens or {}).items():
         if token_id in by_id:
@@ -379,18 +410,34 @@ def load(path_or_name: str | os.PathLike[str], pattern: str | None = None,
         path = Path(text)
         if not path.is_file():
             raise FileNotFoundError(f"no such tiktoken file: {path}")
-    ranks = read_ranks(path)
+    data = _open_bytes(path)
+    native = _read_native(data)
+    ranks = read_ranks(path) if native is None else None  # the Python reader checks (and reports) the rest
     if name is None and (pattern is None or special_tokens is None):
-        name = _known_name(path, hashlib.sha256(_open_bytes(path)).hexdigest())
+        name = _known_name(path, hashlib.sha256(data).hexdigest())
     if pattern is None:
         if name is None:
             raise FormatError(f"{path}: not a known tiktoken encoding (by name or content); pass pattern=...")
         pattern = ENCODINGS[name][1]
     if special_tokens is None:
         special_tokens = ENCODINGS[name][2] if name is not None else {}
-    tok = from_ranks(ranks, pattern, special_tokens, source=str(path))
+    tok = None if native is None else _from_native(native, pattern, special_tokens, str(path))
+    if tok is None:
+        tok = from_ranks(read_ranks(path) if ranks is None else ranks, pattern, special_tokens, source=str(path))
     tok.provenance = {"source": "tiktoken", "encoding": name, "pattern": pattern}
     return tok
+
+
+def _read_native(data: bytes):
+    """``_core.read_tiktoken(data)``: the Rust reader's model of a clean rank file, else None (also when the
+    compiled core has no such reader)."""
+    from subword._native import has_core_class
+
+    if not has_core_class("read_tiktoken"):
+        return None
+    from subword import _core
+
+    return _core.read_tiktoken(data)
 
 
 def _inexact_reason(tok: "Tokenizer", ranks: Mapping[bytes, int], strings: Mapping[bytes, str]) -> str | None:

@@ -18,12 +18,16 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 
 from subword.errors import FormatError, ModelError
 
 __all__ = ["load", "sniff", "BERT_SPECIALS"]
 
 log = logging.getLogger(__name__)
+
+#: What never occurs inside a vocab.txt token: whitespace, C0 control characters, DEL.
+_INSIDE_A_TOKEN = re.compile(r"[\s\x00-\x1f\x7f]")
 
 #: The special tokens HF's ``BertWordPieceTokenizer`` registers when the vocabulary has them (its order).
 BERT_SPECIALS = ("[UNK]", "[SEP]", "[CLS]", "[PAD]", "[MASK]")
@@ -50,8 +54,9 @@ def sniff(head: bytes) -> bool:
     tokens = [line for line in lines if line.strip()]
     if not tokens:
         return False
-    # no whitespace and no C0 control character inside a token (binary data has them)
-    return all(not any(c.isspace() or c < " " or c == "\x7f" for c in t) for t in tokens)
+    # no whitespace and no C0 control character inside a token (binary data has them); `\s` of a str
+    # pattern is str.isspace, and joining the tokens adds no character
+    return _INSIDE_A_TOKEN.search("".join(tokens)) is None
 
 
 def load(path: str | os.PathLike[str], *, lowercase: bool = True, strip_accents: bool | None = None,
@@ -65,10 +70,17 @@ def load(path: str | os.PathLike[str], *, lowercase: bool = True, strip_accents:
     from subword.model import WordPiece
     from subword.tokenizer import AddedToken, Tokenizer
 
-    try:
-        model = WordPiece.from_vocab_file(path)
-    except ModelError as exc:
-        raise FormatError(f"{exc} (read as a BERT vocab.txt)") from None
+    native = _read_native(path)
+    if native is not None:
+        model = _deferred_model(native, path)
+        ids = {t: native.token_to_id(t) for t in ("[UNK]", *BERT_SPECIALS)}
+        ids = {t: i for t, i in ids.items() if i is not None}
+    else:
+        try:
+            model = WordPiece.from_vocab_file(path)
+        except ModelError as exc:
+            raise FormatError(f"{exc} (read as a BERT vocab.txt)") from None
+        ids = {t: model.vocab[t] for t in ("[UNK]", *BERT_SPECIALS) if t in model.vocab}
     tok = Tokenizer(
         model,
         normalizer=normalizers.BertNormalizer(clean_text=clean_text, handle_chinese_chars=handle_chinese_chars,
@@ -76,11 +88,43 @@ def load(path: str | os.PathLike[str], *, lowercase: bool = True, strip_accents:
         pre_tokenizer=pre_tokenizers.BertPreTokenizer(),
         decoder=decoders.WordPiece(prefix="##"),
     )
-    tok._set_added([(model.vocab[t], AddedToken(t, special=True)) for t in BERT_SPECIALS if t in model.vocab])
-    if "[SEP]" in model.vocab and "[CLS]" in model.vocab:
-        tok.post_processor = processors.BertProcessing(("[SEP]", model.vocab["[SEP]"]),
-                                                       ("[CLS]", model.vocab["[CLS]"]))
+    added = [(ids[t], AddedToken(t, special=True)) for t in BERT_SPECIALS if t in ids]
+    if native is not None:
+        tok._added = added  # vocab tokens at their own ids: what _set_added checks holds by construction
+    else:
+        tok._set_added(added)
+    if "[SEP]" in ids and "[CLS]" in ids:
+        tok.post_processor = processors.BertProcessing(("[SEP]", ids["[SEP]"]), ("[CLS]", ids["[CLS]"]))
     else:
         log.warning("%s has no [CLS] or no [SEP]: no BERT post-processor (HF's BertWordPieceTokenizer refuses "
                     "such a vocabulary)", path)
     return tok
+
+
+def _read_native(path: str | os.PathLike[str]):
+    """``_core.read_vocab_txt`` of the file: the vocab read in Rust when the file is clean (UTF-8, no blank or
+    repeated line: what :meth:`~subword.model.WordPiece.from_vocab_file` would warn about), else None."""
+    from subword._native import has_core_class
+
+    if not has_core_class("read_vocab_txt"):
+        return None
+    from pathlib import Path
+
+    from subword import _core
+
+    return _core.read_vocab_txt(Path(path).read_bytes())
+
+
+def _deferred_model(native, path: str | os.PathLike[str]):  # -> WordPiece
+    """The WordPiece of a vocab.txt read in Rust; its Python vocab is read from the same bytes when asked for."""
+    from subword.model import WordPiece
+
+    def loader() -> dict:
+        text = native.source.decode("utf-8").replace("\r\n", "\n")  # as universal newlines read a clean file
+        return {"vocab": WordPiece._vocab_of_text(text, path)}
+
+    if native.token_to_id("[UNK]") is None:
+        # what WordPiece() says about such a vocab
+        logging.getLogger("subword.model").warning(
+            "WordPiece unk_token %r is not in the vocab: words it cannot spell will fail to encode", "[UNK]")
+    return WordPiece._deferred(loader, native)

@@ -393,13 +393,9 @@ impl BpeModel {
         if max_id > (1 << 28) {
             return Err(BpeError::Invalid(format!("token id {} is too large", max_id - 1)));
         }
-        let mut vocab_r: Vec<Option<String>> = vec![None; max_id];
-        for (tok, &id) in &vocab {
-            vocab_r[id as usize] = Some(tok.clone());
-        }
         let prefix_len = opts.continuing_subword_prefix.as_ref().map_or(0, |p| p.len());
-        let mut map = PairMap::with_capacity_and_hasher(merges.len(), Default::default());
-        for (rank, (a, b)) in merges.iter().enumerate() {
+        let mut ids = Vec::with_capacity(merges.len());
+        for (a, b) in merges {
             let ida = *vocab.get(a).ok_or_else(|| BpeError::MergeTokenOutOfVocabulary(a.clone()))?;
             let idb = *vocab.get(b).ok_or_else(|| BpeError::MergeTokenOutOfVocabulary(b.clone()))?;
             // HF strips prefix_len bytes from `b` unconditionally; we do the same, but refuse a
@@ -410,6 +406,44 @@ impl BpeModel {
             let new_token = format!("{a}{tail}");
             let new_id =
                 *vocab.get(&new_token).ok_or_else(|| BpeError::MergeTokenOutOfVocabulary(new_token.clone()))?;
+            ids.push((ida, idb, new_id));
+        }
+        Self::from_id_merges(vocab, &ids, opts)
+    }
+
+    /// Like [`Self::new`], with the merges as `(left id, right id, merged id)` in rank order, already
+    /// resolved against the vocab (by a reader that checked them: `io/`). Ids must be tokens of `vocab`.
+    pub fn from_id_merges(
+        vocab: HashMap<String, u32, ahash::RandomState>,
+        merges: &[(u32, u32, u32)],
+        opts: BpeOptions,
+    ) -> Result<Self, BpeError> {
+        if let Some(p) = opts.dropout {
+            if !(0.0..=1.0).contains(&p) {
+                return Err(BpeError::Invalid(format!("dropout must be in [0, 1], got {p}")));
+            }
+        }
+        let mut opts = opts;
+        if opts.continuing_subword_prefix.as_deref() == Some("") {
+            opts.continuing_subword_prefix = None;
+        }
+        if opts.end_of_word_suffix.as_deref() == Some("") {
+            opts.end_of_word_suffix = None;
+        }
+        let max_id = vocab.values().copied().max().map_or(0, |m| m as usize + 1);
+        if max_id > (1 << 28) {
+            return Err(BpeError::Invalid(format!("token id {} is too large", max_id - 1)));
+        }
+        let mut vocab_r: Vec<Option<String>> = vec![None; max_id];
+        for (tok, &id) in &vocab {
+            vocab_r[id as usize] = Some(tok.clone());
+        }
+        let mut map = PairMap::with_capacity_and_hasher(merges.len(), Default::default());
+        for (rank, &(ida, idb, new_id)) in merges.iter().enumerate() {
+            let known = |id: u32| matches!(vocab_r.get(id as usize), Some(Some(_)));
+            if !known(ida) || !known(idb) || !known(new_id) {
+                return Err(BpeError::Invalid(format!("merge #{rank}: a part's id is not in the vocab")));
+            }
             let rank = if opts.merge_by_token_id { new_id } else { rank as u32 };
             map.insert(pack(ida, idb), (rank, new_id));
         }

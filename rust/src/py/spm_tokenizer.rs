@@ -63,6 +63,37 @@ impl PyCoreSpmTokenizer {
         Ok(PyCoreSpmTokenizer { inner: Arc::new(inner.map_err(err)?) })
     }
 
+    /// The pipeline of a `.model` file's bytes, its pieces parsed here rather than passed as a Python
+    /// list (the other arguments as for the constructor). ValueError unless the model has exactly one
+    /// unknown piece (the Python reader then reports the file).
+    #[staticmethod]
+    #[pyo3(signature = (data, model_type, spec_json, charsmap = None, byte_fallback = false,
+                        unk_surface = " \u{2047} ".to_string()))]
+    fn from_model_bytes(
+        py: Python<'_>,
+        data: &[u8],
+        model_type: i32,
+        spec_json: &str,
+        charsmap: Option<&[u8]>,
+        byte_fallback: bool,
+        unk_surface: String,
+    ) -> PyResult<Self> {
+        let spec = SpmSpec::from_json_str(spec_json).map_err(err)?;
+        let inner = py.detach(|| -> Result<SpmPipeline, String> {
+            let parts = crate::spm::proto::parse_model(data)?;
+            let unknown = parts.pieces.iter().filter(|p| p.2 == 2).count();
+            if unknown != 1 {
+                return Err(format!("a SentencePiece model needs exactly one unknown piece, found {unknown}"));
+            }
+            let mut norm = SpmNormalizer::from_spec(&spec);
+            if let Some(blob) = charsmap.filter(|b| !b.is_empty()) {
+                norm.charsmap = Some(Arc::new(CharsMap::from_blob(blob)?));
+            }
+            SpmPipeline::new(parts.pieces, model_type, norm, byte_fallback, unk_surface)
+        });
+        Ok(PyCoreSpmTokenizer { inner: Arc::new(inner.map_err(err)?) })
+    }
+
     #[pyo3(signature = (text, add_special_tokens = true, pair = None))]
     fn encode(
         &self,

@@ -9,7 +9,9 @@ use std::sync::{Arc, RwLock};
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString};
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+
+use super::load::{Kind, PyNativeModel};
 
 use crate::encoding::{Direction, Encoding, TokenTable, NO_SEQ};
 use crate::normalize::Normalizer;
@@ -197,19 +199,43 @@ impl PyEncoding {
     }
 }
 
-/// The whole pipeline, built from the full HF tokenizer.json text.
+/// What a pipeline was built from, to build it again when it is pickled.
+enum Source {
+    /// The full tokenizer.json text.
+    Json(String),
+    /// A skeleton tokenizer.json (model options only) and the file the model's data was read from.
+    Parts { skeleton: String, kind: Kind, bytes: Py<PyBytes> },
+}
+
+/// The whole pipeline, built from the full HF tokenizer.json text, or (`from_parts`) from a
+/// tokenizer.json without the model's data plus that data read from a file in Rust.
 #[pyclass(name = "CoreTokenizer", module = "subword._core", frozen)]
 pub struct PyCoreTokenizer {
     // Swapped whole by `set_dropout`; encoders clone the Arc and release the lock at once.
     inner: RwLock<Arc<Tokenizer>>,
-    /// The tokenizer.json text it was built from (for pickling).
-    json: String,
+    source: Source,
 }
 
 impl PyCoreTokenizer {
     pub(super) fn get(&self) -> PyResult<Arc<Tokenizer>> {
         self.inner.read().map(|g| g.clone()).map_err(|_| PyRuntimeError::new_err("tokenizer lock poisoned"))
     }
+
+    fn build_parts(py: Python<'_>, skeleton: &str, data: crate::io::ModelData) -> PyResult<Tokenizer> {
+        py.detach(|| Tokenizer::from_parts(skeleton, data)).map_err(PyValueError::new_err)
+    }
+}
+
+/// Rebuilds a pickled `CoreTokenizer.from_parts` pipeline from its skeleton and file bytes.
+#[pyfunction]
+fn _core_from_source(py: Python<'_>, skeleton: String, kind: &str, bytes: Bound<'_, PyBytes>) -> PyResult<PyCoreTokenizer> {
+    let kind = Kind::parse(kind)?;
+    let raw = bytes.as_bytes();
+    let (_, data) = py
+        .detach(|| kind.read(raw))
+        .ok_or_else(|| PyValueError::new_err("the pickled tokenizer's file does not read"))?;
+    let t = PyCoreTokenizer::build_parts(py, &skeleton, data)?;
+    Ok(PyCoreTokenizer { inner: RwLock::new(Arc::new(t)), source: Source::Parts { skeleton, kind, bytes: bytes.unbind() } })
 }
 
 #[pymethods]
@@ -217,15 +243,32 @@ impl PyCoreTokenizer {
     #[new]
     fn new(tokenizer_json: &str) -> PyResult<Self> {
         let t = Tokenizer::from_json_str(tokenizer_json).map_err(PyValueError::new_err)?;
-        Ok(PyCoreTokenizer { inner: RwLock::new(Arc::new(t)), json: tokenizer_json.to_string() })
+        Ok(PyCoreTokenizer { inner: RwLock::new(Arc::new(t)), source: Source::Json(tokenizer_json.to_string()) })
     }
 
-    /// Pickle support: rebuilt from the JSON text, with the current dropout settings.
-    #[allow(clippy::type_complexity)] // the (callable, args, state) triple pickle expects
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (String,), (Option<f32>, u64))> {
+    /// The pipeline of `skeleton` (a tokenizer.json whose model section holds the options only)
+    /// with the data of `model` (read from a file by `read_hf_json`, `read_tiktoken`, ...).
+    #[staticmethod]
+    fn from_parts(py: Python<'_>, skeleton: String, model: &PyNativeModel) -> PyResult<Self> {
+        let data = model.take_data(py)?;
+        let t = Self::build_parts(py, &skeleton, data)?;
+        let (kind, bytes) = model.kind_and_source(py);
+        Ok(PyCoreTokenizer { inner: RwLock::new(Arc::new(t)), source: Source::Parts { skeleton, kind, bytes } })
+    }
+
+    /// Pickle support: rebuilt from the JSON text (or the skeleton and the file), with the current
+    /// dropout settings.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        let py = slf.py();
         let this = slf.get();
-        let tok = this.get()?;
-        Ok((slf.get_type().into_any(), (this.json.clone(),), tok.model().dropout_settings()))
+        let state = this.get()?.model().dropout_settings();
+        match &this.source {
+            Source::Json(json) => (slf.get_type(), (json.clone(),), state).into_pyobject(py),
+            Source::Parts { skeleton, kind, bytes } => {
+                let rebuild = py.import("subword._core")?.getattr("_core_from_source")?;
+                (rebuild, (skeleton.clone(), kind.name(), bytes.clone_ref(py)), state).into_pyobject(py)
+            }
+        }
     }
 
     fn __setstate__(&self, state: (Option<f32>, u64)) -> PyResult<()> {
@@ -411,6 +454,7 @@ impl PyNormalizer {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyEncoding>()?;
     m.add_class::<PyCoreTokenizer>()?;
+    m.add_function(wrap_pyfunction!(_core_from_source, m)?)?;
     m.add_class::<PyPreTokenizer>()?;
     m.add_class::<PyNormalizer>()?;
     Ok(())
