@@ -111,7 +111,8 @@ def _pipeline(for_: str | None, like: Path | None, pre: str | None, norm: str | 
               help="With --dask: bytes of input per task (files are cut at line boundaries).")
 @click.option("--max-memory", type=ByteSize(),
               help="Budget for the word table (e.g. 2G): past it, sorted runs spill next to the output and are "
-                   "merged at the end; the counts stay exact.")
+                   "merged at the end; the counts stay exact, and peak memory stays within the budget plus "
+                   "about 100 MiB.")
 @click.option("--min-count", type=click.IntRange(min=1), default=1,
               help="Leave out words counted fewer times (smaller file; training on it differs from the full text).")
 @click.option("--threads", type=click.IntRange(min=1), help="Counting threads (default: all cores).")

@@ -4,11 +4,7 @@ also for ids at the edges of the shared blocks and past them."""
 
 from __future__ import annotations
 
-import pytest
-
 from subword import BPE, Tokenizer
-
-pytest.importorskip("subword._core")
 
 # ids at the block edges (4096), in the last block, and past the shared range (262,144)
 EDGE_IDS = {"a": 0, "b": 4095, "c": 4096, "d": 262_143, "e": 262_144, "f": 1_000_000}

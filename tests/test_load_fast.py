@@ -21,8 +21,6 @@ from subword import Tokenizer
 from subword.formats import hf_json, tiktoken as tkfmt, vocab_txt
 from tests._unicode_samples import TRICKY, corpus_lines
 
-tokenizers = pytest.importorskip("tokenizers")
-
 TEXTS = TRICKY + ["Hello world, 2026: 日本語のテキスト  x", "unaffable running [CLS] <|endoftext|> x"]
 
 
@@ -40,6 +38,7 @@ def _training_lines() -> list[str]:
 def hf_files(tmp_path_factory) -> dict[str, Path]:
     """tokenizer.json files written by HF tokenizers: byte-level BPE (with an added special token and a
     template), BPE with a continuing-subword prefix and unk token, BERT WordPiece."""
+    tokenizers = pytest.importorskip("tokenizers")  # the oracle (dev extra); only these tests need it
     from tokenizers import implementations, models, pre_tokenizers, trainers
 
     out = tmp_path_factory.mktemp("hf")
@@ -103,6 +102,8 @@ def test_tokenizer_json_fast_load_equals_the_python_reader(hf_files, name):
     assert fast.model._native_data() is None
     assert fast.to_json_str() == eager.to_json_str()
     # and HF gives the same ids as both
+    import tokenizers
+
     hf = tokenizers.Tokenizer.from_file(str(path))
     texts = _texts()[:200]
     assert [e.ids for e in hf.encode_batch(texts)] == fast.encode_batch_ids(texts)
