@@ -15,7 +15,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::segment::{is_space, ChunkSegments, Segment};
-use crate::encoding::Encoding;
+use crate::encoding::{CharOffsets, Encoding};
 use crate::tokenizer::sentencepiece::SpmPipeline;
 use crate::tokenizer::Tokenizer;
 
@@ -103,37 +103,6 @@ pub fn par_map_lines<T: Send, F: Fn(&str) -> T + Sync>(lines: &[&str], f: F) -> 
     lines.par_iter().with_min_len(64).map(|l| f(l)).collect()
 }
 
-/// Byte offsets -> character offsets, as `Encoding.offsets` converts them (a start to the char that
-/// holds its byte, an end to one past the char that holds the byte before it).
-struct CharOffsets {
-    char_of_byte: Option<Vec<u32>>,
-}
-
-impl CharOffsets {
-    fn new(text: &str) -> Self {
-        if text.is_ascii() {
-            return CharOffsets { char_of_byte: None };
-        }
-        let mut v = vec![0u32; text.len() + 1];
-        let mut n = 0u32;
-        for (bi, c) in text.char_indices() {
-            for k in 0..c.len_utf8() {
-                v[bi + k] = n;
-            }
-            n += 1;
-        }
-        v[text.len()] = n;
-        CharOffsets { char_of_byte: Some(v) }
-    }
-
-    fn convert(&self, (s, e): (usize, usize)) -> (i64, i64) {
-        let Some(m) = &self.char_of_byte else { return (s as i64, e as i64) };
-        let at = |i: usize| m[i.min(m.len() - 1)] as i64;
-        let end = if e == 0 { 0 } else { at(e - 1) + 1 };
-        (at(s), end)
-    }
-}
-
 /// What one line gives, before the chunk's arrays are assembled.
 struct LineOut {
     chars: i64,
@@ -216,7 +185,14 @@ fn reduce_line(
     let mut keys_of: Vec<Vec<i64>> = Vec::with_capacity(encs.len());
     let mut out_toks = Vec::with_capacity(encs.len());
     for (enc, tok) in encs.iter().zip(toks) {
-        let offsets: Vec<(i64, i64)> = enc.offsets.iter().map(|&o| conv.convert(o)).collect();
+        let offsets: Vec<(i64, i64)> = enc
+            .offsets
+            .iter()
+            .map(|&o| {
+                let (a, b) = conv.convert(o);
+                (a as i64, b as i64)
+            })
+            .collect();
         let mut unk_chars = 0i64;
         let mut byte_tokens = 0i64;
         let top = tok.byte_token.len().saturating_sub(1);

@@ -13,48 +13,10 @@ use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
 use super::load::{Kind, PyNativeModel};
 
-use crate::encoding::{Direction, Encoding, TokenTable, NO_SEQ};
+use crate::encoding::{CharOffsets, Direction, Encoding, TokenTable, NO_SEQ};
 use crate::normalize::Normalizer;
 use crate::pretok::PreTokenizer;
 use crate::tokenizer::Tokenizer;
-
-/// Byte offsets -> character offsets. HF converts right after the model (its
-/// `BytesToCharOffsetConverter`: a start byte maps to the index of the char containing it, an end
-/// to one past the char containing the byte before it) and trims ByteLevel offsets afterwards, in
-/// chars. We trim in bytes (over
-/// whole chars) and convert at the end, so positions equal to the text's length must map to the
-/// number of chars too (a trimmed trailing space).
-struct CharOffsets {
-    /// `None` when the text is ASCII (bytes are chars); else one entry per byte plus one for the end.
-    char_of_byte: Option<Vec<u32>>,
-}
-
-impl CharOffsets {
-    fn new(text: &str) -> Self {
-        if text.is_ascii() {
-            return CharOffsets { char_of_byte: None };
-        }
-        let mut v = vec![0u32; text.len() + 1];
-        let mut n = 0u32;
-        for (bi, c) in text.char_indices() {
-            for k in 0..c.len_utf8() {
-                v[bi + k] = n;
-            }
-            n += 1;
-        }
-        v[text.len()] = n;
-        CharOffsets { char_of_byte: Some(v) }
-    }
-
-    fn convert(&self, (s, e): (usize, usize)) -> (usize, usize) {
-        let Some(m) = &self.char_of_byte else { return (s, e) };
-        let at = |i: usize| m[i.min(m.len() - 1)] as usize;
-        // The end is "one past the char holding the last byte", so two byte-fallback tokens that
-        // split one char both end after it (HF reports (1, 2) and (1, 2) for the bytes of `é` in `aé`).
-        let end = if e == 0 { 0 } else { at(e - 1) + 1 };
-        (at(s), end)
-    }
-}
 
 fn parse_direction(s: &str) -> PyResult<Direction> {
     Direction::parse(s).map_err(PyValueError::new_err)
