@@ -56,6 +56,15 @@ class TokenizerData:
     chunk_seconds: list[float] = field(default_factory=list)
     lossless_examples: list[dict[str, Any]] = field(default_factory=list)
 
+    @classmethod
+    def empty(cls, name: str, table: VocabTable, n: int) -> TokenizerData:
+        """Zeroed per-line arrays for ``n`` lines, filled chunk by chunk (both collect paths start here)."""
+        def zeros() -> np.ndarray:
+            return np.zeros(n, np.int64)
+
+        return cls(name, table, zeros(), zeros(), zeros(), zeros(), np.zeros(n, bool), zeros(), {},
+                   np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32))
+
 
 @dataclass
 class Collected:
@@ -218,12 +227,7 @@ def collect_reference(tokenizers: Sequence[Any], names: Sequence[str], lines: Se
     type_word: list[bool] = []
     type_count = np.zeros(0, dtype=np.int64)
     type_first = np.zeros(0, dtype=np.int64)
-    data = [
-        TokenizerData(name, table, np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64),
-                      np.zeros(n, np.int64), np.zeros(n, bool), np.zeros(n, np.int64), {}, np.zeros(0, np.int64),
-                      np.zeros(0, np.int32), np.zeros(0, np.int32))
-        for name, table in zip(names, tables)
-    ]
+    data = [TokenizerData.empty(name, table, n) for name, table in zip(names, tables)]
     ids_parts: list[list[np.ndarray]] = [[] for _ in range(k)]
     line_parts: list[list[np.ndarray]] = [[] for _ in range(k)]
     shared = {(a, b): np.zeros(n, np.int64) for a in range(k) for b in range(a + 1, k)}

@@ -83,12 +83,7 @@ def collect_native(tokenizers: Sequence[Any], names: Sequence[str], lines: Seque
     types: list[str] = []
     type_count = np.zeros(0, np.int64)
     type_first: list[int] = []
-    data = [
-        TokenizerData(name, table, np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64),
-                      np.zeros(n, np.int64), np.zeros(n, bool), np.zeros(n, np.int64), {}, np.zeros(0, np.int64),
-                      np.zeros(0, np.int32), np.zeros(0, np.int32))
-        for name, table in zip(names, tables)
-    ]
+    data = [TokenizerData.empty(name, table, n) for name, table in zip(names, tables)]
     ids_parts: list[list[np.ndarray]] = [[] for _ in range(k)]
     line_parts: list[list[np.ndarray]] = [[] for _ in range(k)]
     pairs = [(a, b) for a in range(k) for b in range(a + 1, k)]
