@@ -222,11 +222,38 @@ impl WordCounter {
         }
     }
 
+    /// Calls `f` with each word as the model sees it (byte-level mapped into one reused buffer).
+    pub fn for_each_model_word<F: FnMut(&str, u64)>(&self, mut f: F) {
+        if self.pre.is_byte_level() {
+            let mut buf = String::new();
+            for (w, c) in &self.counts {
+                crate::pretok::byte_level_map_into(w, &mut buf);
+                f(&buf, *c);
+            }
+        } else {
+            for (w, c) in &self.counts {
+                f(w, *c);
+            }
+        }
+    }
+
     /// The words as the model sees them, sorted by word (a deterministic order).
     pub fn words(&self) -> Vec<(String, u64)> {
         let mut v = self.words_unsorted();
         v.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
         v
+    }
+}
+
+/// Training reads the counter's words as the model sees them (see `bpe/select.rs`).
+impl crate::bpe::select::WordStream for WordCounter {
+    fn for_each_word<F: FnMut(&str, u64)>(&self, f: F) -> std::io::Result<()> {
+        self.for_each_model_word(f);
+        Ok(())
+    }
+
+    fn collect_words(&self) -> std::io::Result<Vec<(String, u64)>> {
+        Ok(self.words_unsorted())
     }
 }
 

@@ -203,6 +203,79 @@ impl<R: BufRead> RecordReader<R> {
     }
 }
 
+/// A record stream held in memory (the word list of a counts file, read in one piece), decoded and
+/// validated on every pass: the training words of `train --from-counts`, which `bpe/select.rs`
+/// reads three times to keep only the words the trainer needs. Holding the encoded stream costs
+/// about `len + 2` bytes per word, against ~120 bytes per word for a loaded [`crate::count::WordCounter`].
+pub struct RecordBytes {
+    pub bytes: Vec<u8>,
+    /// Map each word through the byte-level table (the pipeline's pre-tokenizer is ByteLevel).
+    pub byte_level: bool,
+    /// Words counted fewer times are skipped (`--min-count`).
+    pub min_count: u64,
+}
+
+/// A varint at `*pos` of `bytes`; None if it runs past the end or over 10 bytes.
+fn slice_varint(bytes: &[u8], pos: &mut usize) -> Option<u64> {
+    let mut v: u64 = 0;
+    for shift in (0..64).step_by(7) {
+        let b = *bytes.get(*pos)?;
+        *pos += 1;
+        v |= ((b & 0x7F) as u64) << shift;
+        if b & 0x80 == 0 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+impl RecordBytes {
+    /// Calls `f(raw word, count)` for every record counted at least `min_count` times, checking
+    /// framing, UTF-8 and order as [`RecordReader`] does. Returns the number of records.
+    pub fn for_each_raw<F: FnMut(&str, u64)>(&self, mut f: F) -> io::Result<u64> {
+        let b = &self.bytes[..];
+        let (mut pos, mut index) = (0usize, 0u64);
+        let mut prev: Option<&[u8]> = None;
+        while pos < b.len() {
+            let cut = || corrupt(format!("record {index} is cut off at the end of the word list"));
+            let len = slice_varint(b, &mut pos).ok_or_else(cut)?;
+            if len > (b.len() - pos) as u64 {
+                return Err(corrupt(format!("record {index} claims a word of {len} bytes, past the end of the list")));
+            }
+            let word = &b[pos..pos + len as usize];
+            pos += len as usize;
+            let count = slice_varint(b, &mut pos).ok_or_else(cut)?;
+            let Ok(text) = std::str::from_utf8(word) else {
+                return Err(corrupt(format!("record {index} holds a word that is not UTF-8")));
+            };
+            if prev.is_some_and(|p| p >= word) {
+                return Err(corrupt(format!("record {index} is out of order (words must be sorted and unique)")));
+            }
+            prev = Some(word);
+            index += 1;
+            if count >= self.min_count {
+                f(text, count);
+            }
+        }
+        Ok(index)
+    }
+}
+
+impl crate::bpe::select::WordStream for RecordBytes {
+    fn for_each_word<F: FnMut(&str, u64)>(&self, mut f: F) -> io::Result<()> {
+        if self.byte_level {
+            let mut buf = String::new();
+            self.for_each_raw(|w, c| {
+                crate::pretok::byte_level_map_into(w, &mut buf);
+                f(&buf, c);
+            })?;
+        } else {
+            self.for_each_raw(f)?;
+        }
+        Ok(())
+    }
+}
+
 /// One sorted source of records for [`merge_sorted`].
 pub trait SortedRecords {
     fn next_record(&mut self) -> io::Result<Option<(Vec<u8>, u64)>>;
@@ -354,6 +427,21 @@ mod tests {
         let mut r = RecordReader::new(&bad[..], bad.len() as u64);
         r.next_record().unwrap();
         assert!(r.next_record().unwrap_err().to_string().contains("out of order"));
+    }
+
+    #[test]
+    fn record_bytes_read_like_the_reader_and_refuse_the_same_damage() {
+        use crate::bpe::select::WordStream;
+        let bytes = stream(&[("a", 1), ("b", 300), ("é", 2)]);
+        let rb = RecordBytes { bytes: bytes.clone(), byte_level: true, min_count: 2 };
+        let mut got = Vec::new();
+        rb.for_each_word(|w, c| got.push((w.to_string(), c))).unwrap();
+        // Byte-level: é (C3 A9) maps to two chars; "a" is under --min-count 2.
+        assert_eq!(got, vec![("b".to_string(), 300), ("Ã©".to_string(), 2)]);
+        let cut = RecordBytes { bytes: bytes[..bytes.len() - 1].to_vec(), byte_level: false, min_count: 0 };
+        assert!(cut.for_each_raw(|_, _| ()).unwrap_err().to_string().contains("cut off"));
+        let bad = RecordBytes { bytes: stream(&[("b", 1), ("a", 1)]), byte_level: false, min_count: 0 };
+        assert!(bad.for_each_raw(|_, _| ()).unwrap_err().to_string().contains("out of order"));
     }
 
     #[test]

@@ -422,12 +422,18 @@ static BYTE_CHARS: std::sync::OnceLock<[char; 256]> = std::sync::OnceLock::new()
 
 /// Maps every UTF-8 byte of `raw` through the byte-to-unicode table.
 pub fn byte_level_map(raw: &str) -> String {
-    let t = BYTE_CHARS.get_or_init(bytes_to_unicode);
     let mut out = String::with_capacity(raw.len() * 2);
+    byte_level_map_into(raw, &mut out);
+    out
+}
+
+/// [`byte_level_map`] into `out` (cleared first), to reuse one buffer over many words.
+pub fn byte_level_map_into(raw: &str, out: &mut String) {
+    let t = BYTE_CHARS.get_or_init(bytes_to_unicode);
+    out.clear();
     for &b in raw.as_bytes() {
         out.push(t[b as usize]);
     }
-    out
 }
 
 impl PreTokenizer {

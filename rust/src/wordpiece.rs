@@ -56,7 +56,8 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use crate::bpe::train::{
-    apply_merge, count_pairs, prepare, unpack, BpeTrainerConfig, Change, Progress, ProgressFn, Stage, TrainError,
+    apply_merge, check_affixes, corpus_of, count_pairs, prepare, unpack, BpeTrainerConfig, Change, Corpus, Progress,
+    ProgressFn, Selected, Stage, TrainError,
 };
 
 /// How WordPiece chooses the next merge.
@@ -96,13 +97,44 @@ pub fn train(
     if cfg.end_of_word_suffix.is_some() {
         return Err(TrainError::Config("WordPiece has no end_of_word_suffix".into()));
     }
+    let cfg = effective_config(cfg);
+    match criterion {
+        Criterion::Frequency => crate::bpe::train::train(words, &cfg, progress).map(|o| o.vocab),
+        Criterion::Likelihood => {
+            check_affixes(&cfg)?;
+            train_likelihood(words, &corpus_of(words, &cfg), &cfg, progress)
+        }
+    }
+}
+
+/// The options WordPiece trains with: `cfg` with the prefix defaulting to `"##"` (select the words
+/// for these).
+pub fn effective_config(cfg: &BpeTrainerConfig) -> BpeTrainerConfig {
     let mut cfg = cfg.clone();
     if cfg.continuing_subword_prefix.is_none() {
         cfg.continuing_subword_prefix = Some("##".into());
     }
+    cfg
+}
+
+/// Trains on words chosen by [`crate::bpe::select::select`] for [`effective_config`]`(cfg)` (with
+/// `units` for the likelihood criterion): the same vocab as [`train`] on every word.
+pub fn train_selected(
+    selected: &Selected,
+    cfg: &BpeTrainerConfig,
+    criterion: Criterion,
+    progress: &mut ProgressFn<'_>,
+) -> Result<Vec<String>, TrainError> {
+    if cfg.end_of_word_suffix.is_some() {
+        return Err(TrainError::Config("WordPiece has no end_of_word_suffix".into()));
+    }
+    let cfg = effective_config(cfg);
     match criterion {
-        Criterion::Frequency => crate::bpe::train::train(words, &cfg, progress).map(|o| o.vocab),
-        Criterion::Likelihood => train_likelihood(words, &cfg, progress),
+        Criterion::Frequency => crate::bpe::train::train_selected(selected, &cfg, progress).map(|o| o.vocab),
+        Criterion::Likelihood => {
+            selected.check_options(&cfg, true)?;
+            train_likelihood(&selected.words, &selected.corpus, &cfg, progress)
+        }
     }
 }
 
@@ -167,26 +199,34 @@ impl Pairs {
 
 fn train_likelihood(
     words: &[(String, u64)],
+    corpus: &Corpus,
     cfg: &BpeTrainerConfig,
     progress: &mut ProgressFn<'_>,
 ) -> Result<Vec<String>, TrainError> {
     let prefix = cfg.continuing_subword_prefix.as_deref().unwrap_or("##");
-    let total_units = words.iter().fold(0u128, |acc, (w, c)| acc + (*c as u128) * (w.chars().count() as u128));
+    let total_units = corpus.total_units;
     if total_units >= 1u128 << 42 {
         return Err(TrainError::Config(format!(
             "the corpus has {total_units} characters counted with multiplicity; the likelihood trainer supports < 2^42"
         )));
     }
-    let (mut voc, mut ws) = prepare(words, cfg)?;
+    let (mut voc, mut ws) = prepare(words, corpus, cfg)?;
     let min_count = cfg.min_frequency.max(1);
     let max_len = cfg.max_token_length.unwrap_or(usize::MAX);
 
-    // Unit counts over the current segmentation.
+    // Unit counts over the current segmentation, plus those of the words left out by selection
+    // (they never change, see `bpe/select.rs`).
     let mut uc: Vec<u64> = vec![0; voc.id2w.len()];
     for w in 0..ws.len.len() {
         let c = ws.count[w];
         for &s in &ws.syms[ws.start[w]..ws.start[w] + ws.len[w] as usize] {
             uc[s as usize] += c;
+        }
+    }
+    for (unit, c) in &corpus.frozen_units {
+        match voc.w2id.get(unit) {
+            Some(&id) => uc[id as usize] += c,
+            None => return Err(TrainError::Config(format!("internal: unit {unit:?} of a word left out has no id"))),
         }
     }
     progress(Progress { stage: Stage::Count, current: 0, total: words.len() as u64 }).map_err(TrainError::Aborted)?;

@@ -3,3 +3,4 @@
 pub mod encode;
 pub mod spm_train;
 pub mod train;
+pub mod select;

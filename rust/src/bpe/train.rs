@@ -65,6 +65,8 @@
 
 use ahash::AHashMap;
 use rayon::prelude::*;
+
+pub use crate::bpe::select::{corpus_of, Corpus, Selected};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
@@ -259,30 +261,10 @@ pub(crate) fn merge_word(
     o
 }
 
-/// Chars of the alphabet, HF `compute_alphabet` with a deterministic `limit_alphabet` tie-break.
-fn compute_alphabet(words: &[(String, u64)], cfg: &BpeTrainerConfig) -> Vec<char> {
-    let mut counts: AHashMap<char, u64> = AHashMap::new();
-    // ASCII/Latin-1 (all of byte-level) in a dense array, the rest in a map.
-    let mut dense = [0u64; 256];
-    let mut dense_seen = [false; 256];
-    for (w, c) in words {
-        for ch in w.chars() {
-            if (ch as u32) < 256 {
-                dense[ch as usize] = dense[ch as usize].saturating_add(*c);
-                dense_seen[ch as usize] = true;
-            } else {
-                let e = counts.entry(ch).or_insert(0);
-                *e = e.saturating_add(*c);
-            }
-        }
-    }
-    for i in 0..256 {
-        if dense_seen[i] {
-            if let Some(ch) = char::from_u32(i as u32) {
-                counts.insert(ch, dense[i]);
-            }
-        }
-    }
+/// Chars of the alphabet, HF `compute_alphabet` with a deterministic `limit_alphabet` tie-break,
+/// from the per-char counts of every word (`select.rs` sums them, over all words, pruned or not).
+pub(crate) fn compute_alphabet(char_counts: AHashMap<char, u64>, cfg: &BpeTrainerConfig) -> Vec<char> {
+    let mut counts = char_counts;
     for &ch in &cfg.initial_alphabet {
         counts.insert(ch, u64::MAX);
     }
@@ -320,21 +302,40 @@ impl Vocab {
     }
 }
 
+/// The string of char `ch` as a symbol at the start (`first`) and/or end (`last`) of a word, when
+/// the continuing prefix or the end-of-word suffix applies there (`##x`, `x</w>`); None: plain `ch`.
+pub(crate) fn variant(ch: char, first: bool, last: bool, prefix: Option<&str>, suffix: Option<&str>) -> Option<String> {
+    let p = if first { None } else { prefix };
+    let s = if last { suffix } else { None };
+    if p.is_none() && s.is_none() {
+        return None;
+    }
+    let mut out = String::new();
+    if let Some(p) = p {
+        out.push_str(p);
+    }
+    out.push(ch);
+    if let Some(s) = s {
+        out.push_str(s);
+    }
+    Some(out)
+}
+
 /// Steps 1-3 of training, shared with the WordPiece trainer (`wordpiece.rs`): checks the options,
 /// builds the initial vocab (specials, alphabet by code point, prefixed/suffixed char variants) and
-/// the words as symbol ids.
-pub(crate) fn prepare(words: &[(String, u64)], cfg: &BpeTrainerConfig) -> Result<(Vocab, Words), TrainError> {
-    if cfg.continuing_subword_prefix.as_deref() == Some("") {
-        return Err(TrainError::Config("continuing_subword_prefix must not be empty (use None)".into()));
-    }
-    if cfg.end_of_word_suffix.as_deref() == Some("") {
-        return Err(TrainError::Config("end_of_word_suffix must not be empty (use None)".into()));
-    }
+/// the words as symbol ids. The alphabet, the variants and the totals come from `corpus`, computed
+/// over every word of the corpus (`select.rs`), so `words` may be only the words that can change.
+pub(crate) fn prepare(
+    words: &[(String, u64)],
+    corpus: &Corpus,
+    cfg: &BpeTrainerConfig,
+) -> Result<(Vocab, Words), TrainError> {
+    check_affixes(cfg)?;
     if words.len() > u32::MAX as usize {
         return Err(TrainError::Config(format!("too many distinct words ({})", words.len())));
     }
     // Pair counts are i64 sums of word counts; refuse inputs that could overflow them.
-    let total = words.iter().fold(0u64, |acc, (_, c)| acc.saturating_add(*c));
+    let total = corpus.total_count;
     if total > (i64::MAX as u64) / 2 {
         return Err(TrainError::Config(format!("word counts sum to {total}, more than this trainer supports (2^62)")));
     }
@@ -347,28 +348,13 @@ pub(crate) fn prepare(words: &[(String, u64)], cfg: &BpeTrainerConfig) -> Result
         voc.add(s.clone(), l);
     }
     // 2. Alphabet by code point.
-    for ch in compute_alphabet(words, cfg) {
+    for &ch in &corpus.alphabet {
         voc.add(ch.to_string(), 1);
     }
-    // 3. Char variants, then the words as symbol ids.
+    // 3. Char variants (those the corpus creates, by code point), then the words as symbol ids.
     let prefix = cfg.continuing_subword_prefix.as_deref();
     let suffix = cfg.end_of_word_suffix.as_deref();
-    let variant = |ch: char, first: bool, last: bool| -> Option<String> {
-        let p = if first { None } else { prefix };
-        let s = if last { suffix } else { None };
-        if p.is_none() && s.is_none() {
-            return None;
-        }
-        let mut out = String::new();
-        if let Some(p) = p {
-            out.push_str(p);
-        }
-        out.push(ch);
-        if let Some(s) = s {
-            out.push_str(s);
-        }
-        Some(out)
-    };
+    let variant = |ch: char, first: bool, last: bool| variant(ch, first, last, prefix, suffix);
     // A char is kept iff its one-char string is in the vocab (HF's check), so a char dropped by
     // `limit_alphabet` vanishes from the words and its neighbours become adjacent.
     let mut char_id_dense = [u32::MAX; 512];
@@ -389,25 +375,10 @@ pub(crate) fn prepare(words: &[(String, u64)], cfg: &BpeTrainerConfig) -> Result
             voc.w2id.get(&*c.encode_utf8(&mut buf)).copied()
         }
     };
-    if prefix.is_some() || suffix.is_some() {
-        let mut new_variants: Vec<String> = Vec::new();
-        let mut seen: ahash::AHashSet<String> = ahash::AHashSet::new();
-        for (w, _) in words {
-            let n = w.chars().count();
-            for (i, c) in w.chars().enumerate() {
-                if char_id(&voc, c).is_none() {
-                    continue;
-                }
-                if let Some(v) = variant(c, i == 0, i + 1 == n) {
-                    if !voc.w2id.contains_key(&v) && seen.insert(v.clone()) {
-                        new_variants.push(v);
-                    }
-                }
-            }
-        }
-        new_variants.sort_unstable();
-        for v in new_variants {
-            voc.add(v, 1);
+    // `corpus.variants` is sorted and unique; a variant equal to a special token keeps its id.
+    for v in &corpus.variants {
+        if !voc.w2id.contains_key(v) {
+            voc.add(v.clone(), 1);
         }
     }
 
@@ -439,6 +410,17 @@ pub(crate) fn prepare(words: &[(String, u64)], cfg: &BpeTrainerConfig) -> Result
     Ok((voc, ws))
 }
 
+/// Checks the options `prepare` and `select` rely on.
+pub(crate) fn check_affixes(cfg: &BpeTrainerConfig) -> Result<(), TrainError> {
+    if cfg.continuing_subword_prefix.as_deref() == Some("") {
+        return Err(TrainError::Config("continuing_subword_prefix must not be empty (use None)".into()));
+    }
+    if cfg.end_of_word_suffix.as_deref() == Some("") {
+        return Err(TrainError::Config("end_of_word_suffix must not be empty (use None)".into()));
+    }
+    Ok(())
+}
+
 /// Trains an HF-compatible BPE model on `(word, count)` pairs (words as the model sees them, e.g.
 /// byte-level mapped). The order of `words` does not change the result.
 pub fn train(
@@ -446,9 +428,30 @@ pub fn train(
     cfg: &BpeTrainerConfig,
     progress: &mut ProgressFn<'_>,
 ) -> Result<BpeModelOut, TrainError> {
+    check_affixes(cfg)?;
+    train_with(words, &corpus_of(words, cfg), cfg, progress)
+}
+
+/// Trains on words chosen by [`crate::bpe::select::select`]: the same model as [`train`] on every
+/// word of the corpus, since the words left out can never take part in a merge.
+pub fn train_selected(
+    selected: &Selected,
+    cfg: &BpeTrainerConfig,
+    progress: &mut ProgressFn<'_>,
+) -> Result<BpeModelOut, TrainError> {
+    selected.check_options(cfg, false)?;
+    train_with(&selected.words, &selected.corpus, cfg, progress)
+}
+
+fn train_with(
+    words: &[(String, u64)],
+    corpus: &Corpus,
+    cfg: &BpeTrainerConfig,
+    progress: &mut ProgressFn<'_>,
+) -> Result<BpeModelOut, TrainError> {
     let max_len = cfg.max_token_length.unwrap_or(usize::MAX);
     let prefix = cfg.continuing_subword_prefix.as_deref();
-    let (mut voc, mut ws) = prepare(words, cfg)?;
+    let (mut voc, mut ws) = prepare(words, corpus, cfg)?;
 
     // 4. Initial pair counts and positions (never filtered by max_token_length).
     progress(Progress { stage: Stage::Count, current: 0, total: words.len() as u64 }).map_err(TrainError::Aborted)?;

@@ -11,9 +11,12 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 
-use crate::bpe::train::{train, BpeModelOut, BpeTrainerConfig, Progress, TrainError};
+use crate::bpe::select::select;
+use crate::bpe::train::{check_affixes, train, train_selected, BpeModelOut, BpeTrainerConfig, Progress, Selected, TrainError};
 use crate::count::WordCounter;
-use crate::counts_file::{merge_sorted, Named, RecordReader, RecordWriter, SortedRecords, StreamSummary, VecRecords};
+use crate::counts_file::{
+    merge_sorted, Crc32, Named, RecordBytes, RecordReader, RecordWriter, SortedRecords, StreamSummary, VecRecords,
+};
 use crate::normalize::Normalizer;
 use crate::pretok::PreTokenizer;
 
@@ -288,14 +291,13 @@ pub(crate) fn config(
     }
 }
 
-/// Runs `trainer` on the words without the GIL; the progress callback and signal checks run with
-/// it. Shared by the BPE and WordPiece bindings.
+/// Runs `work` without the GIL, in `pool`; the progress callback and signal checks run with it.
+/// Shared by the BPE and WordPiece bindings.
 pub(crate) fn run_trainer<T: Send>(
     py: Python<'_>,
-    words: impl FnOnce() -> Vec<(String, u64)> + Send,
     progress: Option<Py<PyAny>>,
     pool: &Option<Arc<rayon::ThreadPool>>,
-    trainer: impl FnOnce(&[(String, u64)], &mut crate::bpe::train::ProgressFn<'_>) -> Result<T, TrainError> + Send,
+    work: impl FnOnce(&mut crate::bpe::train::ProgressFn<'_>) -> Result<T, TrainError> + Send,
 ) -> PyResult<T> {
     let mut py_err: Option<PyErr> = None;
     let result = {
@@ -303,7 +305,6 @@ pub(crate) fn run_trainer<T: Send>(
         let progress = &progress;
         py.detach(move || {
             in_pool(pool, move || {
-                let words = words();
                 let mut cb = |p: Progress| -> Result<(), String> {
                     Python::attach(|py| {
                         let r = match progress {
@@ -320,7 +321,7 @@ pub(crate) fn run_trainer<T: Send>(
                         }
                     })
                 };
-                trainer(&words, &mut cb)
+                work(&mut cb)
             })
         })
     };
@@ -331,22 +332,34 @@ pub(crate) fn run_trainer<T: Send>(
     }
 }
 
-/// Where the training words come from: a `WordCounter` (its words and its thread pool) or explicit
-/// `(word, count)` pairs (words as the model sees them) with a pool of `threads`.
+/// Where the training words come from: a `WordCounter` (its words and its thread pool), explicit
+/// `(word, count)` pairs (words as the model sees them) with a pool of `threads`, or the words a
+/// `TrainingWords` selected (and its pool).
 pub(crate) enum WordSource<'py> {
     Counter(PyRef<'py, PyWordCounter>),
     Pairs(Vec<(String, u64)>, Option<Arc<rayon::ThreadPool>>),
+    Selected(PyRef<'py, PyTrainingWords>),
+}
+
+/// What a trainer is given: every word, or a selection (`bpe/select.rs`).
+pub(crate) enum TrainInput<'a> {
+    All(&'a [(String, u64)]),
+    Selected(&'a Selected),
 }
 
 impl<'py> WordSource<'py> {
     pub(crate) fn from_py(source: &Bound<'py, PyAny>, threads: Option<usize>) -> PyResult<Self> {
+        let pooled = source.is_instance_of::<PyWordCounter>() || source.is_instance_of::<PyTrainingWords>();
+        if pooled && threads.is_some() {
+            return Err(PyValueError::new_err(
+                "threads: a WordCounter or TrainingWords trains with the thread pool it was made with",
+            ));
+        }
         if let Ok(counter) = source.downcast::<PyWordCounter>() {
-            if threads.is_some() {
-                return Err(PyValueError::new_err(
-                    "threads: a WordCounter trains with the thread pool it counted with",
-                ));
-            }
             return Ok(WordSource::Counter(counter.try_borrow()?));
+        }
+        if let Ok(selected) = source.downcast::<PyTrainingWords>() {
+            return Ok(WordSource::Selected(selected.try_borrow()?));
         }
         Ok(WordSource::Pairs(extract_words(source)?, build_pool(threads)?))
     }
@@ -356,19 +369,210 @@ impl<'py> WordSource<'py> {
         self,
         py: Python<'_>,
         progress: Option<Py<PyAny>>,
-        trainer: impl FnOnce(&[(String, u64)], &mut crate::bpe::train::ProgressFn<'_>) -> Result<T, TrainError> + Send,
+        trainer: impl FnOnce(TrainInput<'_>, &mut crate::bpe::train::ProgressFn<'_>) -> Result<T, TrainError> + Send,
     ) -> PyResult<T> {
         match self {
             WordSource::Counter(counter) => {
                 let inner = &counter.inner;
-                run_trainer(py, || inner.words_unsorted(), progress, &counter.pool, trainer)
+                run_trainer(py, progress, &counter.pool, move |cb| trainer(TrainInput::All(&inner.words_unsorted()), cb))
             }
-            WordSource::Pairs(words, pool) => run_trainer(py, move || words, progress, &pool, trainer),
+            WordSource::Pairs(words, pool) => run_trainer(py, progress, &pool, move |cb| trainer(TrainInput::All(&words), cb)),
+            WordSource::Selected(sel) => {
+                let selected = &sel.selected;
+                run_trainer(py, progress, &sel.pool, move |cb| trainer(TrainInput::Selected(selected), cb))
+            }
         }
     }
 }
 
-/// Trains an HF-compatible BPE model on `source`: a `WordCounter`, or `(word, count)` pairs (words
+/// The words a BPE or WordPiece trainer needs, chosen for one set of options (`bpe/select.rs`):
+/// `min_frequency` leaves out, exactly, the words that can never take part in a merge, so the
+/// trainer's tables hold only the others. Train with `train_bpe(words, **same options)` or
+/// `train_wordpiece(words, **same options)`; other options are refused.
+#[pyclass(name = "TrainingWords", module = "subword._core", frozen)]
+pub struct PyTrainingWords {
+    pub(crate) selected: Selected,
+    pub(crate) pool: Option<Arc<rayon::ThreadPool>>,
+}
+
+/// The selection options of the `TrainingWords` constructors: the trainer's, and the criterion.
+#[allow(clippy::too_many_arguments)]
+fn selection_config(
+    min_frequency: u64,
+    special_tokens: Vec<String>,
+    initial_alphabet: Vec<String>,
+    limit_alphabet: Option<usize>,
+    max_token_length: Option<usize>,
+    continuing_subword_prefix: Option<String>,
+    end_of_word_suffix: Option<String>,
+    vocab_size: usize,
+    criterion: Option<&str>,
+) -> PyResult<(BpeTrainerConfig, bool)> {
+    let cfg = config(
+        vocab_size,
+        min_frequency,
+        special_tokens,
+        initial_alphabet,
+        limit_alphabet,
+        max_token_length,
+        continuing_subword_prefix,
+        end_of_word_suffix,
+    );
+    check_affixes(&cfg).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let units = match criterion {
+        None | Some("frequency") => false,
+        Some("likelihood") => true,
+        Some(other) => {
+            return Err(PyValueError::new_err(format!(
+                "unknown criterion {other:?} (expected 'likelihood', 'frequency' or None for BPE)"
+            )))
+        }
+    };
+    Ok((cfg, units))
+}
+
+#[pymethods]
+impl PyTrainingWords {
+    /// Selects from `source`: a `WordCounter` (its pool is kept) or `(word, count)` pairs (words as
+    /// the model sees them; `threads` sizes the pool). `prune=False` keeps every word (to compare).
+    #[staticmethod]
+    #[pyo3(signature = (source, *, vocab_size, min_frequency = 0, special_tokens = Vec::new(),
+        initial_alphabet = Vec::new(), limit_alphabet = None, max_token_length = None,
+        continuing_subword_prefix = None, end_of_word_suffix = None, criterion = None, prune = true,
+        threads = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn select(
+        py: Python<'_>,
+        source: &Bound<'_, PyAny>,
+        vocab_size: usize,
+        min_frequency: u64,
+        special_tokens: Vec<String>,
+        initial_alphabet: Vec<String>,
+        limit_alphabet: Option<usize>,
+        max_token_length: Option<usize>,
+        continuing_subword_prefix: Option<String>,
+        end_of_word_suffix: Option<String>,
+        criterion: Option<&str>,
+        prune: bool,
+        threads: Option<usize>,
+    ) -> PyResult<Self> {
+        let (cfg, units) = selection_config(
+            min_frequency,
+            special_tokens,
+            initial_alphabet,
+            limit_alphabet,
+            max_token_length,
+            continuing_subword_prefix,
+            end_of_word_suffix,
+            vocab_size,
+            criterion,
+        )?;
+        let source = WordSource::from_py(source, threads)?;
+        let (selected, pool) = match source {
+            WordSource::Counter(counter) => {
+                let (inner, pool) = (&counter.inner, &counter.pool);
+                let sel = py.detach(|| in_pool(pool, || select(inner, &cfg, units, prune)));
+                (sel, counter.pool.clone())
+            }
+            WordSource::Pairs(words, pool) => (py.detach(|| select(&words[..], &cfg, units, prune)), pool),
+            WordSource::Selected(_) => return Err(PyValueError::new_err("source is already a TrainingWords")),
+        };
+        Ok(PyTrainingWords { selected: selected.map_err(|e| PyValueError::new_err(e.to_string()))?, pool })
+    }
+
+    /// Selects while reading the record stream stored in `path` at `offset` (`length` bytes): the
+    /// word list of a counts file, whose words were cut by `pre_tokenizer` (HF JSON; ByteLevel words
+    /// are mapped). Words counted fewer than `min_count` times are skipped. The file is read once
+    /// into memory (~`length` bytes, freed on return) and decoded on each pass; words left out are
+    /// never stored. Returns the selection and the CRC-32 of the bytes, for the caller to check.
+    #[staticmethod]
+    #[pyo3(signature = (path, offset, length, pre_tokenizer, *, vocab_size, min_count = 0,
+        min_frequency = 0, special_tokens = Vec::new(), initial_alphabet = Vec::new(),
+        limit_alphabet = None, max_token_length = None, continuing_subword_prefix = None,
+        end_of_word_suffix = None, criterion = None, prune = true, threads = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn from_file(
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        offset: u64,
+        length: u64,
+        pre_tokenizer: &str,
+        vocab_size: usize,
+        min_count: u64,
+        min_frequency: u64,
+        special_tokens: Vec<String>,
+        initial_alphabet: Vec<String>,
+        limit_alphabet: Option<usize>,
+        max_token_length: Option<usize>,
+        continuing_subword_prefix: Option<String>,
+        end_of_word_suffix: Option<String>,
+        criterion: Option<&str>,
+        prune: bool,
+        threads: Option<usize>,
+    ) -> PyResult<(Self, u32)> {
+        let (cfg, units) = selection_config(
+            min_frequency,
+            special_tokens,
+            initial_alphabet,
+            limit_alphabet,
+            max_token_length,
+            continuing_subword_prefix,
+            end_of_word_suffix,
+            vocab_size,
+            criterion,
+        )?;
+        let byte_level = PreTokenizer::from_json_str(pre_tokenizer).map_err(PyValueError::new_err)?.is_byte_level();
+        let pool = build_pool(threads)?;
+        let result = py.detach(|| -> std::io::Result<(Selected, u32)> {
+            use std::io::{Read, Seek, SeekFrom};
+            let mut f = std::fs::File::open(&path)?;
+            f.seek(SeekFrom::Start(offset))?;
+            let mut bytes = Vec::with_capacity(length as usize);
+            f.take(length).read_to_end(&mut bytes)?;
+            if (bytes.len() as u64) < length {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "the file ends inside the word list (truncated)",
+                ));
+            }
+            let mut crc = Crc32::new();
+            crc.update(&bytes);
+            let records = RecordBytes { bytes, byte_level, min_count };
+            let sel = in_pool(&pool, || select(&records, &cfg, units, prune))?;
+            Ok((sel, crc.value()))
+        });
+        let (selected, crc) = result.map_err(|e| io_err(&path, e))?;
+        Ok((PyTrainingWords { selected, pool }, crc))
+    }
+
+    /// Words kept: what the trainer's tables will hold.
+    #[getter]
+    fn loaded(&self) -> u64 {
+        self.selected.loaded()
+    }
+
+    /// Distinct words read (after `min_count`).
+    #[getter]
+    fn distinct(&self) -> u64 {
+        self.selected.distinct()
+    }
+
+    /// Sum of the counts of all words read.
+    #[getter]
+    fn occurrences(&self) -> u64 {
+        self.selected.corpus.total_count
+    }
+
+    fn __len__(&self) -> usize {
+        self.selected.words.len()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("TrainingWords({} of {} distinct words)", self.selected.loaded(), self.selected.distinct())
+    }
+}
+
+/// Trains an HF-compatible BPE model on `source`: a `WordCounter`, a `TrainingWords`, or `(word, count)` pairs (words
 /// as the model sees them; `threads` sizes their pool). Returns `(vocab in id order, merges in
 /// rank order)`.
 #[pyfunction]
@@ -400,8 +604,13 @@ fn train_bpe(
         continuing_subword_prefix,
         end_of_word_suffix,
     );
-    WordSource::from_py(source, threads)?
-        .train(py, progress, |words, cb| train(words, &cfg, cb).map(|BpeModelOut { vocab, merges }| (vocab, merges)))
+    WordSource::from_py(source, threads)?.train(py, progress, |words, cb| {
+        let out = match words {
+            TrainInput::All(words) => train(words, &cfg, cb),
+            TrainInput::Selected(selected) => train_selected(selected, &cfg, cb),
+        };
+        out.map(|BpeModelOut { vocab, merges }| (vocab, merges))
+    })
 }
 
 /// `(str, int)` pairs from a Python iterable, with errors naming the bad item.
@@ -426,6 +635,7 @@ pub(crate) fn extract_words(words: &Bound<'_, PyAny>) -> PyResult<Vec<(String, u
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyWordCounter>()?;
+    m.add_class::<PyTrainingWords>()?;
     m.add_function(wrap_pyfunction!(train_bpe, m)?)?;
     Ok(())
 }

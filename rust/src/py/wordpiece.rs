@@ -4,10 +4,10 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use super::train::{config, WordSource};
-use crate::wordpiece::{train, Criterion};
+use super::train::{config, TrainInput, WordSource};
+use crate::wordpiece::{train, train_selected, Criterion};
 
-/// Trains a WordPiece vocabulary on `source` (a `WordCounter`, or `(word, count)` pairs with a pool
+/// Trains a WordPiece vocabulary on `source` (a `WordCounter`, a `TrainingWords`, or `(word, count)` pairs with a pool
 /// of `threads`); returns the vocab in id order. `criterion` is "likelihood" (score
 /// count(ab)/(count(a)count(b))) or "frequency" (HF's trainer).
 #[pyfunction]
@@ -40,7 +40,10 @@ fn train_wordpiece(
         Some(continuing_subword_prefix),
         None,
     );
-    WordSource::from_py(source, threads)?.train(py, progress, |w, cb| train(w, &cfg, crit, cb))
+    WordSource::from_py(source, threads)?.train(py, progress, |words, cb| match words {
+        TrainInput::All(words) => train(words, &cfg, crit, cb),
+        TrainInput::Selected(selected) => train_selected(selected, &cfg, crit, cb),
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
