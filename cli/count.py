@@ -253,12 +253,15 @@ def train_from_counts_file(algorithm: str, trainer: Any, path: Path, inputs: tup
                            say: Callable[[str], None], reporter: Any, *, min_count: int = 0) -> None:
     """``subword train ALGORITHM --from-counts FILE``: train from a .swc file and write the tokenizer.
 
-    ``min_count`` (``--min-count``) leaves rarer words out while the file is read, so they never take
-    memory. ``--min-frequency`` cannot do that and stay exact: it is HF's threshold on *pair* counts,
-    and words seen fewer times still add up to pairs above it (two words seen once each that share a
-    pair give it a count of 2).
+    The file is not loaded: the Rust trainer reads its word list and keeps only the words it
+    needs. ``--min-frequency N`` (HF's threshold on *pair* counts) leaves out, exactly, the words
+    none of whose adjacent character pairs occurs N times in the whole corpus: those can never
+    take part in a merge, so the tokenizer is the one every word gives. ``min_count``
+    (``--min-count``) is another thing: it drops the words counted fewer times, which changes the
+    result (two words seen once each that share a pair give it a count of 2).
     """
-    from subword.counts import WordCounts, make_pipeline, pipeline_difference, pipeline_for
+    from subword.counts import CountsFile, make_pipeline, pipeline_difference, pipeline_for
+    from subword.errors import FormatError
     from subword.pre_tokenizers import BertPreTokenizer
     from subword.trainers import WordPieceTrainer
 
@@ -268,7 +271,7 @@ def train_from_counts_file(algorithm: str, trainer: Any, path: Path, inputs: tup
         raise click.UsageError("--from-counts works for bpe, byte-bpe and wordpiece (HF rules); unigram and "
                                "--compat spm train on sentences, not word counts")
     started = time.monotonic()
-    counts = WordCounts.load(path, min_count=min_count)
+    counts = CountsFile(path, min_count=min_count)
     if isinstance(trainer, WordPieceTrainer):
         want = make_pipeline(trainer.normalizer(), BertPreTokenizer())
     else:
@@ -277,21 +280,30 @@ def train_from_counts_file(algorithm: str, trainer: Any, path: Path, inputs: tup
     if diff:
         raise click.ClickException(f"{path} was counted with another pipeline than `train {algorithm}` uses "
                                    f"(train vs counts: {diff}); count with `subword count --for {algorithm}`")
-    # Measured in rust/src/bpe/train.rs's performance notes: ~470 bytes per distinct word, ~60 MiB base.
-    say(f"Training on {len(counts):,} distinct words ({counts.lines:,} lines counted): expect about "
-        f"{(60 * 2**20 + 470 * len(counts)) / 1e6:,.0f} MB of memory.")
+    # Measured (docs/performance.md): ~470 bytes per distinct word the trainer holds, ~60 MiB base;
+    # with --min-frequency it holds fewer (known once the file is read).
+    bound = "at most " if trainer.min_frequency >= 2 else ""
+    say(f"Training on {counts.words:,} distinct words ({counts.lines:,} lines counted): expect {bound}about "
+        f"{(60 * 2**20 + 470 * counts.words) / 1e6:,.0f} MB of memory.")
     try:
         tokenizer = trainer.train_from_counts(counts, progress=reporter)
+    except FormatError as exc:
+        raise click.ClickException(str(exc)) from exc
     except ValueError as exc:
         raise click.ClickException(f"training failed: {exc}") from exc
     finally:
         reporter.close()
+    corpus = tokenizer.provenance["training"]["corpus"]
     tokenizer.provenance["input"] = {"command": f"train {algorithm}", "from_counts": str(path),
-                                     "lines": counts.lines, "bytes": counts.bytes,
+                                     "lines": counts.lines, "bytes": counts.bytes, "min_count": min_count,
                                      "sources": [i["source"] for i in counts.inputs][:100]}
     tokenizer.save(output)
+    held = corpus["words_trained"]
+    why = (f"; --min-frequency {trainer.min_frequency} left out the {corpus['distinct_words'] - held:,} that can "
+           "never merge" if held < corpus["distinct_words"] else "")
     say(f"Wrote {output}: {algorithm}, vocab size {tokenizer.get_vocab_size(with_added_tokens=True)}, trained from "
-        f"{len(counts):,} distinct words ({counts.lines:,} lines counted) in {time.monotonic() - started:.1f} s.")
+        f"{held:,} of {corpus['distinct_words']:,} distinct words{why} ({counts.lines:,} lines counted) in "
+        f"{time.monotonic() - started:.1f} s.")
 
 
 if __name__ == "__main__":  # pragma: no cover

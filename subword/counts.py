@@ -7,6 +7,12 @@ file (:mod:`subword.formats.counts`). ``trainer.train_from_counts(counts)`` then
 training on the concatenated text would, because BPE and WordPiece training see the corpus only
 through these counts (HF ``BpeTrainer::feed`` keeps the same word -> count map).
 
+:class:`CountsFile` is a ``.swc`` file opened for training without loading it: the Rust trainer
+reads its word list and keeps only the words that can take part in a merge under the trainer's
+``min_frequency`` (exactly: the result is the one every word gives; see ``rust/src/bpe/select.rs``),
+so the words left out never take memory. ``load(path, min_count=N)`` and ``--min-count`` are
+different: they drop the words counted fewer than N times, which changes the result.
+
 :class:`Counter` is the streaming side: it counts sources one by one, records what it read (per
 source: name, sha256, lines, bytes), and with ``max_memory`` spills sorted runs to disk whenever the
 word table passes the budget, merging them when the file is written, so memory stays bounded
@@ -39,7 +45,7 @@ from typing import Any
 from subword import normalizers as _normalizers
 from subword import pre_tokenizers as _pre_tokenizers
 
-__all__ = ["WordCounts", "Counter", "count_words", "merge_files", "train_from_counts", "pipeline_for", "make_pipeline",
+__all__ = ["WordCounts", "CountsFile", "Counter", "count_words", "merge_files", "train_from_counts", "pipeline_for", "make_pipeline",
            "pipeline_difference", "ALGORITHMS"]
 
 log = logging.getLogger(__name__)
@@ -194,10 +200,7 @@ class WordCounts:
 
     def sha256(self) -> str:
         """A hash of the inputs (their sha256 in order): what a tokenizer trained on these counts records."""
-        h = hashlib.sha256()
-        for item in self.inputs:
-            h.update(f"{item['sha256']}:{item.get('range')}\n".encode())
-        return h.hexdigest()
+        return _inputs_sha256(self.inputs)
 
     def normalizer(self) -> Any:
         norm = self.pipeline["normalizer"]
@@ -277,12 +280,7 @@ class WordCounts:
 
     def _for_training(self, trainer: Any, pre: Any, normalizer: Any) -> tuple[Any, Any, dict[str, int], int]:
         """What :func:`subword.trainers._count` returns, from these counts (after checking the pipeline)."""
-        want = make_pipeline(normalizer, pre)
-        diff = pipeline_difference(want, self.pipeline)
-        if diff:
-            raise ValueError(f"these word counts were made by another pipeline than this trainer's "
-                             f"(trainer vs counts: {diff}); count again with `subword count --for ...` "
-                             "or --like the tokenizer")
+        _check_training_pipeline(self.pipeline, pre, normalizer)
         if len(self) == 0:
             raise ValueError(f"the word counts hold no words ({self.lines} lines)")
         sha = hashlib.sha256()
@@ -294,6 +292,146 @@ class WordCounts:
         else:
             words = dict(self.words())
         return words, sha, {"lines": self.lines}, len(self)
+
+
+def _check_training_pipeline(pipeline: dict[str, Any], pre: Any, normalizer: Any) -> None:
+    want = make_pipeline(normalizer, pre)
+    diff = pipeline_difference(want, pipeline)
+    if diff:
+        raise ValueError(f"these word counts were made by another pipeline than this trainer's "
+                         f"(trainer vs counts: {diff}); count again with `subword count --for ...` "
+                         "or --like the tokenizer")
+
+
+def _inputs_sha256(inputs: list[dict[str, Any]]) -> str:
+    h = hashlib.sha256()
+    for item in inputs:
+        h.update(f"{item['sha256']}:{item.get('range')}\n".encode())
+    return h.hexdigest()
+
+
+class CountsFile:
+    """A ``.swc`` file opened for training without loading its words.
+
+    ``trainer.train_from_counts(CountsFile(path))`` (or the path itself) streams the word list
+    into the Rust trainer, which keeps only the words that can take part in a merge under its
+    ``min_frequency``: the same tokenizer as training on every word (or on the text), in less
+    memory. Only the header is read here; the word list is checked (checksum, records) as it is read.
+
+    Args:
+        path: The ``.swc`` file.
+        min_count: Skip the words counted fewer times (``--min-count``: this one changes the result).
+
+    Raises:
+        subword.errors.FormatError: not a counts file, another version, truncated, or a bad header.
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp(), "c.swc")
+    >>> count_words(["low lower lowest\\n"] * 3, like="bpe").save(path)
+    >>> f = CountsFile(path); f.words, f.lines
+    (3, 3)
+    >>> from subword.trainers import BpeTrainer
+    >>> BpeTrainer(vocab_size=12, min_frequency=2).train_from_counts(f).model.merges[:2]
+    [('l', 'o'), ('lo', 'w')]
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, min_count: int = 0) -> None:
+        from subword.formats.counts import read_header, record_stream
+
+        if isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 0:
+            raise ValueError(f"min_count must be an int >= 0, got {min_count!r}")
+        self.path = Path(path)
+        self.header, self._run = record_stream(self.path)
+        trailer = read_header(self.path)
+        #: Distinct words and word occurrences in the file (before ``min_count``).
+        self.words: int = int(trailer["words"])
+        self.occurrences: int = int(trailer["occurrences"])
+        self.min_count = min_count
+
+    def __repr__(self) -> str:
+        return f"CountsFile({str(self.path)!r}, {self.words:,} distinct words, {self.lines:,} lines)"
+
+    @property
+    def pipeline(self) -> dict[str, Any]:
+        return self.header["pipeline"]
+
+    @property
+    def inputs(self) -> list[dict[str, Any]]:
+        return list(self.header["inputs"])
+
+    @property
+    def lines(self) -> int:
+        return sum(int(i["lines"]) for i in self.header["inputs"])
+
+    @property
+    def bytes(self) -> int:
+        return sum(int(i["bytes"]) for i in self.header["inputs"])
+
+    def sha256(self) -> str:
+        """As :meth:`WordCounts.sha256`: what a tokenizer trained on these counts records."""
+        return _inputs_sha256(self.header["inputs"])
+
+    def normalizer(self) -> Any:
+        norm = self.pipeline["normalizer"]
+        return None if norm is None else _normalizers.from_dict(norm, "word counts")
+
+    def pre_tokenizer(self) -> Any:
+        return _pre_tokenizers.from_dict(self.pipeline["pre_tokenizer"], "word counts")
+
+    def load(self, threads: int | None = None) -> WordCounts:
+        """All the words (after ``min_count``) as a :class:`WordCounts`."""
+        return WordCounts.load(self.path, min_count=self.min_count, threads=threads)
+
+    def _for_training(self, trainer: Any, pre: Any, normalizer: Any) -> tuple[Any, Any, dict[str, int], int]:
+        """What :func:`subword.trainers._count` returns: for the Rust engine, a :class:`FileRecords`
+        the trainer selects from; for the reference engine, every word."""
+        _check_training_pipeline(self.pipeline, pre, normalizer)
+        sha = hashlib.sha256()
+        sha.update(self.sha256().encode())
+        if trainer.engine != "rust":
+            return self.load()._for_training(trainer, pre, normalizer)
+        path, offset, length, crc = self._run
+        if self.words == 0:
+            raise ValueError(f"the word counts hold no words ({self.lines} lines)")
+        records = FileRecords(path=path, offset=offset, length=length, crc32=crc, min_count=self.min_count,
+                              pre_tokenizer=json.dumps(self.pipeline["pre_tokenizer"], ensure_ascii=False),
+                              threads=trainer.threads, words=self.words)
+        return records, sha, {"lines": self.lines}, self.words
+
+
+class FileRecords:
+    """Where the word list of a counts file is, for the Rust trainer to select from while reading it."""
+
+    def __init__(self, *, path: str, offset: int, length: int, crc32: int | None, min_count: int,
+                 pre_tokenizer: str, threads: int | None, words: int) -> None:
+        self.path, self.offset, self.length, self.crc32 = path, offset, length, crc32
+        self.min_count, self.pre_tokenizer, self.threads, self.words = min_count, pre_tokenizer, threads, words
+
+    def select(self, prune: bool, **options: Any) -> Any:
+        """A ``_core.TrainingWords`` for the trainer ``options``.
+
+        Raises:
+            subword.errors.FormatError: the word list is corrupt (bad record or checksum).
+        """
+        from subword._native import core_class
+        from subword.errors import FormatError
+
+        try:
+            words, crc = core_class("TrainingWords").from_file(
+                self.path, self.offset, self.length, self.pre_tokenizer, min_count=self.min_count, prune=prune,
+                threads=self.threads, **options)
+        except ValueError as exc:
+            if not str(exc).startswith(str(self.path)):  # an option, not the file
+                raise
+            raise FormatError(f"corrupt word-counts file {exc}") from None
+        if self.crc32 is not None and crc != self.crc32:
+            raise FormatError(f"{self.path}: corrupt word-counts file (checksum mismatch in the word list)")
+        if self.min_count <= 1 and words.distinct != self.words:
+            raise FormatError(f"{self.path}: corrupt word-counts file ({words.distinct} words, the trailer says "
+                              f"{self.words})")
+        if words.distinct == 0:
+            raise ValueError(f"{self.path}: no word is counted {self.min_count} times or more (--min-count)")
+        return words
 
 
 def _made_by() -> str:
@@ -476,12 +614,17 @@ def count_words(lines: Iterable[str], like: Any = None, *, normalizer: Any = Non
     return counter.counts()
 
 
-def train_from_counts(trainer: Any, counts: WordCounts, *, progress: Any = None) -> Any:
-    """Train ``trainer`` (a BpeTrainer or WordPieceTrainer) on ``counts``; see ``BpeTrainer.train_from_counts``."""
+def train_from_counts(trainer: Any, counts: WordCounts | CountsFile | str | os.PathLike[str], *,
+                      progress: Any = None) -> Any:
+    """Train ``trainer`` (a BpeTrainer or WordPieceTrainer) on ``counts`` (a path is opened as a
+    :class:`CountsFile`); see ``BpeTrainer.train_from_counts``."""
     from subword.trainers import BpeTrainer, WordPieceTrainer, train_bpe, train_wordpiece
 
-    if not isinstance(counts, WordCounts):
-        raise TypeError(f"counts must be a subword.counts.WordCounts, got {type(counts).__name__}")
+    if isinstance(counts, (str, os.PathLike)):
+        counts = CountsFile(counts)
+    if not isinstance(counts, (WordCounts, CountsFile)):
+        raise TypeError(f"counts must be a subword.counts.WordCounts, a CountsFile or a .swc path, got "
+                        f"{type(counts).__name__}")
     if isinstance(trainer, WordPieceTrainer):
         return train_wordpiece(counts, trainer, progress=progress)  # type: ignore[arg-type]
     if isinstance(trainer, BpeTrainer):

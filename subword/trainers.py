@@ -59,6 +59,10 @@ ProgressCallback = Callable[[str, int, int], None]
 #: Lines handed to the Rust word counter at once (big enough to keep both cores busy).
 _BATCH_LINES = 1 << 16
 
+#: Whether the Rust engine leaves out the words that ``min_frequency`` keeps from ever merging
+#: (exact; ``rust/src/bpe/select.rs``). False trains on every word: tests compare the two.
+_PRUNE_WORDS = True
+
 
 def _help(text: str) -> dict[str, str]:
     return {"help": text}
@@ -83,7 +87,10 @@ class BpeTrainer:
     vocab_size: int = field(default=30000, metadata=_help(
         "Target vocabulary size, special tokens and the alphabet included."))
     min_frequency: int = field(default=0, metadata=_help(
-        "Stop at the first pair occurring fewer times than this."))
+        "Stop at the first pair occurring fewer times than this (HF's rule). From 2 up, the words that can "
+        "never reach it (every adjacent pair of their characters occurs fewer times in the whole corpus) are "
+        "left out before training, exactly: same tokenizer, less memory. Unlike --min-count, which drops rare "
+        "words and changes the result."))
     special_tokens: list[str] = field(default_factory=list, metadata=_help(
         "A special token (repeatable): ids 0.. in the order given, never split; added as special tokens."))
     initial_alphabet: list[str] = field(default_factory=list, metadata=_help(
@@ -198,11 +205,14 @@ class BpeTrainer:
         return train_bpe(lines, self, progress=progress)
 
     def train_from_counts(self, counts: Any, progress: ProgressCallback | None = None) -> Tokenizer:
-        """Train on word counts (:func:`subword.count_words`, or a ``.swc`` file loaded with
-        ``subword.counts.WordCounts.load``): the same tokenizer as training on the counted text.
+        """Train on word counts (:func:`subword.count_words`, a ``.swc`` file loaded with
+        ``subword.counts.WordCounts.load``, or a ``.swc`` path or :class:`subword.counts.CountsFile`,
+        read without loading it): the same tokenizer as training on the counted text.
 
         The pipeline comes from the counts (``ByteLevel`` counts give byte-level BPE) and must be the
-        one this trainer counts with; WordPiece options pick BERT's.
+        one this trainer counts with; WordPiece options pick BERT's. With ``min_frequency >= 2`` the
+        trainer holds only the words that can reach it (``provenance["training"]["corpus"]
+        ["words_trained"]``); the result is the same.
 
         Raises:
             ValueError: the counts were made by another pipeline (the message names the difference).
@@ -252,9 +262,9 @@ def _count(
     Raises:
         ValueError: the input has no words (or, for word counts, another pipeline made them).
     """
-    from subword.counts import WordCounts
+    from subword.counts import CountsFile, WordCounts
 
-    if isinstance(lines, WordCounts):  # already counted (train_from_counts)
+    if isinstance(lines, (WordCounts, CountsFile)):  # already counted (train_from_counts)
         return lines._for_training(trainer, pre, normalizer)
     sha = hashlib.sha256()
     stats = {"lines": 0}
@@ -280,6 +290,27 @@ def _count(
     if n_words == 0:
         raise ValueError(f"the input has no words ({stats['lines']} lines)")
     return words, sha, stats, n_words
+
+
+def _select(words: Any, kwargs: dict[str, Any]) -> Any:
+    """The words the Rust trainer needs, as a ``_core.TrainingWords`` made for ``kwargs`` (the
+    trainer's keyword arguments): with ``min_frequency >= 2``, the words none of whose pairs can
+    reach it are left out, exactly, before the trainer builds its tables."""
+    from subword._native import core_class
+    from subword.counts import FileRecords
+
+    if isinstance(words, FileRecords):
+        selected = words.select(_PRUNE_WORDS, **kwargs)
+    else:
+        selected = core_class("TrainingWords").select(words, prune=_PRUNE_WORDS, **kwargs)
+    log.info("training on %d of %d distinct words (min_frequency=%d)", selected.loaded, selected.distinct,
+             kwargs.get("min_frequency", 0))
+    return selected
+
+
+def _corpus_record(sha: Any, stats: dict[str, int], n_words: int, trained: int) -> dict[str, Any]:
+    """The provenance's ``corpus``: what was read, and how many distinct words the trainer held."""
+    return {"sha256": sha.hexdigest(), "lines": stats["lines"], "distinct_words": n_words, "words_trained": trained}
 
 
 @dataclass
@@ -363,10 +394,13 @@ def train_bpe(
             )
 
     words, sha, stats, n_words = _count(lines, trainer, pre, normalizer, progress)
+    trained = n_words
     if trainer.engine == "rust":
         from subword._native import core_class
 
-        vocab, merges = core_class("train_bpe")(words, progress=progress, **kwargs)
+        selected = _select(words, kwargs)
+        n_words, trained = selected.distinct, selected.loaded
+        vocab, merges = core_class("train_bpe")(selected, progress=progress, **kwargs)
     else:
         from subword.reference import bpe as reference
 
@@ -404,7 +438,7 @@ def train_bpe(
             "engine": trainer.engine,
             "byte_level": byte_level,
             "normalizer": normalizer.to_dict() if normalizer is not None else None,
-            "corpus": {"sha256": sha.hexdigest(), "lines": stats["lines"], "distinct_words": n_words},
+            "corpus": _corpus_record(sha, stats, n_words, trained),
             "vocab_size_reached": reached,
             "merges": len(merges),
         }
@@ -444,7 +478,8 @@ class WordPieceTrainer(BpeTrainer):
     """
 
     min_frequency: int = field(default=0, metadata=_help(
-        "frequency: stop at the first pair occurring fewer times (HF); likelihood: never merge such a pair."))
+        "frequency: stop at the first pair occurring fewer times (HF); likelihood: never merge such a pair. "
+        "Words that can never reach it are left out before training, exactly (same vocab, less memory)."))
     special_tokens: list[str] = field(default_factory=lambda: list(BERT_SPECIAL_TOKENS), metadata=_help(
         "A special token (repeatable): ids 0.. in the order given, never split. Default: BERT's five."))
     max_token_length: int | None = field(default=None, metadata=_help(
@@ -581,10 +616,13 @@ def train_wordpiece(
     pre = pre_tokenizers.BertPreTokenizer()
     words, sha, stats, n_words = _count(lines, trainer, pre, normalizer, progress)
     kwargs = trainer.trainer_kwargs()
+    trained = n_words
     if trainer.engine == "rust":
         from subword._native import core_class
 
-        vocab = core_class("train_wordpiece")(words, progress=progress, **kwargs)
+        selected = _select(words, kwargs)
+        n_words, trained = selected.distinct, selected.loaded
+        vocab = core_class("train_wordpiece")(selected, progress=progress, **kwargs)
     else:
         from subword.reference import wordpiece as reference
 
@@ -609,7 +647,7 @@ def train_wordpiece(
             "options": trainer.to_dict(),
             "engine": trainer.engine,
             "normalizer": normalizer.to_dict(),
-            "corpus": {"sha256": sha.hexdigest(), "lines": stats["lines"], "distinct_words": n_words},
+            "corpus": _corpus_record(sha, stats, n_words, trained),
             "vocab_size_reached": reached,
         }
     }
