@@ -31,8 +31,57 @@ class WordCounter:
     def to_records(self) -> bytes: ...
     def add_records(self, records: bytes) -> None: ...
 
+class TrainingWords:
+    """The words a BPE/WordPiece trainer needs for one set of options (rust/src/bpe/select.rs): with
+    min_frequency >= 2, the words none of whose initial pairs can reach it are left out, exactly."""
+
+    @staticmethod
+    def select(
+        source: WordCounter | Iterable[tuple[str, int]],
+        *,
+        vocab_size: int,
+        min_frequency: int = 0,
+        special_tokens: list[str] = ...,
+        initial_alphabet: list[str] = ...,
+        limit_alphabet: int | None = None,
+        max_token_length: int | None = None,
+        continuing_subword_prefix: str | None = None,
+        end_of_word_suffix: str | None = None,
+        criterion: Literal["likelihood", "frequency"] | None = None,
+        prune: bool = True,
+        threads: int | None = None,
+    ) -> TrainingWords: ...
+    @staticmethod
+    def from_file(
+        path: str,
+        offset: int,
+        length: int,
+        pre_tokenizer: str,
+        *,
+        vocab_size: int,
+        min_count: int = 0,
+        min_frequency: int = 0,
+        special_tokens: list[str] = ...,
+        initial_alphabet: list[str] = ...,
+        limit_alphabet: int | None = None,
+        max_token_length: int | None = None,
+        continuing_subword_prefix: str | None = None,
+        end_of_word_suffix: str | None = None,
+        criterion: Literal["likelihood", "frequency"] | None = None,
+        prune: bool = True,
+        threads: int | None = None,
+    ) -> tuple[TrainingWords, int]: ...
+    @property
+    def loaded(self) -> int: ...
+    @property
+    def distinct(self) -> int: ...
+    @property
+    def occurrences(self) -> int: ...
+    def words(self) -> list[tuple[str, int]]: ...
+    def __len__(self) -> int: ...
+
 def train_bpe(
-    source: WordCounter | Iterable[tuple[str, int]],
+    source: WordCounter | TrainingWords | Iterable[tuple[str, int]],
     *,
     vocab_size: int,
     min_frequency: int = 0,
@@ -48,7 +97,7 @@ def train_bpe(
 
 # ---- WordPiece training (py/wordpiece.rs): returns the vocab in id order ----
 def train_wordpiece(
-    source: WordCounter | Iterable[tuple[str, int]],
+    source: WordCounter | TrainingWords | Iterable[tuple[str, int]],
     *,
     vocab_size: int,
     criterion: Literal["likelihood", "frequency"] = "likelihood",

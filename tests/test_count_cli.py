@@ -85,8 +85,8 @@ def test_train_min_count_loads_only_the_frequent_words(app, tmp_path):
         out[name] = (model_of(tmp_path / f"{name}.json"), r.output)
     assert out["loaded"][0] == out["counted"][0]
     assert out["loaded"][0] != out["full"][0]
-    distinct = [int(re.search(r"Training on ([\d,]+) distinct words", o).group(1).replace(",", "")) for _, o in
-                (out["loaded"], out["full"])]
+    distinct = [int(re.search(r"trained from [\d,]+ of ([\d,]+) distinct words", o).group(1).replace(",", ""))
+                for _, o in (out["loaded"], out["full"])]
     assert 0 < distinct[0] < distinct[1]
 
 
@@ -152,3 +152,37 @@ def test_unreachable_dask_scheduler_is_one_line_exit_1(app, text, tmp_path):
     assert r.exit_code == 1
     assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9 within 1 s" in r.output
     assert not (tmp_path / "a.swc").exists()
+
+
+def test_train_from_counts_min_frequency_reads_fewer_words_and_equals_hf(app, tmp_path):
+    """``train byte-bpe --from-counts F --min-frequency 2``: the trainer holds fewer words than the file,
+    and the model is HF tokenizers' trained on the text with min_frequency=2."""
+    import itertools
+
+    import corpora
+
+    tokenizers = pytest.importorskip("tokenizers")
+    from tokenizers import models, pre_tokenizers, trainers
+
+    whole = tmp_path / "prose.txt"
+    with open(corpora.builtin_corpus(), encoding="utf-8", newline="") as f:
+        whole.write_text("".join(itertools.islice(f, 3000)), encoding="utf-8", newline="")
+    assert run(app, "count", whole, "--for", "byte-bpe", "-o", tmp_path / "all.swc", "-q").exit_code == 0
+    r = run(app, "train", "byte-bpe", "--from-counts", tmp_path / "all.swc", "--min-frequency", "2",
+            "--vocab-size", "800", "-o", tmp_path / "fc.json")
+    assert r.exit_code == 0, r.output
+    held, total = (int(x.replace(",", "")) for x in
+                   re.search(r"trained from ([\d,]+) of ([\d,]+) distinct words; --min-frequency 2 left out",
+                             r.output).groups())
+    assert 0 < held < total
+    hf = tokenizers.Tokenizer(models.BPE())
+    hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    hf.train([str(whole)], trainers.BpeTrainer(vocab_size=800, min_frequency=2, show_progress=False,
+                                               initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    want = json.loads(hf.to_str())["model"]
+    got = model_of(tmp_path / "fc.json")["model"]
+    assert got["vocab"] == want["vocab"]
+    assert [list(m) for m in got["merges"]] == [m.split(" ") if isinstance(m, str) else m for m in want["merges"]]
+    data = json.loads((tmp_path / "fc.json").read_text(encoding="utf-8"))
+    provenance = data.get("provenance") or data["model"].get("provenance")
+    assert provenance["training"]["corpus"]["words_trained"] == held

@@ -264,3 +264,104 @@ def test_the_reference_engine_trains_from_counts_too(lines):
     ref = BpeTrainer(vocab_size=300, engine="reference").train_from_counts(counts)
     rust = train_bpe(lines[:400], BpeTrainer(vocab_size=300), byte_level=True)
     assert ref.model.merges == rust.model.merges and ref.model.vocab == rust.model.vocab
+
+
+# ==== min_frequency applied while the counts are read (exact) ====
+
+#: (trainer kind, min_frequency, extra options): every algorithm at 2, 3 and 10, and with limit_alphabet.
+PRUNE_CASES = [(kind, mf, {}) for kind in ("bpe", "byte-bpe", "wordpiece", "wordpiece-hf") for mf in (2, 3, 10)] + [
+    ("bpe", 3, {"limit_alphabet": 60}), ("wordpiece", 3, {"limit_alphabet": 60}),
+    ("wordpiece-hf", 2, {"limit_alphabet": 60}),
+    ("bpe", 2, {"continuing_subword_prefix": "@@", "end_of_word_suffix": "</w>"}),
+    # The corpus holds "##" inside words (comment rulers): a token string could then be reached from
+    # different chars, so only the words without pairs may go; still the same tokenizer.
+    ("bpe", 3, {"continuing_subword_prefix": "##"}),
+]
+
+
+def _trainer(kind: str, **options):
+    if kind == "wordpiece":
+        return WordPieceTrainer(vocab_size=900, **options)  # the likelihood criterion
+    if kind == "wordpiece-hf":
+        return WordPieceTrainer(vocab_size=900, criterion="frequency", **options)
+    return BpeTrainer(vocab_size=1500, **options)
+
+
+def _train_on_text(lines, kind, trainer):
+    if kind.startswith("wordpiece"):
+        return train_wordpiece(lines, trainer)
+    return train_bpe(lines, trainer, byte_level=kind == "byte-bpe")
+
+
+@pytest.mark.parametrize("kind, min_frequency, extra", PRUNE_CASES,
+                         ids=[f"{k}-{mf}{'-' + '-'.join(e) if e else ''}" for k, mf, e in PRUNE_CASES])
+def test_min_frequency_leaves_words_out_while_reading_and_changes_nothing(lines, tmp_path, monkeypatch, kind,
+                                                                        min_frequency, extra):
+    """Training from a .swc (streamed) or from counts in memory holds fewer words than the corpus has,
+    and gives the tokenizer.json that training on the text with every word gives."""
+    import subword.trainers as trainers_module
+
+    path = tmp_path / "all.swc"
+    count_words(lines, like="wordpiece" if kind.startswith("wordpiece") else kind).save(path)
+    trainer = _trainer(kind, min_frequency=min_frequency, **extra)
+    monkeypatch.setattr(trainers_module, "_PRUNE_WORDS", False)
+    want = _train_on_text(lines, kind, trainer)
+    monkeypatch.setattr(trainers_module, "_PRUNE_WORDS", True)
+    from_file = trainer.train_from_counts(path)
+    in_memory = trainer.train_from_counts(WordCounts.load(path))
+    everything = want.provenance["training"]["corpus"]
+    assert everything["words_trained"] == everything["distinct_words"], "the baseline must hold every word"
+    literal_prefix = extra.get("continuing_subword_prefix") == "##"
+    for got in (from_file, in_memory):
+        corpus = got.provenance["training"]["corpus"]
+        assert corpus["distinct_words"] == everything["distinct_words"]
+        if literal_prefix:
+            assert corpus["words_trained"] == corpus["distinct_words"]
+        else:
+            assert 0 < corpus["words_trained"] < corpus["distinct_words"], "nothing was left out"
+    assert tokenizer_bytes(from_file, tmp_path, "f.json") == tokenizer_bytes(want, tmp_path, "w.json")
+    assert tokenizer_bytes(in_memory, tmp_path, "m.json") == tokenizer_bytes(want, tmp_path, "w.json")
+
+
+def test_the_words_left_out_are_those_whose_pairs_all_stay_below_min_frequency(lines):
+    """The rule checked against a plain count of character pairs; and the comparison the tests rely on
+    is sensitive to one word: leaving out a single kept word seen once changes the model."""
+    from collections import Counter as Tally
+
+    from subword import _core as core
+
+    counts = count_words(lines, like="bpe")
+    words = counts.words()
+    threshold = 3
+    totals: Tally = Tally()
+    for w, c in words:
+        for pair in zip(w, w[1:]):
+            totals[pair] += c
+    expect = sorted((w, c) for w, c in words if any(totals[p] >= threshold for p in zip(w, w[1:])))
+    selected = core.TrainingWords.select(counts._counter, vocab_size=1000, min_frequency=threshold)
+    assert selected.words() == expect
+    assert (selected.loaded, selected.distinct) == (len(expect), len(words)) and len(expect) < len(words)
+    full = core.train_bpe(words, vocab_size=1000, min_frequency=threshold)
+    assert core.train_bpe(selected, vocab_size=1000, min_frequency=threshold) == full
+    # The kept words alone are not enough: the alphabet, and so every id, comes from all words.
+    assert core.train_bpe(expect, vocab_size=1000, min_frequency=threshold) != full
+    hapaxes = [wc for wc in expect if wc[1] == 1][:10]
+    changed = sum(core.train_bpe([wc for wc in words if wc != drop], vocab_size=1000, min_frequency=threshold)
+                  != full for drop in hapaxes)
+    assert changed >= 3, f"dropping one kept word changed the model in only {changed} of {len(hapaxes)} cases"
+    # Training with other options than the selection's is refused, not silently wrong.
+    with pytest.raises(ValueError, match="selected for other trainer options"):
+        core.train_bpe(selected, vocab_size=1000, min_frequency=threshold + 1)
+
+
+@pytest.mark.parametrize("flip", [0x01, 0x80])
+def test_a_corrupt_word_list_is_refused_when_streamed(swc, flip):
+    """A damaged word list read by the trainer (not loaded) fails the checksum or the record checks."""
+    from subword.counts import CountsFile
+
+    data = bytearray(swc.read_bytes())
+    header_len = struct.unpack_from("<I", data, 12)[0]
+    data[16 + header_len + 40] ^= flip  # a byte inside the word list
+    swc.write_bytes(bytes(data))
+    with pytest.raises(FormatError, match=r"c\.swc.*corrupt word-counts file|corrupt word-counts file.*c\.swc"):
+        BpeTrainer(vocab_size=300, min_frequency=2).train_from_counts(CountsFile(swc))

@@ -563,6 +563,16 @@ impl PyTrainingWords {
         self.selected.corpus.total_count
     }
 
+    /// The words kept, sorted (for tests and inspection).
+    fn words(&self, py: Python<'_>) -> Vec<(String, u64)> {
+        let words = &self.selected.words;
+        py.detach(|| {
+            let mut v = words.clone();
+            v.sort_unstable();
+            v
+        })
+    }
+
     fn __len__(&self) -> usize {
         self.selected.words.len()
     }
