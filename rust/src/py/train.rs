@@ -349,16 +349,18 @@ pub(crate) enum TrainInput<'a> {
 
 impl<'py> WordSource<'py> {
     pub(crate) fn from_py(source: &Bound<'py, PyAny>, threads: Option<usize>) -> PyResult<Self> {
-        let pooled = source.is_instance_of::<PyWordCounter>() || source.is_instance_of::<PyTrainingWords>();
-        if pooled && threads.is_some() {
-            return Err(PyValueError::new_err(
-                "threads: a WordCounter or TrainingWords trains with the thread pool it was made with",
-            ));
-        }
         if let Ok(counter) = source.downcast::<PyWordCounter>() {
+            if threads.is_some() {
+                return Err(PyValueError::new_err(
+                    "threads: a WordCounter trains with the thread pool it counted with",
+                ));
+            }
             return Ok(WordSource::Counter(counter.try_borrow()?));
         }
         if let Ok(selected) = source.downcast::<PyTrainingWords>() {
+            if threads.is_some() {
+                return Err(PyValueError::new_err("threads: a TrainingWords trains with the thread pool it was made with"));
+            }
             return Ok(WordSource::Selected(selected.try_borrow()?));
         }
         Ok(WordSource::Pairs(extract_words(source)?, build_pool(threads)?))
