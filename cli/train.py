@@ -132,8 +132,8 @@ Examples:
 @click.option("--from-counts", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Train from a word-counts file made by `subword count` (bpe, byte-bpe, wordpiece; no INPUT).")
 @click.option("--min-count", type=click.IntRange(min=1), metavar="N",
-              help="With --from-counts: load only the words counted N times or more (less memory; the result "
-                   "differs from training on every word, unlike --min-frequency, which keeps HF's pair rule).")
+              help="With --from-counts: skip the words counted fewer than N times (less memory; the result "
+                   "differs from training on every word, unlike --min-frequency, whose leaving-out is exact).")
 @click.option("--max-lines", type=click.IntRange(min=1), help="Read only the first N lines of the input.")
 @click.option("--max-bytes", type=ByteSize(), help="Read only this much of the input (e.g. 100M); lines are never cut.")
 @click.option(

@@ -38,7 +38,8 @@
 //! Performance notes: each pass costs one decode of each word (and the byte-level mapping into a
 //! reused buffer) plus, in passes 2-3, one table lookup per char and one hash lookup per adjacent
 //! pair; the pair-total table holds the distinct initial pairs (at most 256^2 for byte-level). No
-//! per-word allocation except for the words kept. Measured figures: docs/performance.md.
+//! per-word allocation except for the words kept. Measured figures: the performance notes of
+//! `bpe/train.rs`.
 
 use ahash::{AHashMap, AHashSet};
 use std::io;
