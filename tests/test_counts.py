@@ -342,16 +342,19 @@ def test_the_words_left_out_are_those_whose_pairs_all_stay_below_min_frequency(l
     assert selected.words() == expect
     assert (selected.loaded, selected.distinct) == (len(expect), len(words)) and len(expect) < len(words)
     full = core.train_bpe(words, vocab_size=1000, min_frequency=threshold)
+    # Training with other options than the selection's is refused, not silently wrong (and the
+    # selection stays usable); training frees the selection's words, so it trains once.
+    with pytest.raises(ValueError, match="selected for other trainer options"):
+        core.train_bpe(selected, vocab_size=1000, min_frequency=threshold + 1)
     assert core.train_bpe(selected, vocab_size=1000, min_frequency=threshold) == full
+    with pytest.raises(ValueError, match="trained on already"):
+        core.train_bpe(selected, vocab_size=1000, min_frequency=threshold)
     # The kept words alone are not enough: the alphabet, and so every id, comes from all words.
     assert core.train_bpe(expect, vocab_size=1000, min_frequency=threshold) != full
     hapaxes = [wc for wc in expect if wc[1] == 1][:10]
     changed = sum(core.train_bpe([wc for wc in words if wc != drop], vocab_size=1000, min_frequency=threshold)
                   != full for drop in hapaxes)
     assert changed >= 3, f"dropping one kept word changed the model in only {changed} of {len(hapaxes)} cases"
-    # Training with other options than the selection's is refused, not silently wrong.
-    with pytest.raises(ValueError, match="selected for other trainer options"):
-        core.train_bpe(selected, vocab_size=1000, min_frequency=threshold + 1)
 
 
 @pytest.mark.parametrize("flip", [0x01, 0x80])

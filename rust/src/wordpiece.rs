@@ -52,6 +52,7 @@
 //! in the vocab (the longest token's byte length), which cannot change the result.
 
 use ahash::AHashMap;
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
@@ -102,7 +103,7 @@ pub fn train(
         Criterion::Frequency => crate::bpe::train::train(words, &cfg, progress).map(|o| o.vocab),
         Criterion::Likelihood => {
             check_affixes(&cfg)?;
-            train_likelihood(words, &corpus_of(words, &cfg), &cfg, progress)
+            train_likelihood(Cow::Borrowed(words), &corpus_of(words, &cfg), &cfg, progress)
         }
     }
 }
@@ -118,9 +119,10 @@ pub fn effective_config(cfg: &BpeTrainerConfig) -> BpeTrainerConfig {
 }
 
 /// Trains on words chosen by [`crate::bpe::select::select`] for [`effective_config`]`(cfg)` (with
-/// `units` for the likelihood criterion): the same vocab as [`train`] on every word.
+/// `units` for the likelihood criterion): the same vocab as [`train`] on every word. The selection
+/// is consumed (its strings are freed once the arena is built).
 pub fn train_selected(
-    selected: &Selected,
+    selected: Selected,
     cfg: &BpeTrainerConfig,
     criterion: Criterion,
     progress: &mut ProgressFn<'_>,
@@ -133,7 +135,8 @@ pub fn train_selected(
         Criterion::Frequency => crate::bpe::train::train_selected(selected, &cfg, progress).map(|o| o.vocab),
         Criterion::Likelihood => {
             selected.check_options(&cfg, true)?;
-            train_likelihood(&selected.words, &selected.corpus, &cfg, progress)
+            let (words, corpus) = selected.into_parts();
+            train_likelihood(Cow::Owned(words), &corpus, &cfg, progress)
         }
     }
 }
@@ -198,7 +201,7 @@ impl Pairs {
 }
 
 fn train_likelihood(
-    words: &[(String, u64)],
+    words: Cow<'_, [(String, u64)]>,
     corpus: &Corpus,
     cfg: &BpeTrainerConfig,
     progress: &mut ProgressFn<'_>,
@@ -210,7 +213,9 @@ fn train_likelihood(
             "the corpus has {total_units} characters counted with multiplicity; the likelihood trainer supports < 2^42"
         )));
     }
-    let (mut voc, mut ws) = prepare(words, corpus, cfg)?;
+    let (mut voc, mut ws) = prepare(&words, corpus, cfg)?;
+    let n_words = words.len() as u64;
+    drop(words);
     let min_count = cfg.min_frequency.max(1);
     let max_len = cfg.max_token_length.unwrap_or(usize::MAX);
 
@@ -229,7 +234,7 @@ fn train_likelihood(
             None => return Err(TrainError::Config(format!("internal: unit {unit:?} of a word left out has no id"))),
         }
     }
-    progress(Progress { stage: Stage::Count, current: 0, total: words.len() as u64 }).map_err(TrainError::Aborted)?;
+    progress(Progress { stage: Stage::Count, current: 0, total: n_words }).map_err(TrainError::Aborted)?;
     let (counts, initial) = count_pairs(&ws);
     let mut pairs =
         Pairs { index: AHashMap::with_capacity(initial.len() * 2), info: Vec::with_capacity(initial.len() * 2) };
@@ -265,8 +270,7 @@ fn train_likelihood(
         BinaryHeap::from(v)
     };
     let mut heap = rebuild(&pairs, &voc.id_len, &uc);
-    progress(Progress { stage: Stage::Count, current: words.len() as u64, total: words.len() as u64 })
-        .map_err(TrainError::Aborted)?;
+    progress(Progress { stage: Stage::Count, current: n_words, total: n_words }).map_err(TrainError::Aborted)?;
 
     let total_merges = cfg.vocab_size.saturating_sub(voc.id2w.len()) as u64;
     let mut done: u64 = 0;

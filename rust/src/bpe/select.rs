@@ -113,9 +113,14 @@ impl Selected {
         self.corpus.distinct
     }
 
+    /// The kept words and the corpus summary (what training consumes).
+    pub fn into_parts(self) -> (Vec<(String, u64)>, Corpus) {
+        (self.words, self.corpus)
+    }
+
     /// Refuses to train with options other than those the selection was made for, or with the
     /// likelihood criterion on a selection that did not keep the unit counts of the dropped words.
-    pub(crate) fn check_options(&self, cfg: &BpeTrainerConfig, units: bool) -> Result<(), TrainError> {
+    pub fn check_options(&self, cfg: &BpeTrainerConfig, units: bool) -> Result<(), TrainError> {
         if self.cfg != *cfg {
             return Err(TrainError::Config(
                 "the words were selected for other trainer options than these (select again with the same ones)".into(),
@@ -410,7 +415,7 @@ mod tests {
         assert_eq!((sel.loaded(), sel.distinct()), (2, 4));
         // The alphabet still has x, y and q, and the model equals training on every word.
         assert_eq!(sel.corpus.alphabet, ['a', 'b', 'q', 'x', 'y']);
-        assert_eq!(train_selected(&sel, &cfg, &mut |_| Ok(())).unwrap(), train(&words, &cfg, &mut |_| Ok(())).unwrap());
+        assert_eq!(train_selected(sel.clone(), &cfg, &mut |_| Ok(())).unwrap(), train(&words, &cfg, &mut |_| Ok(())).unwrap());
     }
 
     #[test]
@@ -436,7 +441,7 @@ mod tests {
         let sel = select(&words[..], &cfg, false, true).unwrap();
         assert_eq!(kept(&sel), ["abab"]);
         assert_eq!(sel.corpus.variants, ["##a", "##b", "##b</w>", "##q</w>"]);
-        assert_eq!(train_selected(&sel, &cfg, &mut |_| Ok(())).unwrap(), train(&words, &cfg, &mut |_| Ok(())).unwrap());
+        assert_eq!(train_selected(sel.clone(), &cfg, &mut |_| Ok(())).unwrap(), train(&words, &cfg, &mut |_| Ok(())).unwrap());
     }
 
     #[test]
@@ -459,7 +464,7 @@ mod tests {
         let cfg3 = BpeTrainerConfig { min_frequency: 3, ..cfg.clone() };
         let sel3 = select(&words[..], &cfg3, false, true).unwrap();
         assert_eq!(kept(&sel3), ["cc"]);
-        assert_eq!(train_selected(&sel3, &cfg3, &mut |_| Ok(())).unwrap(), train(&words, &cfg3, &mut |_| Ok(())).unwrap());
+        assert_eq!(train_selected(sel3.clone(), &cfg3, &mut |_| Ok(())).unwrap(), train(&words, &cfg3, &mut |_| Ok(())).unwrap());
     }
 
     #[test]
@@ -509,10 +514,10 @@ mod tests {
             let sel = select(&words[..], &cfg, true, true).unwrap();
             pruned += (sel.loaded() < sel.distinct()) as u32;
             let full = train(&words, &cfg, &mut |_| Ok(())).unwrap();
-            assert_eq!(train_selected(&sel, &cfg, &mut |_| Ok(())).unwrap(), full, "case {case}: {words:?} {cfg:?}");
+            assert_eq!(train_selected(sel.clone(), &cfg, &mut |_| Ok(())).unwrap(), full, "case {case}: {words:?} {cfg:?}");
             if affix == 1 {
                 let wp = |w: &[(String, u64)]| crate::wordpiece::train(w, &cfg, crate::wordpiece::Criterion::Likelihood, &mut |_| Ok(()));
-                let got = crate::wordpiece::train_selected(&sel, &cfg, crate::wordpiece::Criterion::Likelihood, &mut |_| Ok(()));
+                let got = crate::wordpiece::train_selected(sel.clone(), &cfg, crate::wordpiece::Criterion::Likelihood, &mut |_| Ok(()));
                 assert_eq!(got.unwrap(), wp(&words).unwrap(), "likelihood case {case}: {words:?} {cfg:?}");
             }
         }

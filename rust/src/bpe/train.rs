@@ -81,6 +81,7 @@ use ahash::AHashMap;
 use rayon::prelude::*;
 
 pub use crate::bpe::select::{corpus_of, Corpus, Selected};
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
@@ -443,32 +444,37 @@ pub fn train(
     progress: &mut ProgressFn<'_>,
 ) -> Result<BpeModelOut, TrainError> {
     check_affixes(cfg)?;
-    train_with(words, &corpus_of(words, cfg), cfg, progress)
+    train_with(Cow::Borrowed(words), &corpus_of(words, cfg), cfg, progress)
 }
 
 /// Trains on words chosen by [`crate::bpe::select::select`]: the same model as [`train`] on every
-/// word of the corpus, since the words left out can never take part in a merge.
+/// word of the corpus, since the words left out can never take part in a merge. The selection is
+/// consumed: its word strings are freed once the arena is built, before the pair tables grow.
 pub fn train_selected(
-    selected: &Selected,
+    selected: Selected,
     cfg: &BpeTrainerConfig,
     progress: &mut ProgressFn<'_>,
 ) -> Result<BpeModelOut, TrainError> {
     selected.check_options(cfg, false)?;
-    train_with(&selected.words, &selected.corpus, cfg, progress)
+    let (words, corpus) = selected.into_parts();
+    train_with(Cow::Owned(words), &corpus, cfg, progress)
 }
 
+/// Steps 1-5 on `words` (freed after step 3 when owned).
 fn train_with(
-    words: &[(String, u64)],
+    words: Cow<'_, [(String, u64)]>,
     corpus: &Corpus,
     cfg: &BpeTrainerConfig,
     progress: &mut ProgressFn<'_>,
 ) -> Result<BpeModelOut, TrainError> {
     let max_len = cfg.max_token_length.unwrap_or(usize::MAX);
     let prefix = cfg.continuing_subword_prefix.as_deref();
-    let (mut voc, mut ws) = prepare(words, corpus, cfg)?;
+    let (mut voc, mut ws) = prepare(&words, corpus, cfg)?;
+    let n_words = words.len() as u64;
+    drop(words);
 
     // 4. Initial pair counts and positions (never filtered by max_token_length).
-    progress(Progress { stage: Stage::Count, current: 0, total: words.len() as u64 }).map_err(TrainError::Aborted)?;
+    progress(Progress { stage: Stage::Count, current: 0, total: n_words }).map_err(TrainError::Aborted)?;
     let (mut pair_counts, initial) = count_pairs(&ws);
     let mut heap: BinaryHeap<Entry> = BinaryHeap::with_capacity(initial.len());
     for (pair, pos) in initial {
@@ -477,8 +483,7 @@ fn train_with(
             heap.push(Entry { count: c as u64, pair, pos });
         }
     }
-    progress(Progress { stage: Stage::Count, current: words.len() as u64, total: words.len() as u64 })
-        .map_err(TrainError::Aborted)?;
+    progress(Progress { stage: Stage::Count, current: n_words, total: n_words }).map_err(TrainError::Aborted)?;
 
     // 5. The merge loop.
     let total_merges = cfg.vocab_size.saturating_sub(voc.id2w.len()) as u64;

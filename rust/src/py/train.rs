@@ -341,10 +341,31 @@ pub(crate) enum WordSource<'py> {
     Selected(PyRef<'py, PyTrainingWords>),
 }
 
-/// What a trainer is given: every word, or a selection (`bpe/select.rs`).
+/// What a trainer is given: every word, or a selection (`bpe/select.rs`) to take.
 pub(crate) enum TrainInput<'a> {
     All(&'a [(String, u64)]),
-    Selected(&'a Selected),
+    Selected(&'a SelectionSlot),
+}
+
+/// A selection, until a trainer takes it (training frees its word strings as soon as the arena is
+/// built, so a `TrainingWords` trains once).
+pub(crate) struct SelectionSlot(std::sync::Mutex<Option<Selected>>);
+
+impl SelectionSlot {
+    /// The selection, if it was made for `cfg` (and, with `units`, kept the unit counts); it stays
+    /// in place when the options are refused.
+    pub(crate) fn take_for(&self, cfg: &BpeTrainerConfig, units: bool) -> Result<Selected, TrainError> {
+        let mut slot = self.0.lock().map_err(|_| TrainError::Config("a previous training panicked".into()))?;
+        match slot.as_ref() {
+            None => Err(TrainError::Config(
+                "this TrainingWords was trained on already (training frees its words); select again".into(),
+            )),
+            Some(sel) => {
+                sel.check_options(cfg, units)?;
+                slot.take().ok_or_else(|| TrainError::Config("internal: empty selection".into()))
+            }
+        }
+    }
 }
 
 impl<'py> WordSource<'py> {
@@ -380,8 +401,8 @@ impl<'py> WordSource<'py> {
             }
             WordSource::Pairs(words, pool) => run_trainer(py, progress, &pool, move |cb| trainer(TrainInput::All(&words), cb)),
             WordSource::Selected(sel) => {
-                let selected = &sel.selected;
-                run_trainer(py, progress, &sel.pool, move |cb| trainer(TrainInput::Selected(selected), cb))
+                let slot = &sel.slot;
+                run_trainer(py, progress, &sel.pool, move |cb| trainer(TrainInput::Selected(slot), cb))
             }
         }
     }
@@ -393,8 +414,18 @@ impl<'py> WordSource<'py> {
 /// `train_wordpiece(words, **same options)`; other options are refused.
 #[pyclass(name = "TrainingWords", module = "subword._core", frozen)]
 pub struct PyTrainingWords {
-    pub(crate) selected: Selected,
+    pub(crate) slot: SelectionSlot,
+    loaded: u64,
+    distinct: u64,
+    occurrences: u64,
     pub(crate) pool: Option<Arc<rayon::ThreadPool>>,
+}
+
+impl PyTrainingWords {
+    fn new(selected: Selected, pool: Option<Arc<rayon::ThreadPool>>) -> Self {
+        let (loaded, distinct, occurrences) = (selected.loaded(), selected.distinct(), selected.corpus.total_count);
+        PyTrainingWords { slot: SelectionSlot(std::sync::Mutex::new(Some(selected))), loaded, distinct, occurrences, pool }
+    }
 }
 
 /// The selection options of the `TrainingWords` constructors: the trainer's, and the criterion.
@@ -479,7 +510,7 @@ impl PyTrainingWords {
             WordSource::Pairs(words, pool) => (py.detach(|| select(&words[..], &cfg, units, prune)), pool),
             WordSource::Selected(_) => return Err(PyValueError::new_err("source is already a TrainingWords")),
         };
-        Ok(PyTrainingWords { selected: selected.map_err(|e| PyValueError::new_err(e.to_string()))?, pool })
+        Ok(PyTrainingWords::new(selected.map_err(|e| PyValueError::new_err(e.to_string()))?, pool))
     }
 
     /// Selects while reading the record stream stored in `path` at `offset` (`length` bytes): the
@@ -544,43 +575,46 @@ impl PyTrainingWords {
             Ok((sel, crc.value()))
         });
         let (selected, crc) = result.map_err(|e| io_err(&path, e))?;
-        Ok((PyTrainingWords { selected, pool }, crc))
+        Ok((PyTrainingWords::new(selected, pool), crc))
     }
 
     /// Words kept: what the trainer's tables will hold.
     #[getter]
     fn loaded(&self) -> u64 {
-        self.selected.loaded()
+        self.loaded
     }
 
     /// Distinct words read (after `min_count`).
     #[getter]
     fn distinct(&self) -> u64 {
-        self.selected.distinct()
+        self.distinct
     }
 
     /// Sum of the counts of all words read.
     #[getter]
     fn occurrences(&self) -> u64 {
-        self.selected.corpus.total_count
+        self.occurrences
     }
 
-    /// The words kept, sorted (for tests and inspection).
-    fn words(&self, py: Python<'_>) -> Vec<(String, u64)> {
-        let words = &self.selected.words;
-        py.detach(|| {
-            let mut v = words.clone();
+    /// The words kept, sorted (for tests and inspection; before training, which frees them).
+    fn words(&self, py: Python<'_>) -> PyResult<Vec<(String, u64)>> {
+        let slot = &self.slot;
+        py.detach(|| -> Result<Vec<(String, u64)>, String> {
+            let guard = slot.0.lock().map_err(|_| "a previous training panicked".to_string())?;
+            let sel = guard.as_ref().ok_or_else(|| "this TrainingWords was trained on already".to_string())?;
+            let mut v = sel.words.clone();
             v.sort_unstable();
-            v
+            Ok(v)
         })
+        .map_err(PyValueError::new_err)
     }
 
     fn __len__(&self) -> usize {
-        self.selected.words.len()
+        self.loaded as usize
     }
 
     fn __repr__(&self) -> String {
-        format!("TrainingWords({} of {} distinct words)", self.selected.loaded(), self.selected.distinct())
+        format!("TrainingWords({} of {} distinct words)", self.loaded, self.distinct)
     }
 }
 
@@ -619,7 +653,7 @@ fn train_bpe(
     WordSource::from_py(source, threads)?.train(py, progress, |words, cb| {
         let out = match words {
             TrainInput::All(words) => train(words, &cfg, cb),
-            TrainInput::Selected(selected) => train_selected(selected, &cfg, cb),
+            TrainInput::Selected(slot) => slot.take_for(&cfg, false).and_then(|sel| train_selected(sel, &cfg, cb)),
         };
         out.map(|BpeModelOut { vocab, merges }| (vocab, merges))
     })

@@ -5,7 +5,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use super::train::{config, TrainInput, WordSource};
-use crate::wordpiece::{train, train_selected, Criterion};
+use crate::wordpiece::{effective_config, train, train_selected, Criterion};
 
 /// Trains a WordPiece vocabulary on `source` (a `WordCounter`, a `TrainingWords`, or `(word, count)` pairs with a pool
 /// of `threads`); returns the vocab in id order. `criterion` is "likelihood" (score
@@ -42,7 +42,10 @@ fn train_wordpiece(
     );
     WordSource::from_py(source, threads)?.train(py, progress, |words, cb| match words {
         TrainInput::All(words) => train(words, &cfg, crit, cb),
-        TrainInput::Selected(selected) => train_selected(selected, &cfg, crit, cb),
+        TrainInput::Selected(slot) => {
+            let units = crit == Criterion::Likelihood;
+            slot.take_for(&effective_config(&cfg), units).and_then(|sel| train_selected(sel, &cfg, crit, cb))
+        }
     })
 }
 
