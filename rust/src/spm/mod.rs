@@ -14,6 +14,7 @@
 pub mod align;
 pub mod encode;
 pub mod flat;
+pub mod index;
 pub mod proto;
 pub mod scripts_table;
 
