@@ -43,7 +43,7 @@ use std::sync::Arc;
 use ahash::{AHashMap, AHashSet};
 
 use super::flat::{CharTable, KeySet, PairMap};
-use super::index::PieceIndex;
+use crate::piece_index::PieceIndex;
 use crate::encoding::TokenTable;
 use super::{PieceType, SpmNormalizer, WS};
 

@@ -14,7 +14,6 @@
 pub mod align;
 pub mod encode;
 pub mod flat;
-pub mod index;
 pub mod proto;
 pub mod scripts_table;
 

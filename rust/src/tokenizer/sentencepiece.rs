@@ -19,7 +19,7 @@ use rayon::prelude::*;
 
 use crate::encoding::{Encoding, TokenTable};
 use crate::spm::encode::SpmBpeModel;
-use crate::spm::index::PieceIndex;
+use crate::piece_index::PieceIndex;
 use crate::spm::{PieceType, SpmNormalizer, WS};
 use crate::unigram::lattice::Rng;
 use crate::unigram::{Compat, PieceKind, UnigramModel};

@@ -1,4 +1,4 @@
-//! [`PieceIndex`]: piece string -> id over the strings of a shared [`TokenTable`], without a copy of
+//! [`PieceIndex`]: token string -> id over the strings of a shared [`TokenTable`], without a copy of
 //! any string.
 //!
 //! Why not a `HashMap<String, u32>`: loading a 32k-piece `.model` built two of them (the
@@ -7,7 +7,8 @@
 //! 12.7 ms against sentencepiece's 7.4 ms). Here the keys are the table's own strings and the
 //! index is one array of `u64` slots: the high half a tag of the key's hash (so a probe rarely
 //! compares bytes that differ), the low half the id. Open addressing, linear probing, load factor
-//! at most one half.
+//! at most one half. [`PieceIndex::build_suffixes`] keys each string without its first bytes
+//! (WordPiece's continuation tokens `##ab` looked up as `ab`) over the same table.
 
 use std::sync::Arc;
 
@@ -27,6 +28,8 @@ pub struct PieceIndex {
     table: Arc<TokenTable>,
     slots: Vec<u64>,
     mask: usize,
+    /// Bytes of each indexed string that are not part of its key.
+    skip: usize,
     hash: ahash::RandomState,
 }
 
@@ -46,22 +49,41 @@ impl PieceIndex {
     /// ```
     /// use std::sync::Arc;
     /// use subword_core::encoding::TokenTable;
-    /// use subword_core::spm::index::PieceIndex;
+    /// use subword_core::piece_index::PieceIndex;
     /// let table = Arc::new(TokenTable { strings: vec!["<unk>".into(), "▁a".into(), "▁a".into()] });
     /// let (index, repeat) = PieceIndex::build(table, |_| true);
     /// assert_eq!(index.get("▁a"), Some(1));
     /// assert_eq!(repeat.map(|d| (d.first, d.again)), Some((1, 2)));
     /// ```
     pub fn build(table: Arc<TokenTable>, keep: impl Fn(usize) -> bool) -> (PieceIndex, Option<Duplicate>) {
+        Self::build_suffixes(table, 0, keep)
+    }
+
+    /// Like [`Self::build`], each string keyed without its first `skip` bytes; `keep` must admit
+    /// only strings that have `skip` bytes up to a character boundary (others are left out).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use subword_core::encoding::TokenTable;
+    /// use subword_core::piece_index::PieceIndex;
+    /// let table = Arc::new(TokenTable { strings: vec!["ab".into(), "##ab".into()] });
+    /// let (cont, _) = PieceIndex::build_suffixes(table.clone(), 2, |i| table.strings[i].starts_with("##"));
+    /// assert_eq!((cont.get("ab"), cont.get("##ab")), (Some(1), None));
+    /// ```
+    pub fn build_suffixes(
+        table: Arc<TokenTable>,
+        skip: usize,
+        keep: impl Fn(usize) -> bool,
+    ) -> (PieceIndex, Option<Duplicate>) {
         let n = table.strings.len();
         let cap = (2 * n.max(1)).next_power_of_two().max(8);
-        let mut index = PieceIndex { table, slots: vec![EMPTY; cap], mask: cap - 1, hash: hasher() };
+        let mut index = PieceIndex { table, slots: vec![EMPTY; cap], mask: cap - 1, skip, hash: hasher() };
         let mut repeat = None;
         for i in 0..n {
             if !keep(i) {
                 continue;
             }
-            let key = index.table.strings[i].as_str();
+            let Some(key) = index.table.strings[i].get(skip..) else { continue };
             let h = index.hash.hash_one(key);
             let tag = h >> 32;
             let mut s = (h as usize) & index.mask;
@@ -72,7 +94,7 @@ impl PieceIndex {
                     break;
                 }
                 let id = slot as u32;
-                if slot >> 32 == tag && index.table.strings[id as usize] == key {
+                if slot >> 32 == tag && index.key(id) == key {
                     repeat = repeat.or(Some(Duplicate { first: id, again: i as u32 }));
                     break;
                 }
@@ -94,11 +116,17 @@ impl PieceIndex {
                 return None;
             }
             let id = slot as u32;
-            if slot >> 32 == tag && self.table.strings[id as usize] == key {
+            if slot >> 32 == tag && self.key(id) == key {
                 return Some(id);
             }
             s = (s + 1) & self.mask;
         }
+    }
+
+    /// The key of an indexed id (its string without the skipped bytes).
+    #[inline]
+    fn key(&self, id: u32) -> &str {
+        self.table.strings[id as usize].get(self.skip..).unwrap_or("")
     }
 
     /// The table the ids index.
