@@ -32,6 +32,7 @@ pub mod io;
 pub mod model;
 pub mod normalize;
 pub mod parallel;
+pub mod piece_index;
 pub mod postprocess;
 pub mod pretok;
 pub mod spm;

@@ -108,6 +108,15 @@ impl Model {
         }
     }
 
+    /// The model's own tokens by id (`""` where no token has the id), where it keeps them in a
+    /// table the tokenizer can share instead of copying every token.
+    pub fn token_table(&self) -> Option<&std::sync::Arc<crate::encoding::TokenTable>> {
+        match self {
+            Model::WordPiece(m) => Some(m.token_table()),
+            Model::Bpe(_) | Model::Unigram(_) => None,
+        }
+    }
+
     pub fn has_byte_fast_path(&self) -> bool {
         match self {
             Model::Bpe(m) => m.has_byte_fast_path(),

@@ -245,18 +245,25 @@ impl Tokenizer {
         added_tokens: Vec<AddedToken>,
     ) -> Result<Self, String> {
         let model: Model = model.into();
-        let mut strings: Vec<String> =
-            (0..model.id_bound()).map(|i| model.id_to_token(i as u32).unwrap_or("").to_string()).collect();
-        let intern = |strings: &mut Vec<String>, id: u32, s: &str| -> u32 {
-            if strings.get(id as usize).is_some_and(|t| t == s) {
+        // The model's table when it keeps one (shared until a string must be added: `intern`
+        // copies it then), else the model's tokens copied.
+        let mut strings: Arc<TokenTable> = match model.token_table() {
+            Some(t) => t.clone(),
+            None => Arc::new(TokenTable {
+                strings: (0..model.id_bound()).map(|i| model.id_to_token(i as u32).unwrap_or("").to_string()).collect(),
+            }),
+        };
+        let intern = |strings: &mut Arc<TokenTable>, id: u32, s: &str| -> u32 {
+            if strings.strings.get(id as usize).is_some_and(|t| t == s) {
                 return id;
             }
-            strings.push(s.to_string());
-            (strings.len() - 1) as u32
+            let table = Arc::make_mut(strings);
+            table.strings.push(s.to_string());
+            (table.strings.len() - 1) as u32
         };
         let added_index: Vec<u32> = added_tokens.iter().map(|t| intern(&mut strings, t.id, &t.content)).collect();
         let mut template_idx = HashMap::new();
-        let mut collect_specials = |p: &PostProcessor, strings: &mut Vec<String>| {
+        let mut collect_specials = |p: &PostProcessor, strings: &mut Arc<TokenTable>| {
             let mut stack = vec![p];
             while let Some(p) = stack.pop() {
                 match p {
@@ -281,7 +288,7 @@ impl Tokenizer {
         if let Some(p) = &post {
             collect_specials(p, &mut strings);
         }
-        let trim_counts = strings.iter().map(|s| count_space_chars(s)).collect();
+        let trim_counts = strings.strings.iter().map(|s| count_space_chars(s)).collect();
         let special_contents = added_tokens.iter().filter(|t| t.special).map(|t| t.content.clone()).collect();
         let fast_bytes = pre_tokenizer.as_ref().is_some_and(PreTokenizer::is_byte_level) && model.has_byte_fast_path();
         let added = AddedVocab::new(added_tokens, normalizer.as_ref());
@@ -295,7 +302,7 @@ impl Tokenizer {
             added,
             added_index,
             template_idx,
-            table: Arc::new(TokenTable { strings }),
+            table: strings,
             trim_counts: Arc::new(trim_counts),
             special_contents,
             truncation: None,
@@ -325,13 +332,15 @@ impl Tokenizer {
 
     pub fn set_padding(&mut self, p: Option<Padding>) {
         if let Some(p) = &p {
-            // Intern the pad string once so padded encodings need no extra strings.
-            let table = Arc::make_mut(&mut self.table);
+            // Intern the pad string once so padded encodings need no extra strings (the table is
+            // copied only when it is shared and a string must be added).
+            let table = &self.table;
             self.pad_index = if table.get(p.pad_id) == p.pad_token && (p.pad_id as usize) < table.strings.len() {
                 p.pad_id
             } else if let Some(i) = table.strings.iter().position(|s| s == &p.pad_token) {
                 i as u32
             } else {
+                let table = Arc::make_mut(&mut self.table);
                 table.strings.push(p.pad_token.clone());
                 Arc::make_mut(&mut self.trim_counts).push(count_space_chars(&p.pad_token));
                 (table.strings.len() - 1) as u32

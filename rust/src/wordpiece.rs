@@ -54,6 +54,10 @@
 use ahash::AHashMap;
 use std::borrow::Cow;
 use std::cmp::Ordering;
+use std::sync::Arc;
+
+use crate::encoding::TokenTable;
+use crate::piece_index::PieceIndex;
 use std::collections::BinaryHeap;
 
 use crate::bpe::train::{
@@ -399,12 +403,20 @@ impl std::fmt::Display for WordPieceError {
 impl std::error::Error for WordPieceError {}
 
 /// HF's `WordPiece` model: greedy longest-match-first with a continuing prefix.
+///
+/// The tokens are held once, in a [`TokenTable`] by id that the tokenizer shares as its own
+/// (`""` where no token has the id); both maps are [`PieceIndex`]es over it. Three copies of a
+/// 30k vocabulary (the map's keys, an id list and the tokenizer's table) were most of the time
+/// of building a BERT pipeline from a `vocab.txt` (bench_load.py, "load + first encode").
 #[derive(Clone, Debug)]
 pub struct WordPieceModel {
-    vocab: AHashMap<String, u32>,
+    table: Arc<TokenTable>,
+    /// Which ids have a token.
+    present: Vec<bool>,
+    vocab_size: usize,
+    vocab: PieceIndex,
     /// Tokens that start with the prefix, keyed without it.
-    cont: AHashMap<String, u32>,
-    id2tok: Vec<Option<String>>,
+    cont: PieceIndex,
     unk_token: String,
     unk_id: Option<u32>,
     prefix: String,
@@ -425,30 +437,31 @@ impl WordPieceModel {
         max_input_chars_per_word: usize,
     ) -> Result<Self, WordPieceError> {
         let bound = vocab.values().map(|&i| i as usize + 1).max().unwrap_or(0);
-        let mut id2tok: Vec<Option<String>> = vec![None; bound];
-        for (t, &i) in &vocab {
-            if let Some(prev) = &id2tok[i as usize] {
+        let vocab_size = vocab.len();
+        let mut strings = vec![String::new(); bound];
+        let mut present = vec![false; bound];
+        // the map's keys move into the table: no token is copied
+        for (t, i) in vocab {
+            if present[i as usize] {
+                let prev = &strings[i as usize];
                 return Err(WordPieceError::Vocab(format!("id {i} is given to both {prev:?} and {t:?}")));
             }
-            id2tok[i as usize] = Some(t.clone());
+            present[i as usize] = true;
+            strings[i as usize] = t;
         }
-        let mut cont = AHashMap::new();
-        if !prefix.is_empty() {
-            for (t, &i) in &vocab {
-                if let Some(rest) = t.strip_prefix(prefix) {
-                    cont.insert(rest.to_string(), i);
-                }
-            }
-        } else {
-            cont = vocab.clone();
-        }
-        let max_bytes = vocab.keys().map(|k| k.len()).max().unwrap_or(0);
-        let max_cont_bytes = cont.keys().map(|k| k.len()).max().unwrap_or(0);
-        let unk_id = vocab.get(unk_token).copied();
+        let table = Arc::new(TokenTable { strings });
+        let (index, _) = PieceIndex::build(table.clone(), |i| present[i]); // map keys: no repeats
+        let is_cont = |i: usize| present[i] && table.strings[i].starts_with(prefix);
+        let cont = if prefix.is_empty() { index.clone() } else { PieceIndex::build_suffixes(table.clone(), prefix.len(), is_cont).0 };
+        let max_bytes = (0..bound).filter(|&i| present[i]).map(|i| table.strings[i].len()).max().unwrap_or(0);
+        let max_cont_bytes = (0..bound).filter(|&i| is_cont(i)).map(|i| table.strings[i].len() - prefix.len()).max().unwrap_or(0);
+        let unk_id = index.get(unk_token);
         Ok(WordPieceModel {
-            vocab,
+            table,
+            present,
+            vocab_size,
+            vocab: index,
             cont,
-            id2tok,
             unk_token: unk_token.to_string(),
             unk_id,
             prefix: prefix.to_string(),
@@ -488,20 +501,25 @@ impl WordPieceModel {
     }
 
     pub fn token_to_id(&self, t: &str) -> Option<u32> {
-        self.vocab.get(t).copied()
+        self.vocab.get(t)
     }
 
     pub fn id_to_token(&self, id: u32) -> Option<&str> {
-        self.id2tok.get(id as usize).and_then(|x| x.as_deref())
+        self.present.get(id as usize).is_some_and(|&p| p).then(|| self.table.get(id))
     }
 
     pub fn vocab_size(&self) -> usize {
-        self.vocab.len()
+        self.vocab_size
     }
 
     /// One past the largest id.
     pub fn id_bound(&self) -> usize {
-        self.id2tok.len()
+        self.present.len()
+    }
+
+    /// The tokens by id (`""` where no token has the id), for the tokenizer to share.
+    pub fn token_table(&self) -> &Arc<TokenTable> {
+        &self.table
     }
 
     pub fn unk_token(&self) -> &str {
@@ -537,7 +555,7 @@ impl WordPieceModel {
             }
             let mut found = None;
             while end > start {
-                if let Some(&id) = map.get(&word[start..end]) {
+                if let Some(id) = map.get(&word[start..end]) {
                     found = Some(id);
                     break;
                 }

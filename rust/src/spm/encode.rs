@@ -29,23 +29,33 @@
 //!   the time on CJK lines (perf). `encode_strings` keeps the string version as the oracle of the
 //!   unit tests.
 //! - The pair table is built on the first encode (`OnceLock`), so loading a model costs what
-//!   sentencepiece's load costs (the pieces and their map); bench_load.py times both.
+//!   sentencepiece's load costs (the pieces and their map); bench_load.py times both. The pieces
+//!   are the pipeline's own token table (shared, not copied) and their map is a [`PieceIndex`] over
+//!   it, shared with the pipeline's `token_to_id` when no string repeats (see `index.rs`).
 //! - Batches run on rayon; the cache is thread-local (`RefCell`) so lookups take no lock.
 
 use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+use std::sync::Arc;
+
 use ahash::{AHashMap, AHashSet};
 
 use super::flat::{CharTable, KeySet, PairMap};
+use crate::piece_index::PieceIndex;
+use crate::encoding::TokenTable;
 use super::{PieceType, SpmNormalizer, WS};
 
 /// A SentencePiece BPE model ready to encode.
 #[derive(Clone, Debug)]
 pub struct SpmBpeModel {
-    pub pieces: Vec<(String, f32, PieceType)>,
-    ids: AHashMap<String, u32>,
+    /// The pieces in id order (shared with the pipeline that owns this model).
+    table: Arc<TokenTable>,
+    scores: Vec<f32>,
+    types: Vec<PieceType>,
+    /// Piece string -> id; a hit whose type is not [`mergeable`] is no piece to BPE.
+    index: PieceIndex,
     user_defined: Vec<String>,
     unk_id: u32,
     byte_ids: Option<[u32; 256]>,
@@ -53,7 +63,27 @@ pub struct SpmBpeModel {
     split: Split,
     /// Built on first encode: loading a model does no more than sentencepiece's load does.
     merges: std::sync::OnceLock<IdMerges>,
+    /// Bytes encoded by the string path while `merges` is not built (see [`WARMUP_BYTES`]).
+    warmup: Warmup,
     generation: u64,
+}
+
+/// Until this many bytes of normalized text have been encoded, encode with [`SpmBpeModel::encode_strings`]
+/// (sentencepiece's own way: a string lookup per candidate pair) instead of building the pair table.
+/// The table costs about 10 ms for 32k pieces (bench_load.py, "load + first encode"), which
+/// encoding a short text or a few lines never pays back; the string path runs at roughly 10 MB/s
+/// on English, so 64 KB of it costs less than the table would, and every larger workload builds
+/// the table at once. Both paths give the same ids (the unit tests hold them equal).
+const WARMUP_BYTES: usize = 1 << 16;
+
+/// A byte counter that clones as a fresh count (a clone is a new model that has not warmed up).
+#[derive(Debug, Default)]
+struct Warmup(std::sync::atomic::AtomicUsize);
+
+impl Clone for Warmup {
+    fn clone(&self) -> Self {
+        Warmup::default()
+    }
 }
 
 /// BPE merges over piece ids (see the performance notes).
@@ -73,6 +103,13 @@ struct IdMerges {
 }
 
 const NO_PIECE: u32 = u32::MAX;
+
+/// The piece types BPE merges into (and the only ones its string map holds): sentencepiece's
+/// `pieces_` map; control, byte and unknown pieces are matched otherwise or never.
+#[inline]
+fn mergeable(t: PieceType) -> bool {
+    matches!(t, PieceType::Normal | PieceType::UserDefined | PieceType::Unused)
+}
 
 /// (left id, right id) -> merged id. The table is probed once per candidate pair, at random
 /// places, so its size and layout are what cost (perf: cache misses on a hash map's control
@@ -153,21 +190,21 @@ impl IdMerges {
     /// The table of a model. A character that occurs inside a piece without being a piece itself
     /// (possible in hand-made or converted models) gets an id past the last piece, so the merges
     /// that start from it are in the table too; such an id is never emitted.
-    fn build(pieces: &[(String, f32, PieceType)], ids: &AHashMap<String, u32>) -> IdMerges {
+    fn build(model: &SpmBpeModel) -> IdMerges {
+        let pieces = || {
+            model.table.strings.iter().zip(&model.types).enumerate().filter(|(_, (_, t))| mergeable(**t)).map(|(i, (p, _))| (i, p.as_str()))
+        };
         let mut chars = CharTable::new(NO_PIECE);
-        for (p, &i) in ids {
+        for (i, p) in pieces() {
             let mut cs = p.chars();
             if let (Some(c), None) = (cs.next(), cs.next()) {
-                chars.insert(c, i);
+                chars.insert(c, i as u32);
             }
         }
-        let mut next_pseudo = pieces.len() as u32;
+        let mut next_pseudo = model.types.len() as u32;
         let mut bigrams = Bigrams { bmp: KeySet::with_capacity(1 << 10), other: AHashSet::new() };
         // in id order, so that pseudo ids do not depend on the map's iteration order
-        for (p, _, t) in pieces {
-            if !matches!(t, PieceType::Normal | PieceType::UserDefined | PieceType::Unused) {
-                continue;
-            }
+        for (_, p) in pieces() {
             let mut prev: Option<char> = None;
             for c in p.chars() {
                 if chars.get(c) == NO_PIECE {
@@ -184,12 +221,12 @@ impl IdMerges {
             chars,
             pairs: PairTable::Small(PairMap::with_capacity(0)),
             bigrams,
-            scores: pieces.iter().map(|(_, s, _)| *s).collect(),
-            emit: pieces.iter().map(|(_, _, t)| *t != PieceType::Unused).collect(),
+            scores: model.scores.clone(),
+            emit: model.types.iter().map(|t| *t != PieceType::Unused).collect(),
         };
         m.emit.resize(next_pseudo as usize, false);
         let symbol_id = |m: &IdMerges, t: &str| -> Option<u32> {
-            ids.get(t).copied().or_else(|| {
+            model.piece_id(t).or_else(|| {
                 let mut cs = t.chars();
                 match (cs.next(), cs.next()) {
                     (Some(c), None) => Some(m.char_id(c)),
@@ -200,10 +237,7 @@ impl IdMerges {
         let mut pairs = PairTable::new(next_pseudo as usize);
         // in id order (the pieces lie in memory in that order; the map's order jumps around), and
         // a one-character side by its char id, without hashing a string
-        for (i, (p, _, t)) in pieces.iter().enumerate() {
-            if !matches!(t, PieceType::Normal | PieceType::UserDefined | PieceType::Unused) {
-                continue; // control, byte and unknown pieces are not in `ids` (new() refuses repeats)
-            }
+        for (i, p) in pieces() {
             let mut chars = p.char_indices();
             let Some((_, first)) = chars.next() else { continue };
             for (k, c) in chars {
@@ -394,11 +428,30 @@ impl SpmBpeModel {
         normalizer: SpmNormalizer,
         byte_fallback: bool,
     ) -> Result<Self, String> {
-        let mut ids = AHashMap::with_capacity(pieces.len());
+        let scores = pieces.iter().map(|p| p.1).collect();
+        let types = pieces.iter().map(|p| p.2).collect();
+        let table = Arc::new(TokenTable { strings: pieces.into_iter().map(|p| p.0).collect() });
+        Self::from_table(table, scores, types, None, normalizer, byte_fallback)
+    }
+
+    /// The model over a token table the caller keeps (the pipeline's), with the scores and types
+    /// of its pieces by id. `index`: an index of every piece of `table` in which no string repeats,
+    /// to share instead of building one (the caller checked; with repeats, pass `None`).
+    pub fn from_table(
+        table: Arc<TokenTable>,
+        scores: Vec<f32>,
+        types: Vec<PieceType>,
+        index: Option<PieceIndex>,
+        normalizer: SpmNormalizer,
+        byte_fallback: bool,
+    ) -> Result<Self, String> {
+        if scores.len() != table.strings.len() || types.len() != table.strings.len() {
+            return Err("the pieces, their scores and their types differ in number".into());
+        }
         let mut unk = None;
         let mut user_defined = Vec::new();
         let mut bytes = [u32::MAX; 256];
-        for (i, (p, _, t)) in pieces.iter().enumerate() {
+        for (i, (p, t)) in table.strings.iter().zip(&types).enumerate() {
             let i = i as u32;
             match t {
                 PieceType::Unknown => {
@@ -406,14 +459,7 @@ impl SpmBpeModel {
                         return Err("the model has two unknown pieces".into());
                     }
                 }
-                PieceType::Normal | PieceType::UserDefined | PieceType::Unused => {
-                    if ids.insert(p.clone(), i).is_some() {
-                        return Err(format!("piece {p:?} is defined twice"));
-                    }
-                    if *t == PieceType::UserDefined {
-                        user_defined.push(p.clone());
-                    }
-                }
+                PieceType::UserDefined => user_defined.push(p.clone()),
                 PieceType::Byte => {
                     let b = p
                         .strip_prefix("<0x")
@@ -422,7 +468,7 @@ impl SpmBpeModel {
                         .ok_or_else(|| format!("byte piece {p:?} is not <0xXX>"))?;
                     bytes[b as usize] = i;
                 }
-                PieceType::Control => {}
+                PieceType::Normal | PieceType::Unused | PieceType::Control => {}
             }
         }
         let unk_id = unk.ok_or("the model has no unknown piece")?;
@@ -434,28 +480,44 @@ impl SpmBpeModel {
         } else {
             None
         };
+        let index = match index {
+            Some(index) if Arc::ptr_eq(index.table(), &table) => index,
+            _ => {
+                let (index, repeat) = PieceIndex::build(table.clone(), |i| mergeable(types[i]));
+                if let Some(d) = repeat {
+                    return Err(format!("piece {:?} is defined twice", table.get(d.again)));
+                }
+                index
+            }
+        };
         let split = Split::of(
-            pieces
-                .iter()
-                .filter(|(_, _, t)| *t != PieceType::Control && *t != PieceType::Byte)
-                .map(|(p, _, _)| p.as_str()),
+            table.strings.iter().zip(&types).filter(|(_, t)| **t != PieceType::Control && **t != PieceType::Byte).map(|(p, _)| p.as_str()),
         );
         let merges = std::sync::OnceLock::new();
         Ok(SpmBpeModel {
-            pieces,
-            ids,
+            table,
+            scores,
+            types,
+            index,
             user_defined,
             unk_id,
             byte_ids,
             normalizer,
             merges,
+            warmup: Warmup::default(),
             split,
             generation: GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         })
     }
 
+    /// The id of the piece spelled `s`, if BPE can produce it (normal, user-defined or unused).
+    #[inline]
+    fn piece_id(&self, s: &str) -> Option<u32> {
+        self.index.get(s).filter(|&id| mergeable(self.types[id as usize]))
+    }
+
     fn merges(&self) -> &IdMerges {
-        self.merges.get_or_init(|| IdMerges::build(&self.pieces, &self.ids))
+        self.merges.get_or_init(|| IdMerges::build(self))
     }
 
     pub fn unk_id(&self) -> u32 {
@@ -476,7 +538,9 @@ impl SpmBpeModel {
         let norm = buf.as_str();
         let first = out.len();
         out.reserve(norm.len() / 3 + 1);
-        if self.split == Split::Whole {
+        if self.warming_up(norm.len()) {
+            self.encode_strings(norm, out);
+        } else if self.split == Split::Whole {
             self.encode_cut(norm, out);
         } else {
             let cut_before_space = self.split == Split::BeforeSpaceRun;
@@ -573,7 +637,21 @@ impl SpmBpeModel {
 
     /// BPE over an already-normalized string.
     pub fn encode_normalized(&self, s: &str, out: &mut Vec<u32>) {
+        if self.warming_up(s.len()) {
+            return self.encode_strings(s, out);
+        }
         self.encode_ids(self.merges(), s, out)
+    }
+
+    /// Whether `len` more bytes go through the string path: the pair table is not built and the
+    /// bytes encoded so far, these included, stay under [`WARMUP_BYTES`].
+    #[inline]
+    fn warming_up(&self, len: usize) -> bool {
+        if self.merges.get().is_some() {
+            return false;
+        }
+        let seen = self.warmup.0.fetch_add(len, std::sync::atomic::Ordering::Relaxed);
+        seen.saturating_add(len) < WARMUP_BYTES
     }
 
     /// The user-defined piece that starts `s` (longest), as its byte length.
@@ -592,7 +670,7 @@ impl SpmBpeModel {
             while i < s.len() {
                 let user = if self.user_defined.is_empty() { None } else { self.user_defined_at(&s[i..]) };
                 let (id, len) = match user {
-                    Some(l) => (self.ids.get(&s[i..i + l]).copied().unwrap_or(NO_PIECE), l),
+                    Some(l) => (self.piece_id(&s[i..i + l]).unwrap_or(NO_PIECE), l),
                     None => {
                         let c = s[i..].chars().next().unwrap_or('\0');
                         (m.char_id(c), c.len_utf8())
@@ -682,8 +760,8 @@ impl SpmBpeModel {
                 return;
             }
             let piece = &s[starts[l]..starts[r] + lens[r]];
-            if let Some(&id) = self.ids.get(piece) {
-                heap.push(Cand { score: self.pieces[id as usize].1, left: l, len: piece.len() });
+            if let Some(id) = self.piece_id(piece) {
+                heap.push(Cand { score: self.scores[id as usize], left: l, len: piece.len() });
             }
         };
         for k in 1..n {
@@ -714,8 +792,8 @@ impl SpmBpeModel {
         let mut k = 0;
         while k < n {
             let piece = &s[starts[k]..starts[k] + lens[k]];
-            match self.ids.get(piece) {
-                Some(&id) if self.pieces[id as usize].2 != PieceType::Unused => out.push(id),
+            match self.piece_id(piece) {
+                Some(id) if self.types[id as usize] != PieceType::Unused => out.push(id),
                 _ => match &self.byte_ids {
                     Some(b) => out.extend(piece.bytes().map(|x| b[x as usize])),
                     None => out.push(self.unk_id),
@@ -757,8 +835,36 @@ mod tests {
         ];
         let spec = SpmSpec { normalization: crate::spm::Normalization::Identity, ..SpmSpec::default() };
         let m = SpmBpeModel::new(pieces, SpmNormalizer::from_spec(&spec), false).unwrap();
-        assert_eq!(m.encode("abc abx"), vec![3, 1, 6, 0]);
-        assert_eq!(m.encode("xy"), vec![4, 0]);
+        // first through the warm-up (string) path, then through the pair table
+        for built in [false, true] {
+            assert_eq!(m.merges.get().is_some(), built);
+            assert_eq!(m.encode("abc abx"), vec![3, 1, 6, 0]);
+            assert_eq!(m.encode("xy"), vec![4, 0]);
+            let _ = m.merges();
+        }
+    }
+
+    #[test]
+    fn the_pair_table_is_built_once_the_warm_up_bytes_are_spent_with_the_same_ids() {
+        use PieceType::*;
+        let m = model(
+            &[("<unk>", 0.0, Unknown), ("▁", -1.0, Normal), ("a", -2.0, Normal), ("b", -3.0, Normal), ("▁ab", -4.0, Normal), ("ab", -5.0, Normal)],
+            false,
+        );
+        let text = "ab ba  aab ";
+        let expected = m.encode(text);
+        assert!(m.merges.get().is_none(), "one short text must not build the table");
+        let len = m.normalizer.normalize(text).len(); // what the counter counts
+        let mut n = 0;
+        while m.merges.get().is_none() {
+            assert_eq!(m.encode(text), expected);
+            n += 1;
+            assert!(n * len <= WARMUP_BYTES + 2 * len, "never built");
+        }
+        assert!((n + 1) * len >= WARMUP_BYTES, "built too early ({n} texts)");
+        assert_eq!(m.encode(text), expected);
+        // a clone is a fresh model: it warms up again
+        assert!(m.clone().merges.get().is_some() && m.clone().warmup.0.load(std::sync::atomic::Ordering::Relaxed) == 0);
     }
 
     fn model(pieces: &[(&str, f32, PieceType)], byte_fallback: bool) -> SpmBpeModel {

@@ -19,6 +19,7 @@ use rayon::prelude::*;
 
 use crate::encoding::{Encoding, TokenTable};
 use crate::spm::encode::SpmBpeModel;
+use crate::piece_index::PieceIndex;
 use crate::spm::{PieceType, SpmNormalizer, WS};
 use crate::unigram::lattice::Rng;
 use crate::unigram::{Compat, PieceKind, UnigramModel};
@@ -45,7 +46,8 @@ pub struct SpmPipeline {
     algorithm: SpmAlgorithm,
     kinds: Vec<PieceType>,
     table: Arc<TokenTable>,
-    ids: ahash::AHashMap<String, u32>,
+    /// `token_to_id`: every piece, the first id of a repeated string winning.
+    ids: PieceIndex,
     unk_id: u32,
     unk_surface: String,
 }
@@ -64,25 +66,30 @@ impl SpmPipeline {
             .iter()
             .position(|k| *k == PieceType::Unknown)
             .ok_or("the model has no unknown piece (type UNKNOWN)")? as u32;
+        let scores: Vec<f32> = pieces.iter().map(|p| p.1).collect();
+        let table = Arc::new(TokenTable { strings: pieces.into_iter().map(|p| p.0).collect() });
+        // One index of the strings the table already holds, for `token_to_id` and (when no string
+        // repeats, so every hit is the piece BPE would find) for the BPE model's lookups too.
+        let (ids, repeat) = PieceIndex::build(table.clone(), |_| true);
         let algorithm = match model_type {
             1 => {
-                let scored = pieces.iter().map(|(p, s, _)| (p.clone(), f64::from(*s))).collect();
-                let kinds = pieces.iter().map(|p| PieceKind::from_proto(p.2)).collect::<Result<Vec<_>, _>>()?;
+                let pieces = table.strings.iter().zip(&scores).zip(&kinds);
+                let scored = pieces.clone().map(|((p, s), _)| (p.clone(), f64::from(*s))).collect();
+                let kinds = pieces.map(|(_, k)| PieceKind::from_proto(*k as i32)).collect::<Result<Vec<_>, _>>()?;
                 SpmAlgorithm::Unigram(UnigramModel::new(scored, Some(kinds), Some(unk_id), byte_fallback, Compat::Spm)?)
             }
-            2 => {
-                let typed = pieces.iter().zip(&kinds).map(|((p, s, _), k)| (p.clone(), *s, *k)).collect();
-                SpmAlgorithm::Bpe(SpmBpeModel::new(typed, normalizer.clone(), byte_fallback)?)
-            }
+            2 => SpmAlgorithm::Bpe(SpmBpeModel::from_table(
+                table.clone(),
+                scores,
+                kinds.clone(),
+                repeat.is_none().then(|| ids.clone()),
+                normalizer.clone(),
+                byte_fallback,
+            )?),
             3 => return Err("model_type WORD (3) is not supported (Unigram and BPE are)".into()),
             4 => return Err("model_type CHAR (4) is not supported (Unigram and BPE are)".into()),
             t => return Err(format!("unknown model_type {t} (1 is Unigram, 2 is BPE)")),
         };
-        let mut ids = ahash::AHashMap::with_capacity(pieces.len());
-        for (i, (p, _, _)) in pieces.iter().enumerate() {
-            ids.entry(p.clone()).or_insert(i as u32);
-        }
-        let table = Arc::new(TokenTable { strings: pieces.into_iter().map(|p| p.0).collect() });
         Ok(SpmPipeline { normalizer, algorithm, kinds, table, ids, unk_id, unk_surface })
     }
 
@@ -95,7 +102,7 @@ impl SpmPipeline {
     }
 
     pub fn token_to_id(&self, t: &str) -> Option<u32> {
-        self.ids.get(t).copied()
+        self.ids.get(t)
     }
 
     pub fn id_to_token(&self, id: u32) -> Option<&str> {
