@@ -280,13 +280,12 @@ def train_from_counts_file(algorithm: str, trainer: Any, path: Path, inputs: tup
     if diff:
         raise click.ClickException(f"{path} was counted with another pipeline than `train {algorithm}` uses "
                                    f"(train vs counts: {diff}); count with `subword count --for {algorithm}`")
-    # Measured (rust/src/bpe/train.rs's performance notes): ~340-470 bytes per distinct word the trainer holds,
-    # ~60 MiB base;
-    # with --min-frequency it holds fewer (known once the file is read).
+    # Measured (rust/src/bpe/train.rs's performance notes): ~280 bytes per distinct word the trainer
+    # holds, ~60 MiB base; with --min-frequency it holds fewer (known once the file is read).
     bound = "at most " if trainer.min_frequency >= 2 or min_count > 1 else ""
     skip = f"; --min-count {min_count} skips the rarer ones" if min_count > 1 else ""
     say(f"Training on {counts.words:,} distinct words ({counts.lines:,} lines counted{skip}): expect {bound}about "
-        f"{(60 * 2**20 + 470 * counts.words) / 1e6:,.0f} MB of memory.")
+        f"{(60 * 2**20 + 280 * counts.words) / 1e6:,.0f} MB of memory.")
     try:
         tokenizer = trainer.train_from_counts(counts, progress=reporter)
     except FormatError as exc:

@@ -35,21 +35,23 @@
 //!   occurrence per word). On benchmarks/bench_scale.py's generated corpus (0.25-2 GB, 0.47M-2.2M
 //!   distinct words, real word lengths) the slope was 356 bytes per word (827 MiB at 2.2M words).
 //! - `--from-counts` now streams the file's word list into `select.rs` instead of loading a
-//!   `WordCounter`: the count table is gone (the encoded list, ~`len + 2` bytes per word, is held
-//!   while the words are selected). Measured on the same 2,011,501-word file (`/usr/bin/time -v`,
-//!   2 shared cores at load 3.2-3.5, release build of both): peak RSS 892 MiB -> 708 MiB (-21%),
-//!   wall 10.0 s -> 5.6 s with `--min-frequency 0`; that is ~337 bytes per distinct word the trainer
-//!   holds over the ~60 MiB base (main: ~434). `--min-frequency 2` / `5` held 2,011,460 / 2,011,439
-//!   of the words (703 / 678 MiB, 6.1 / 6.4 s: the selection's two extra passes cost ~0.5 s).
+//!   `WordCounter` (the count table is gone; the encoded list, ~`len + 2` bytes per word, is held
+//!   while the words are selected), and training consumes the selection, freeing the word strings
+//!   once the arena is built, before the pair tables grow. Measured on the same 2,011,501-word file
+//!   (`/usr/bin/time -v subword train byte-bpe --from-counts w2000000.swc --vocab-size 32000`, full
+//!   release builds, 2 shared cores at load 3.2-3.9): peak RSS 890-911 MiB before, 573-608 MiB now
+//!   (-33%), i.e. **~280 bytes per distinct word the trainer holds** over the ~60 MiB base (before:
+//!   ~434). Wall time 8.7-15.7 s before, 5.6-13 s now (the load decides most of it). At
+//!   `--min-frequency 2` / `5` the trainer held 2,011,460 / 2,011,439 of the words (same peak).
 //! - `min_frequency` (select.rs) leaves out, exactly, only the words none of whose adjacent
 //!   initial pairs reaches it over the whole corpus. On real English that is few words, because
 //!   almost every character bigram is common: gutenberg_en_20M (byte-level, 75,236 distinct words)
 //!   keeps 75,148 / 75,129 / 75,101 / 74,776 / 73,416 of them at min_frequency 2 / 5 / 10 / 100 / 1000
 //!   (0.12% to 2.4% left out; BERT WordPiece counts: 0.18% to 3.3% of 44,849). Peak RSS of training
-//!   at 32k from its counts: 80.1 MiB loaded (before), 73.6 / 73.2 / 72.9 MiB streamed at
-//!   min_frequency 0 / 2 / 5, 0.7-0.9 s each (noise at this size). It matters more where rare characters are common (noisy web text, many
-//!   scripts); the exact rule cannot do more (a word with one frequent pair can change). So a
-//!   10M-word corpus still needs ~3.4 GB to train; `subword count --min-count` (or `train
+//!   at 32k from its counts: 80.1 MiB loaded (before), 70.6 / 71.0 / 70.9 MiB streamed at
+//!   min_frequency 0 / 2 / 5, 0.7-1.2 s each (noise at this size). It matters more where rare
+//!   characters are common (noisy web text, many scripts); the exact rule cannot do more (a word with one frequent pair can change). So a
+//!   10M-word corpus still needs ~2.9 GB to train; `subword count --min-count` (or `train
 //!   --min-count`) shrinks N when that is too much, and changes the result.
 //!
 //! What decides the output, in order:
