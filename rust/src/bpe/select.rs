@@ -189,7 +189,8 @@ impl<'a> Symbols<'a> {
     fn id(&mut self, c: char, first: bool, last: bool) -> u32 {
         let flags = (self.prefix.is_some() && !first) as u32 | (((self.suffix.is_some() && last) as u32) << 1);
         let key = (c as u32) << 2 | flags;
-        let cached = if (c as usize) < DENSE { self.dense[key as usize] } else { *self.other.get(&key).unwrap_or(&u32::MAX) };
+        let cached =
+            if (c as usize) < DENSE { self.dense[key as usize] } else { *self.other.get(&key).unwrap_or(&u32::MAX) };
         if cached != u32::MAX {
             return cached;
         }
@@ -285,7 +286,8 @@ fn kept_chars(alphabet: &[char], cfg: &BpeTrainerConfig) -> Vec<char> {
 
 /// The variant strings among the symbols seen, sorted.
 fn variants_of(sym: &Symbols<'_>, used: &[bool]) -> Vec<String> {
-    let mut v: Vec<String> = (0..sym.names.len()).filter(|&i| used[i] && sym.is_variant[i]).map(|i| sym.names[i].clone()).collect();
+    let mut v: Vec<String> =
+        (0..sym.names.len()).filter(|&i| used[i] && sym.is_variant[i]).map(|i| sym.names[i].clone()).collect();
     v.sort_unstable();
     v
 }
@@ -325,7 +327,12 @@ pub fn corpus_of(words: &[(String, u64)], cfg: &BpeTrainerConfig) -> Corpus {
 /// Reads `stream` and keeps the words that can take part in a merge under `cfg` (all of them when
 /// `prune` is false or `cfg.min_frequency` is below 2). `units`: also keep the unit counts of the
 /// words left out (WordPiece's likelihood criterion needs them).
-pub fn select<S: WordStream + ?Sized>(stream: &S, cfg: &BpeTrainerConfig, units: bool, prune: bool) -> io::Result<Selected> {
+pub fn select<S: WordStream + ?Sized>(
+    stream: &S,
+    cfg: &BpeTrainerConfig,
+    units: bool,
+    prune: bool,
+) -> io::Result<Selected> {
     let pass = char_pass(stream, cfg)?;
     let alphabet = compute_alphabet(pass.counts, cfg);
     let threshold = cfg.min_frequency;
@@ -415,7 +422,10 @@ mod tests {
         assert_eq!((sel.loaded(), sel.distinct()), (2, 4));
         // The alphabet still has x, y and q, and the model equals training on every word.
         assert_eq!(sel.corpus.alphabet, ['a', 'b', 'q', 'x', 'y']);
-        assert_eq!(train_selected(sel.clone(), &cfg, &mut |_| Ok(())).unwrap(), train(&words, &cfg, &mut |_| Ok(())).unwrap());
+        assert_eq!(
+            train_selected(sel.clone(), &cfg, &mut |_| Ok(())).unwrap(),
+            train(&words, &cfg, &mut |_| Ok(())).unwrap()
+        );
     }
 
     #[test]
@@ -441,13 +451,21 @@ mod tests {
         let sel = select(&words[..], &cfg, false, true).unwrap();
         assert_eq!(kept(&sel), ["abab"]);
         assert_eq!(sel.corpus.variants, ["##a", "##b", "##b</w>", "##q</w>"]);
-        assert_eq!(train_selected(sel.clone(), &cfg, &mut |_| Ok(())).unwrap(), train(&words, &cfg, &mut |_| Ok(())).unwrap());
+        assert_eq!(
+            train_selected(sel.clone(), &cfg, &mut |_| Ok(())).unwrap(),
+            train(&words, &cfg, &mut |_| Ok(())).unwrap()
+        );
     }
 
     #[test]
     fn a_literal_prefix_in_the_text_turns_pruning_off() {
         let words = ws(&[("a##b", 1), ("ab", 5)]);
-        let cfg = BpeTrainerConfig { vocab_size: 100, min_frequency: 2, continuing_subword_prefix: Some("##".into()), ..Default::default() };
+        let cfg = BpeTrainerConfig {
+            vocab_size: 100,
+            min_frequency: 2,
+            continuing_subword_prefix: Some("##".into()),
+            ..Default::default()
+        };
         assert_eq!(select(&words[..], &cfg, false, true).unwrap().loaded(), 2);
     }
 
@@ -464,13 +482,21 @@ mod tests {
         let cfg3 = BpeTrainerConfig { min_frequency: 3, ..cfg.clone() };
         let sel3 = select(&words[..], &cfg3, false, true).unwrap();
         assert_eq!(kept(&sel3), ["cc"]);
-        assert_eq!(train_selected(sel3.clone(), &cfg3, &mut |_| Ok(())).unwrap(), train(&words, &cfg3, &mut |_| Ok(())).unwrap());
+        assert_eq!(
+            train_selected(sel3.clone(), &cfg3, &mut |_| Ok(())).unwrap(),
+            train(&words, &cfg3, &mut |_| Ok(())).unwrap()
+        );
     }
 
     #[test]
     fn frozen_units_count_the_dropped_words_symbols() {
         let words = ws(&[("abab", 3), ("zq", 1), ("z", 4)]);
-        let cfg = BpeTrainerConfig { vocab_size: 100, min_frequency: 2, continuing_subword_prefix: Some("##".into()), ..Default::default() };
+        let cfg = BpeTrainerConfig {
+            vocab_size: 100,
+            min_frequency: 2,
+            continuing_subword_prefix: Some("##".into()),
+            ..Default::default()
+        };
         let sel = select(&words[..], &cfg, true, true).unwrap();
         let mut frozen = sel.corpus.frozen_units.clone();
         frozen.sort_unstable();
@@ -496,7 +522,8 @@ mod tests {
             let alphabet: Vec<char> = "abcdeé".chars().take(2 + (next() % 5) as usize).collect();
             let mut words: Vec<(String, u64)> = Vec::new();
             for _ in 0..(1 + next() % 14) {
-                let w: String = (0..(1 + next() % 6)).map(|_| alphabet[(next() % alphabet.len() as u64) as usize]).collect();
+                let w: String =
+                    (0..(1 + next() % 6)).map(|_| alphabet[(next() % alphabet.len() as u64) as usize]).collect();
                 if !words.iter().any(|(x, _)| *x == w) {
                     words.push((w, 1 + next() % 5));
                 }
@@ -514,10 +541,21 @@ mod tests {
             let sel = select(&words[..], &cfg, true, true).unwrap();
             pruned += (sel.loaded() < sel.distinct()) as u32;
             let full = train(&words, &cfg, &mut |_| Ok(())).unwrap();
-            assert_eq!(train_selected(sel.clone(), &cfg, &mut |_| Ok(())).unwrap(), full, "case {case}: {words:?} {cfg:?}");
+            assert_eq!(
+                train_selected(sel.clone(), &cfg, &mut |_| Ok(())).unwrap(),
+                full,
+                "case {case}: {words:?} {cfg:?}"
+            );
             if affix == 1 {
-                let wp = |w: &[(String, u64)]| crate::wordpiece::train(w, &cfg, crate::wordpiece::Criterion::Likelihood, &mut |_| Ok(()));
-                let got = crate::wordpiece::train_selected(sel.clone(), &cfg, crate::wordpiece::Criterion::Likelihood, &mut |_| Ok(()));
+                let wp = |w: &[(String, u64)]| {
+                    crate::wordpiece::train(w, &cfg, crate::wordpiece::Criterion::Likelihood, &mut |_| Ok(()))
+                };
+                let got = crate::wordpiece::train_selected(
+                    sel.clone(),
+                    &cfg,
+                    crate::wordpiece::Criterion::Likelihood,
+                    &mut |_| Ok(()),
+                );
                 assert_eq!(got.unwrap(), wp(&words).unwrap(), "likelihood case {case}: {words:?} {cfg:?}");
             }
         }

@@ -12,7 +12,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 
 use crate::bpe::select::select;
-use crate::bpe::train::{check_affixes, train, train_selected, BpeModelOut, BpeTrainerConfig, Progress, Selected, TrainError};
+use crate::bpe::train::{
+    check_affixes, train, train_selected, BpeModelOut, BpeTrainerConfig, Progress, Selected, TrainError,
+};
 use crate::count::WordCounter;
 use crate::counts_file::{
     merge_sorted, Crc32, Named, RecordBytes, RecordReader, RecordWriter, SortedRecords, StreamSummary, VecRecords,
@@ -380,7 +382,9 @@ impl<'py> WordSource<'py> {
         }
         if let Ok(selected) = source.downcast::<PyTrainingWords>() {
             if threads.is_some() {
-                return Err(PyValueError::new_err("threads: a TrainingWords trains with the thread pool it was made with"));
+                return Err(PyValueError::new_err(
+                    "threads: a TrainingWords trains with the thread pool it was made with",
+                ));
             }
             return Ok(WordSource::Selected(selected.try_borrow()?));
         }
@@ -397,9 +401,13 @@ impl<'py> WordSource<'py> {
         match self {
             WordSource::Counter(counter) => {
                 let inner = &counter.inner;
-                run_trainer(py, progress, &counter.pool, move |cb| trainer(TrainInput::All(&inner.words_unsorted()), cb))
+                run_trainer(py, progress, &counter.pool, move |cb| {
+                    trainer(TrainInput::All(&inner.words_unsorted()), cb)
+                })
             }
-            WordSource::Pairs(words, pool) => run_trainer(py, progress, &pool, move |cb| trainer(TrainInput::All(&words), cb)),
+            WordSource::Pairs(words, pool) => {
+                run_trainer(py, progress, &pool, move |cb| trainer(TrainInput::All(&words), cb))
+            }
             WordSource::Selected(sel) => {
                 let slot = &sel.slot;
                 run_trainer(py, progress, &sel.pool, move |cb| trainer(TrainInput::Selected(slot), cb))
@@ -424,7 +432,13 @@ pub struct PyTrainingWords {
 impl PyTrainingWords {
     fn new(selected: Selected, pool: Option<Arc<rayon::ThreadPool>>) -> Self {
         let (loaded, distinct, occurrences) = (selected.loaded(), selected.distinct(), selected.corpus.total_count);
-        PyTrainingWords { slot: SelectionSlot(std::sync::Mutex::new(Some(selected))), loaded, distinct, occurrences, pool }
+        PyTrainingWords {
+            slot: SelectionSlot(std::sync::Mutex::new(Some(selected))),
+            loaded,
+            distinct,
+            occurrences,
+            pool,
+        }
     }
 }
 
