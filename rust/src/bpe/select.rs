@@ -24,11 +24,11 @@
 //!   point of the variant string), the totals its overflow checks use, and for WordPiece's likelihood
 //!   score the unit counts of the words left out (they never change, so they are a constant
 //!   `frozen_units` table added to the unit counts).
-//! - The exception: when a word contains the continuing prefix or the end-of-word suffix itself
-//!   (a literal `##` with prefix `##`), one token string can be reached from different initial
-//!   symbols (SPEC-tokenizers §1.3, HF #2320), the bound above no longer holds, and nothing but the
-//!   pair-less words is left out. WordPiece never sees `##` inside a word (BERT's pre-tokenizer
-//!   splits each `#`), byte-level BPE has no prefix or suffix.
+//! - The exception: when the chars some word keeps spell the continuing prefix or the end-of-word
+//!   suffix itself (a literal `##` with prefix `##`, also across a char that `limit_alphabet`
+//!   drops), one token string can be reached from different initial symbols (SPEC-tokenizers §1.3,
+//!   HF #2320), the bound above no longer holds, and no word is left out. WordPiece never sees `##`
+//!   inside a word (BERT's pre-tokenizer splits each `#`); byte-level BPE has no prefix or suffix.
 //!
 //! Passes over the words (each streamed, none held): 1. per-char counts and totals, giving the
 //! alphabet; 2. the variants seen and the totals of the initial pairs; 3. the words kept (copied)
@@ -225,13 +225,12 @@ impl<'a> Symbols<'a> {
     }
 }
 
-/// Pass 1: per-char counts (over every word), totals, and whether a word holds the prefix or suffix.
+/// Pass 1: per-char counts (over every word) and totals.
 struct CharPass {
     counts: AHashMap<char, u64>,
     total_count: u64,
     total_units: u128,
     distinct: u64,
-    literal_affix: bool,
 }
 
 fn char_pass<S: WordStream + ?Sized>(stream: &S, cfg: &BpeTrainerConfig) -> io::Result<CharPass> {
@@ -239,9 +238,6 @@ fn char_pass<S: WordStream + ?Sized>(stream: &S, cfg: &BpeTrainerConfig) -> io::
     let mut seen = vec![false; DENSE];
     let mut counts: AHashMap<char, u64> = AHashMap::new();
     let (mut total_count, mut total_units, mut distinct) = (0u64, 0u128, 0u64);
-    let mut literal_affix = false;
-    let affixes: Vec<&str> =
-        [cfg.continuing_subword_prefix.as_deref(), cfg.end_of_word_suffix.as_deref()].into_iter().flatten().collect();
     stream.for_each_word(|w, c| {
         let mut n = 0u128;
         for ch in w.chars() {
@@ -257,9 +253,6 @@ fn char_pass<S: WordStream + ?Sized>(stream: &S, cfg: &BpeTrainerConfig) -> io::
         total_count = total_count.saturating_add(c);
         total_units += n * c as u128;
         distinct += 1;
-        if !literal_affix && affixes.iter().any(|a| w.contains(a)) {
-            literal_affix = true;
-        }
     })?;
     for (i, &was_seen) in seen.iter().enumerate() {
         if was_seen {
@@ -268,7 +261,7 @@ fn char_pass<S: WordStream + ?Sized>(stream: &S, cfg: &BpeTrainerConfig) -> io::
             }
         }
     }
-    Ok(CharPass { counts, total_count, total_units, distinct, literal_affix })
+    Ok(CharPass { counts, total_count, total_units, distinct })
 }
 
 /// The chars a word keeps: the alphabet, and any special token that is one char (`prepare` looks a
@@ -336,8 +329,14 @@ pub fn select<S: WordStream + ?Sized>(
     let pass = char_pass(stream, cfg)?;
     let alphabet = compute_alphabet(pass.counts, cfg);
     let threshold = cfg.min_frequency;
-    let pruning = prune && threshold >= 2 && !pass.literal_affix;
-    let has_affix = cfg.continuing_subword_prefix.is_some() || cfg.end_of_word_suffix.is_some();
+    let mut pruning = prune && threshold >= 2;
+    let affixes: Vec<&str> =
+        [cfg.continuing_subword_prefix.as_deref(), cfg.end_of_word_suffix.as_deref()].into_iter().flatten().collect();
+    let has_affix = !affixes.is_empty();
+    // Whether the chars a word keeps spell the prefix or suffix (checked after limit_alphabet, whose
+    // dropped chars can join two halves of one): then pruning is off (see the module notes).
+    let mut literal_affix = false;
+    let mut content = String::new();
     let mut sym = Symbols::new(kept_chars(&alphabet, cfg), cfg);
     let mut used: Vec<bool> = Vec::new();
     let mut totals: AHashMap<u64, u64> = AHashMap::new();
@@ -351,6 +350,11 @@ pub fn select<S: WordStream + ?Sized>(
             for &s in &buf {
                 used[s as usize] = true;
             }
+            if pruning && has_affix && !literal_affix {
+                content.clear();
+                content.extend(w.chars().filter(|&ch| sym.kept(ch)));
+                literal_affix = affixes.iter().any(|a| content.contains(a));
+            }
             if pruning {
                 for win in buf.windows(2) {
                     let t = totals.entry(pack(win[0], win[1])).or_insert(0);
@@ -360,6 +364,7 @@ pub fn select<S: WordStream + ?Sized>(
         })?;
     }
     let variants = variants_of(&sym, &used);
+    pruning &= !literal_affix;
 
     // Pass 3: the words kept, and the unit counts of those left out.
     let mut frozen: Vec<u64> = vec![0; sym.names.len()];
@@ -467,6 +472,22 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(select(&words[..], &cfg, false, true).unwrap().loaded(), 2);
+    }
+
+    #[test]
+    fn a_prefix_spelled_across_a_char_dropped_by_limit_alphabet_turns_pruning_off_too() {
+        // "#X#" keeps "##" once X (the rarest char) is dropped by limit_alphabet.
+        let words = ws(&[("#X#", 1), ("ab", 5)]);
+        let words = &words[..];
+        let base = BpeTrainerConfig {
+            vocab_size: 100,
+            min_frequency: 2,
+            continuing_subword_prefix: Some("##".into()),
+            ..Default::default()
+        };
+        let limited = BpeTrainerConfig { limit_alphabet: Some(3), ..base.clone() };
+        assert_eq!(select(words, &limited, false, true).unwrap().loaded(), 2);
+        assert_eq!(select(words, &base, false, true).unwrap().loaded(), 1);
     }
 
     #[test]
