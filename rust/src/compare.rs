@@ -10,4 +10,5 @@
 
 pub mod lines;
 pub mod resample;
+pub mod roundtrip;
 pub mod segment;

@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use super::roundtrip::{PieceDecode, RoundTrip, SpmDecode};
 use super::segment::{is_space, ChunkSegments, Segment};
 use crate::encoding::{CharOffsets, Encoding};
 use crate::tokenizer::sentencepiece::SpmPipeline;
@@ -25,6 +26,8 @@ pub trait Encoder: Sync {
     fn encode_texts(&self, texts: &[&str]) -> Result<Vec<Encoding>, String>;
     /// Decodes with special tokens kept.
     fn decode_ids(&self, ids: &[u32]) -> String;
+    /// The precomputed decode of the losslessness check, where the decoder allows one.
+    fn round_trip(&self) -> Option<RoundTrip>;
 }
 
 impl Encoder for Tokenizer {
@@ -34,6 +37,10 @@ impl Encoder for Tokenizer {
 
     fn decode_ids(&self, ids: &[u32]) -> String {
         self.decode(ids, false)
+    }
+
+    fn round_trip(&self) -> Option<RoundTrip> {
+        PieceDecode::of(self).map(RoundTrip::Pieces)
     }
 }
 
@@ -45,6 +52,21 @@ impl Encoder for SpmPipeline {
     fn decode_ids(&self, ids: &[u32]) -> String {
         self.decode(ids)
     }
+
+    fn round_trip(&self) -> Option<RoundTrip> {
+        Some(RoundTrip::Spm(SpmDecode::of(self)))
+    }
+}
+
+thread_local! {
+    /// The scratch buffer of the losslessness check, one per thread.
+    static DECODE_BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `decode(ids) == line` (special tokens kept): the precomputed pieces where they decide, else the decoder.
+pub fn round_trips(encoder: &dyn Encoder, fast: Option<&RoundTrip>, ids: &[u32], line: &str) -> bool {
+    let verdict = fast.and_then(|rt| DECODE_BUF.with(|b| rt.check(ids, line, &mut b.borrow_mut())));
+    verdict.unwrap_or_else(|| encoder.decode_ids(ids) == line)
 }
 
 /// One tokenizer and the per-id facts the counts need.
@@ -53,6 +75,8 @@ pub struct TokInfo<'a> {
     pub unk: Option<u32>,
     /// Per id: the token is a byte token (`VocabTable.byte_token`).
     pub byte_token: &'a [bool],
+    /// The encoder's [`Encoder::round_trip`], built once per tokenizer.
+    pub round_trip: Option<&'a RoundTrip>,
 }
 
 /// The per-segment-type facts (`words.py`: `is_word`, the script index of `classify`).
@@ -245,7 +269,7 @@ fn reduce_line(
         }
         keys.sort_unstable();
         keys.dedup();
-        let lossless = tok.encoder.decode_ids(&enc.ids) == line;
+        let lossless = round_trips(tok.encoder, tok.round_trip, &enc.ids, line);
         out_toks.push(LineTok {
             continued,
             unk_chars,

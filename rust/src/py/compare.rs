@@ -10,7 +10,8 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 
 use super::spm_tokenizer::PyCoreSpmTokenizer;
 use super::tokenizer::PyCoreTokenizer;
-use crate::compare::lines::{reduce_chunk, Encoder, TokInfo, TypeClasses};
+use crate::compare::lines::{reduce_chunk, round_trips, Encoder, TokInfo, TypeClasses};
+use crate::compare::roundtrip::RoundTrip;
 use crate::compare::resample;
 use crate::compare::segment::{segment_chunk, ChunkSegments, TypeIndex};
 use crate::tokenizer::sentencepiece::SpmPipeline;
@@ -56,6 +57,7 @@ pub struct PyCompareCollector {
     cores: Vec<Core>,
     unk: Vec<Option<u32>>,
     byte_token: Vec<Vec<bool>>,
+    round_trip: Vec<Option<RoundTrip>>,
     index: TypeIndex,
     word: Vec<bool>,
     script: Vec<u8>,
@@ -67,6 +69,7 @@ pub struct PyCompareCollector {
 impl PyCompareCollector {
     #[new]
     fn new(
+        py: Python<'_>,
         cores: Vec<Bound<'_, PyAny>>,
         unk_ids: Vec<Option<u32>>,
         byte_token_masks: Vec<Bound<'_, PyBytes>>,
@@ -91,7 +94,9 @@ impl PyCompareCollector {
                 )));
             }
         }
+        let round_trip = py.detach(|| out.iter().map(|c| c.encoder().round_trip()).collect());
         Ok(PyCompareCollector {
+            round_trip,
             cores: out,
             unk: unk_ids,
             byte_token: byte_token_masks.iter().map(|b| b.as_bytes().iter().map(|&x| x != 0).collect()).collect(),
@@ -148,7 +153,8 @@ impl PyCompareCollector {
             .iter()
             .zip(&self.unk)
             .zip(&self.byte_token)
-            .map(|((c, &unk), bt)| TokInfo { encoder: c.encoder(), unk, byte_token: bt })
+            .zip(&self.round_trip)
+            .map(|(((c, &unk), bt), rt)| TokInfo { encoder: c.encoder(), unk, byte_token: bt, round_trip: rt.as_ref() })
             .collect();
         let stats = py.detach(|| reduce_chunk(&strs, &segs, ntypes, &classes, &toks)).map_err(PyValueError::new_err)?;
         let d = PyDict::new(py);
@@ -187,6 +193,42 @@ impl PyCompareCollector {
         d.set_item("shared", shared)?;
         Ok(d)
     }
+}
+
+/// `round_trip_verdicts(core, id_lists, lines)`: per line, `decode(ids) == line` (special tokens
+/// kept) as the compare pass decides it: `(fast, verdict)`, where `fast` (per line 1 or 0) says whether
+/// the precomputed pieces decided it without the decoder. For the tests of `roundtrip.rs`.
+#[pyfunction]
+fn round_trip_verdicts<'py>(
+    py: Python<'py>,
+    core: Bound<'py, PyAny>,
+    id_lists: Vec<Vec<u32>>,
+    lines: Vec<String>,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    if id_lists.len() != lines.len() {
+        return Err(PyValueError::new_err(format!("{} id lists for {} lines", id_lists.len(), lines.len())));
+    }
+    let core = if let Ok(t) = core.extract::<PyRef<'_, PyCoreTokenizer>>() {
+        Core::Hf(t.get()?)
+    } else if let Ok(t) = core.extract::<PyRef<'_, PyCoreSpmTokenizer>>() {
+        Core::Spm(t.pipeline())
+    } else {
+        return Err(PyTypeError::new_err("core is not a CoreTokenizer or CoreSpmTokenizer"));
+    };
+    let (fast, verdict): (Vec<u8>, Vec<u8>) = py.detach(|| {
+        let enc = core.encoder();
+        let rt = enc.round_trip();
+        let mut buf = Vec::new();
+        id_lists
+            .iter()
+            .zip(&lines)
+            .map(|(ids, line)| {
+                let f = rt.as_ref().and_then(|r| r.check(ids, line, &mut buf));
+                (u8::from(f.is_some()), u8::from(round_trips(enc, rt.as_ref(), ids, line)))
+            })
+            .unzip()
+    });
+    Ok((PyBytes::new(py, &fast), PyBytes::new(py, &verdict)))
 }
 
 /// `bootstrap_weights(n, seed, first, rows)`: the resampling counts of replicates
@@ -251,6 +293,7 @@ fn type_count_replicates<'py>(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyCompareCollector>()?;
     m.add_function(wrap_pyfunction!(bootstrap_weights, m)?)?;
+    m.add_function(wrap_pyfunction!(round_trip_verdicts, m)?)?;
     m.add_function(wrap_pyfunction!(type_count_replicates, m)?)?;
     Ok(())
 }
