@@ -12,6 +12,7 @@ use super::spm_tokenizer::PyCoreSpmTokenizer;
 use super::tokenizer::PyCoreTokenizer;
 use crate::compare::lines::{reduce_chunk, round_trips, Encoder, TokInfo, TypeClasses};
 use crate::compare::roundtrip::RoundTrip;
+use crate::compare::colsums;
 use crate::compare::resample;
 use crate::compare::segment::{segment_chunk, ChunkSegments, TypeIndex};
 use crate::tokenizer::sentencepiece::SpmPipeline;
@@ -38,6 +39,21 @@ fn i64_bytes<'py>(py: Python<'py>, v: &[i64]) -> PyResult<Bound<'py, PyBytes>> {
         }
         Ok(())
     })
+}
+
+/// Little-endian int64 bytes as values: borrowed where the bytes are aligned (no copy of a column), else copied.
+fn i64s(b: &[u8]) -> std::borrow::Cow<'_, [i64]> {
+    #[cfg(target_endian = "little")]
+    {
+        // SAFETY: every bit pattern is a valid i64; `align_to` only hands out the aligned middle.
+        let (pre, mid, post) = unsafe { b.align_to::<i64>() };
+        if pre.is_empty() && post.is_empty() {
+            return std::borrow::Cow::Borrowed(mid);
+        }
+    }
+    std::borrow::Cow::Owned(
+        b.chunks_exact(8).map(|c| i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])).collect(),
+    )
 }
 
 fn u32s(b: &[u8], what: &str) -> PyResult<Vec<u32>> {
@@ -231,6 +247,38 @@ fn round_trip_verdicts<'py>(
     Ok((PyBytes::new(py, &fast), PyBytes::new(py, &verdict)))
 }
 
+/// `bootstrap_column_sums(columns, n, seed, replicates)`: per replicate `r` (the draws of
+/// `bootstrap_weights`) and column (little-endian int64 bytes, `n` values each), `sum_l w_r(l) x(l)`,
+/// as little-endian float64 bytes (`replicates x columns`, row-major).
+#[pyfunction]
+fn bootstrap_column_sums<'py>(
+    py: Python<'py>,
+    columns: Vec<Bound<'py, PyBytes>>,
+    n: usize,
+    seed: u64,
+    replicates: usize,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let cols: Vec<std::borrow::Cow<'_, [i64]>> = columns
+        .iter()
+        .enumerate()
+        .map(|(j, b)| {
+            let b = b.as_bytes();
+            if b.len() != n * 8 {
+                return Err(PyValueError::new_err(format!("column {j}: {} bytes for {n} int64 values", b.len())));
+            }
+            Ok(i64s(b))
+        })
+        .collect::<PyResult<_>>()?;
+    let refs: Vec<&[i64]> = cols.iter().map(|c| c.as_ref()).collect();
+    let sums = py.detach(|| colsums::column_sums(&refs, n, seed, replicates)).map_err(PyValueError::new_err)?;
+    PyBytes::new_with(py, sums.len() * 8, |b| {
+        for (c, x) in b.chunks_exact_mut(8).zip(&sums) {
+            c.copy_from_slice(&x.to_le_bytes());
+        }
+        Ok(())
+    })
+}
+
 /// `bootstrap_weights(n, seed, first, rows)`: the resampling counts of replicates
 /// `first..first + rows` as little-endian float64 bytes (`rows x n`, row-major).
 #[pyfunction]
@@ -294,6 +342,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyCompareCollector>()?;
     m.add_function(wrap_pyfunction!(bootstrap_weights, m)?)?;
     m.add_function(wrap_pyfunction!(round_trip_verdicts, m)?)?;
+    m.add_function(wrap_pyfunction!(bootstrap_column_sums, m)?)?;
     m.add_function(wrap_pyfunction!(type_count_replicates, m)?)?;
     Ok(())
 }

@@ -1,0 +1,215 @@
+//! The paired bootstrap's replicate sums of per-line columns, without a weights matrix.
+//!
+//! Every ratio metric of `subword compare` is a ratio of sums over lines, so a replicate needs, for
+//! every column `x` (tokens, characters, boundaries, ... of every tokenizer), `sum_l w_r(l) x(l)`
+//! where `w_r` are replicate `r`'s resampling counts ([`super::resample`]'s draws, the same as
+//! `bootstrap_weights`). The Python path built `w` as a float64 matrix (`replicates x n`, 3 GB for
+//! 1000 x 400k lines, in batches) and multiplied it by the `n x columns` matrix with BLAS.
+//!
+//! Performance notes: here each task draws the counts of a block of replicates as bytes, and streams the
+//! columns once per block. Columns are first sorted by shape: a column equal to an earlier one is
+//! summed once; a constant column `v` sums to `v * n` (the counts of a replicate sum to `n`); a column
+//! with few non-zero lines is summed over those lines only; the rest go into one row-major `f64`
+//! matrix over the lines where any of them is non-zero (empty lines are skipped), multiplied per row by
+//! the block's counts (an AVX2 kernel where the CPU has it). All values are integers, so every sum is
+//! exact in `f64` (below 2^53, checked) and the result equals the BLAS product bit for bit.
+
+use rayon::prelude::*;
+
+use super::resample::{add_counts, counts_u8};
+
+/// Replicates per task: their byte counts are `BLOCK x n` bytes, the accumulators `BLOCK x dense` f64.
+const BLOCK: usize = 16;
+
+/// What is done with one column.
+enum Plan {
+    Same(usize),
+    Constant(f64),
+    Sparse(Vec<(u32, f64)>),
+    Dense(usize),
+}
+
+/// `out[r * columns + c] = sum_l count_r(l) * cols[c][l]` for replicates `0..replicates` of `seed`.
+pub fn column_sums(cols: &[&[i64]], n: usize, seed: u64, replicates: usize) -> Result<Vec<f64>, String> {
+    let c = cols.len();
+    if let Some(bad) = cols.iter().position(|x| x.len() != n) {
+        return Err(format!("column {bad} has {} values for {n} lines", cols[bad].len()));
+    }
+    let mut plans: Vec<Plan> = Vec::with_capacity(c);
+    let mut seen: ahash::AHashMap<&[i64], usize> = ahash::AHashMap::new();
+    let mut dense_cols: Vec<usize> = Vec::new();
+    for (j, &col) in cols.iter().enumerate() {
+        let total: i128 = col.iter().map(|&x| i128::from(x).abs()).sum();
+        // A replicate's sum is at most n * (the largest |x|) and at most (largest count) * total.
+        if total.saturating_mul(n as i128) >= 1i128 << 53 {
+            return Err(format!("column {j} is too large to be summed exactly in float64"));
+        }
+        if let Some(&i) = seen.get(col) {
+            plans.push(Plan::Same(i));
+            continue;
+        }
+        seen.insert(col, j);
+        let nonzero = col.iter().filter(|&&x| x != 0).count();
+        if n == 0 || col.iter().all(|&x| x == col[0]) {
+            plans.push(Plan::Constant(col.first().map_or(0.0, |&v| v as f64)));
+        } else if nonzero * 16 <= n {
+            let pairs = col.iter().enumerate().filter(|(_, &x)| x != 0).map(|(l, &x)| (l as u32, x as f64)).collect();
+            plans.push(Plan::Sparse(pairs));
+        } else {
+            plans.push(Plan::Dense(dense_cols.len()));
+            dense_cols.push(j);
+        }
+    }
+    // The dense columns, row-major over the lines where one of them is non-zero; width padded to 4.
+    let d = dense_cols.len().div_ceil(4) * 4;
+    let rows: Vec<u32> = (0..n).filter(|&l| dense_cols.iter().any(|&j| cols[j][l] != 0)).map(|l| l as u32).collect();
+    let mut data = vec![0.0f64; rows.len() * d];
+    for (a, &l) in rows.iter().enumerate() {
+        for (k, &j) in dense_cols.iter().enumerate() {
+            data[a * d + k] = cols[j][l as usize] as f64;
+        }
+    }
+    let sparse: Vec<(usize, &[(u32, f64)])> = plans
+        .iter()
+        .enumerate()
+        .filter_map(|(j, p)| match p {
+            Plan::Sparse(v) => Some((j, v.as_slice())),
+            _ => None,
+        })
+        .collect();
+
+    let block = |b0: usize| -> Vec<f64> {
+        let b = BLOCK.min(replicates - b0);
+        // Counts line-major (`ct[l * b + r]`), bytes where no line is drawn 255+ times, else u32.
+        let small: Vec<Option<Vec<u8>>> = (0..b).map(|r| counts_u8(seed, (b0 + r) as u64, n)).collect();
+        let mut out = vec![0.0f64; b * c];
+        let mut acc = vec![0.0f64; b * d];
+        if small.iter().all(Option::is_some) {
+            let rows_u8: Vec<Vec<u8>> = small.into_iter().flatten().collect();
+            let ct = line_major(&rows_u8, n);
+            dense_block(&data, d, &rows, &ct, b, &mut acc);
+            sparse_block(&sparse, &ct, b, c, &mut out);
+        } else {
+            let rows_u32: Vec<Vec<u32>> = (0..b)
+                .map(|r| {
+                    let mut w = vec![0u32; n];
+                    add_counts(seed, (b0 + r) as u64, &mut w);
+                    w
+                })
+                .collect();
+            let ct = line_major(&rows_u32, n);
+            dense_block(&data, d, &rows, &ct, b, &mut acc);
+            sparse_block(&sparse, &ct, b, c, &mut out);
+        }
+        for r in 0..b {
+            for (j, p) in plans.iter().enumerate() {
+                match p {
+                    Plan::Constant(v) => out[r * c + j] = v * n as f64,
+                    Plan::Dense(k) => out[r * c + j] = acc[r * d + k],
+                    Plan::Same(_) | Plan::Sparse(_) => {}
+                }
+            }
+            for (j, p) in plans.iter().enumerate() {
+                if let Plan::Same(i) = p {
+                    out[r * c + j] = out[r * c + i];
+                }
+            }
+        }
+        out
+    };
+    let starts: Vec<usize> = (0..replicates).step_by(BLOCK).collect();
+    let parts: Vec<Vec<f64>> = if crate::parallel::parallel_allowed() {
+        starts.into_par_iter().map(block).collect()
+    } else {
+        starts.into_iter().map(block).collect()
+    };
+    Ok(parts.concat())
+}
+
+/// `rows[r][l]` as `t[l * rows.len() + r]`.
+fn line_major<T: Copy + Default>(rows: &[Vec<T>], n: usize) -> Vec<T> {
+    let b = rows.len();
+    let mut t = vec![T::default(); n * b];
+    for l0 in (0..n).step_by(256) {
+        let l1 = (l0 + 256).min(n);
+        for (r, row) in rows.iter().enumerate() {
+            for l in l0..l1 {
+                t[l * b + r] = row[l];
+            }
+        }
+    }
+    t
+}
+
+fn sparse_block<W: Copy + Into<f64>>(sparse: &[(usize, &[(u32, f64)])], ct: &[W], b: usize, c: usize, out: &mut [f64]) {
+    for &(j, pairs) in sparse {
+        for &(l, x) in pairs {
+            let w = &ct[l as usize * b..(l as usize + 1) * b];
+            for (r, &wr) in w.iter().enumerate() {
+                out[r * c + j] += wr.into() * x;
+            }
+        }
+    }
+}
+
+/// `acc[r * d + k] += ct[row, r] * data[a, k]` over the dense rows.
+fn dense_block<W: Copy + Into<f64>>(data: &[f64], d: usize, rows: &[u32], ct: &[W], b: usize, acc: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above); the body is the portable one.
+            unsafe { dense_block_avx2(data, d, rows, ct, b, acc) };
+            return;
+        }
+    }
+    dense_block_generic(data, d, rows, ct, b, acc);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn dense_block_avx2<W: Copy + Into<f64>>(data: &[f64], d: usize, rows: &[u32], ct: &[W], b: usize, acc: &mut [f64]) {
+    dense_block_generic(data, d, rows, ct, b, acc);
+}
+
+#[inline(always)]
+fn dense_block_generic<W: Copy + Into<f64>>(data: &[f64], d: usize, rows: &[u32], ct: &[W], b: usize, acc: &mut [f64]) {
+    if d == 0 {
+        return;
+    }
+    for (x, &l) in data.chunks_exact(d).zip(rows) {
+        let w = &ct[l as usize * b..(l as usize + 1) * b];
+        for (a, &wr) in acc.chunks_exact_mut(d).zip(w) {
+            let wr: f64 = wr.into();
+            if wr == 0.0 {
+                continue;
+            }
+            for (s, &v) in a.iter_mut().zip(x) {
+                *s += wr * v;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sums_equal_a_direct_product_for_every_kind_of_column() {
+        let n = 500;
+        let dense: Vec<i64> = (0..n as i64).map(|l| (l * 7) % 13).collect();
+        let sparse: Vec<i64> = (0..n as i64).map(|l| if l % 100 == 3 { l } else { 0 }).collect();
+        let constant = vec![1i64; n];
+        let zeros = vec![0i64; n];
+        let cols: Vec<&[i64]> = vec![&dense, &sparse, &constant, &dense, &zeros];
+        let got = column_sums(&cols, n, 11, 20).unwrap();
+        for r in 0..20 {
+            let mut w = vec![0u32; n];
+            add_counts(11, r as u64, &mut w);
+            for (j, col) in cols.iter().enumerate() {
+                let want: i64 = col.iter().zip(&w).map(|(&x, &c)| x * i64::from(c)).sum();
+                assert_eq!(got[r * cols.len() + j], want as f64, "replicate {r} column {j}");
+            }
+        }
+    }
+}
