@@ -63,10 +63,13 @@ pub fn column_sums(cols: &[&[i64]], n: usize, seed: u64, replicates: usize) -> R
     // The dense columns, row-major over the lines where one of them is non-zero; width padded to 4.
     let d = dense_cols.len().div_ceil(4) * 4;
     let rows: Vec<u32> = (0..n).filter(|&l| dense_cols.iter().any(|&j| cols[j][l] != 0)).map(|l| l as u32).collect();
-    let mut data = vec![0.0f64; rows.len() * d];
-    for (a, &l) in rows.iter().enumerate() {
-        for (k, &j) in dense_cols.iter().enumerate() {
-            data[a * d + k] = cols[j][l as usize] as f64;
+    // Panels of four columns, each row-major over the dense rows (see `dense_block`).
+    let m = rows.len();
+    let mut data = vec![0.0f64; m * d];
+    for (k, &j) in dense_cols.iter().enumerate() {
+        let (p, i) = (k / 4, k % 4);
+        for (a, &l) in rows.iter().enumerate() {
+            data[(p * m + a) * 4 + i] = cols[j][l as usize] as f64;
         }
     }
     let sparse: Vec<(usize, &[(u32, f64)])> = plans
@@ -152,42 +155,105 @@ fn sparse_block<W: Copy + Into<f64>>(sparse: &[(usize, &[(u32, f64)])], ct: &[W]
     }
 }
 
-/// `acc[r * d + k] += ct[row, r] * data[a, k]` over the dense rows.
+/// `acc[r * d + k] += ct[row, r] * x[a, k]` over the dense rows, where `data` holds `x` in panels of
+/// four columns (`data[(p * rows + a) * 4 + i] = x[a, 4p + i]`).
 fn dense_block<W: Copy + Into<f64>>(data: &[f64], d: usize, rows: &[u32], ct: &[W], b: usize, acc: &mut [f64]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2 (checked just above); the body is the portable one.
-            unsafe { dense_block_avx2(data, d, rows, ct, b, acc) };
-            return;
+    let m = rows.len();
+    if let Some(ct) = as_bytes(ct) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx2") && rows.iter().all(|&l| (l as usize + 1) * b <= ct.len()) {
+                for p in 0..d / 4 {
+                    let panel = &data[p * m * 4..(p + 1) * m * 4];
+                    for g0 in (0..b).step_by(GROUP) {
+                        if g0 + GROUP > b {
+                            panel_generic(panel, rows, ct, b, g0, b - g0, d, p, acc);
+                            continue;
+                        }
+                        // SAFETY: AVX2 is present; every row's counts `l * b + g0 .. + GROUP` are in `ct`
+                        // (checked above: g0 + GROUP <= b), and `panel` holds 4 values per row.
+                        let t = unsafe { panel_avx2(panel, rows, ct, b, g0) };
+                        for (r, tr) in t.iter().enumerate() {
+                            acc[(g0 + r) * d + p * 4..(g0 + r) * d + p * 4 + 4].copy_from_slice(tr);
+                        }
+                    }
+                }
+                return;
+            }
         }
     }
-    dense_block_generic(data, d, rows, ct, b, acc);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn dense_block_avx2<W: Copy + Into<f64>>(data: &[f64], d: usize, rows: &[u32], ct: &[W], b: usize, acc: &mut [f64]) {
-    dense_block_generic(data, d, rows, ct, b, acc);
-}
-
-#[inline(always)]
-fn dense_block_generic<W: Copy + Into<f64>>(data: &[f64], d: usize, rows: &[u32], ct: &[W], b: usize, acc: &mut [f64]) {
-    if d == 0 {
-        return;
+    for p in 0..d / 4 {
+        let panel = &data[p * m * 4..(p + 1) * m * 4];
+        for g0 in (0..b).step_by(GROUP) {
+            panel_generic(panel, rows, ct, b, g0, GROUP.min(b - g0), d, p, acc);
+        }
     }
-    for (x, &l) in data.chunks_exact(d).zip(rows) {
-        let w = &ct[l as usize * b..(l as usize + 1) * b];
-        for (a, &wr) in acc.chunks_exact_mut(d).zip(w) {
+}
+
+/// The counts as bytes when they are bytes (the AVX2 kernel reads bytes).
+fn as_bytes<W: Copy + Into<f64>>(ct: &[W]) -> Option<&[u8]> {
+    if std::mem::size_of::<W>() == 1 {
+        // SAFETY: W is one of u8 / u32 here (the callers); a one-byte W is u8, same layout.
+        Some(unsafe { std::slice::from_raw_parts(ct.as_ptr().cast::<u8>(), ct.len()) })
+    } else {
+        None
+    }
+}
+
+/// Replicates per register tile: `GROUP` accumulators of four lanes stay in registers over all rows.
+const GROUP: usize = 8;
+
+#[allow(clippy::too_many_arguments)]
+fn panel_generic<W: Copy + Into<f64>>(
+    panel: &[f64],
+    rows: &[u32],
+    ct: &[W],
+    b: usize,
+    g0: usize,
+    g: usize,
+    d: usize,
+    p: usize,
+    acc: &mut [f64],
+) {
+    let mut t = [[0.0f64; 4]; GROUP];
+    for (x, &l) in panel.chunks_exact(4).zip(rows) {
+        let w = &ct[l as usize * b + g0..l as usize * b + g0 + g];
+        for (tr, &wr) in t.iter_mut().zip(w) {
             let wr: f64 = wr.into();
-            if wr == 0.0 {
-                continue;
-            }
-            for (s, &v) in a.iter_mut().zip(x) {
+            for (s, &v) in tr.iter_mut().zip(x) {
                 *s += wr * v;
             }
         }
     }
+    for (r, tr) in t.iter().enumerate().take(g) {
+        acc[(g0 + r) * d + p * 4..(g0 + r) * d + p * 4 + 4].copy_from_slice(tr);
+    }
+}
+
+/// [`panel_generic`] for a full group, eight `__m256d` accumulators (mul then add: no fused rounding,
+/// though on these integer values both are exact anyway).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn panel_avx2(panel: &[f64], rows: &[u32], ct: &[u8], b: usize, g0: usize) -> [[f64; 4]; GROUP] {
+    use std::arch::x86_64::*;
+    let mut acc = [_mm256_setzero_pd(); GROUP];
+    let px = panel.as_ptr();
+    let pc = ct.as_ptr();
+    for (a, &l) in rows.iter().enumerate() {
+        let x = _mm256_loadu_pd(px.add(a * 4));
+        let w = pc.add(l as usize * b + g0);
+        macro_rules! lane {
+            ($($r:expr),*) => {$(
+                acc[$r] = _mm256_add_pd(acc[$r], _mm256_mul_pd(_mm256_set1_pd(f64::from(*w.add($r))), x));
+            )*};
+        }
+        lane!(0, 1, 2, 3, 4, 5, 6, 7);
+    }
+    let mut out = [[0.0f64; 4]; GROUP];
+    for (o, v) in out.iter_mut().zip(acc) {
+        _mm256_storeu_pd(o.as_mut_ptr(), v);
+    }
+    out
 }
 
 #[cfg(test)]
