@@ -232,12 +232,27 @@ fn reduce_line(
         let mut types = Vec::with_capacity(offsets.len());
         let mut script_tokens = Vec::new();
         let hi = (nchars - 1).max(0);
+        let mut at = 0usize;
         for &(s, e) in &offsets {
             let ty = if segs.is_empty() {
                 fallback.unwrap_or(u32::MAX)
             } else {
                 let p = s.max(e - 1).clamp(0, hi);
-                let at = segs.partition_point(|g| i64::from(g.start) <= p).saturating_sub(1);
+                // Tokens come in order, so the segment is usually the one before or the next few:
+                // walk from it, else search (the same `partition_point(start <= p) - 1`).
+                at = if i64::from(segs[at].start) <= p {
+                    let mut k = at;
+                    while k + 1 < segs.len() && k < at + 4 && i64::from(segs[k + 1].start) <= p {
+                        k += 1;
+                    }
+                    if k + 1 < segs.len() && i64::from(segs[k + 1].start) <= p {
+                        segs.partition_point(|g| i64::from(g.start) <= p).saturating_sub(1)
+                    } else {
+                        k
+                    }
+                } else {
+                    segs.partition_point(|g| i64::from(g.start) <= p).saturating_sub(1)
+                };
                 segs[at].ty
             };
             if ty != u32::MAX && classes.word[ty as usize] {
@@ -248,8 +263,13 @@ fn reduce_line(
         // Continued words: tokens of non-zero width that overlap the word, 2 or more.
         let mut starts: Vec<i64> = offsets.iter().filter(|(s, e)| e > s).map(|&(s, _)| s).collect();
         let mut ends: Vec<i64> = offsets.iter().filter(|(s, e)| e > s).map(|&(_, e)| e).collect();
-        starts.sort_unstable();
-        ends.sort_unstable();
+        // Offsets are nearly always in order already: sort only when they are not.
+        if !starts.is_sorted() {
+            starts.sort_unstable();
+        }
+        if !ends.is_sorted() {
+            ends.sort_unstable();
+        }
         let mut continued = 0i64;
         for g in segs.iter().filter(|g| classes.word[g.ty as usize]) {
             let (ws, we) = (i64::from(g.start), i64::from(g.end));
@@ -267,7 +287,9 @@ fn reduce_line(
                 }
             }
         }
-        keys.sort_unstable();
+        if !keys.is_sorted() {
+            keys.sort_unstable();
+        }
         keys.dedup();
         let lossless = round_trips(tok.encoder, tok.round_trip, &enc.ids, line);
         out_toks.push(LineTok {
