@@ -235,9 +235,9 @@ impl SpmDecode {
         let (kinds, add_dummy_prefix, unk) = p.decode_parts();
         let table = p.table();
         let (mut plain, mut stripped) = (Pieces::default(), Pieces::default());
-        for id in 0..kinds.len() {
+        for (id, kind) in kinds.iter().enumerate() {
             let piece = table.get(id as u32);
-            let byte = if kinds[id] == PieceType::Byte { crate::unigram::encode::parse_byte_piece(piece) } else { None };
+            let byte = if *kind == PieceType::Byte { crate::unigram::encode::parse_byte_piece(piece) } else { None };
             let spaced = |s: &str| s.chars().map(|c| if c == WS { ' ' } else { c }).collect::<String>();
             plain.push(spaced(piece).as_bytes(), byte);
             stripped.push(spaced(piece.strip_prefix(WS).unwrap_or(piece)).as_bytes(), byte);
