@@ -19,7 +19,7 @@ use rayon::prelude::*;
 use super::resample::{add_counts, counts_u8};
 
 /// Replicates per task: their byte counts are `BLOCK x n` bytes, the accumulators `BLOCK x dense` f64.
-const BLOCK: usize = 16;
+const BLOCK: usize = 64;
 
 /// What is done with one column.
 enum Plan {
@@ -156,39 +156,45 @@ fn sparse_block<W: Copy + Into<f64>>(sparse: &[(usize, &[(u32, f64)])], ct: &[W]
 }
 
 /// `acc[r * d + k] += ct[row, r] * x[a, k]` over the dense rows, where `data` holds `x` in panels of
-/// four columns (`data[(p * rows + a) * 4 + i] = x[a, 4p + i]`).
+/// four columns (`data[(p * rows + a) * 4 + i] = x[a, 4p + i]`). Rows go in tiles of [`TILE`], so a
+/// tile's counts and panels are read from memory once and reused from cache by every panel and group.
 fn dense_block<W: Copy + Into<f64>>(data: &[f64], d: usize, rows: &[u32], ct: &[W], b: usize, acc: &mut [f64]) {
     let m = rows.len();
-    if let Some(ct) = as_bytes(ct) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::is_x86_feature_detected!("avx2") && rows.iter().all(|&l| (l as usize + 1) * b <= ct.len()) {
-                for p in 0..d / 4 {
-                    let panel = &data[p * m * 4..(p + 1) * m * 4];
-                    for g0 in (0..b).step_by(GROUP) {
-                        if g0 + GROUP > b {
-                            panel_generic(panel, rows, ct, b, g0, b - g0, d, p, acc);
-                            continue;
-                        }
-                        // SAFETY: AVX2 is present; every row's counts `l * b + g0 .. + GROUP` are in `ct`
-                        // (checked above: g0 + GROUP <= b), and `panel` holds 4 values per row.
-                        let t = unsafe { panel_avx2(panel, rows, ct, b, g0) };
-                        for (r, tr) in t.iter().enumerate() {
-                            acc[(g0 + r) * d + p * 4..(g0 + r) * d + p * 4 + 4].copy_from_slice(tr);
-                        }
-                    }
+    let bytes = as_bytes(ct);
+    #[cfg(target_arch = "x86_64")]
+    let avx2 = std::is_x86_feature_detected!("avx2")
+        && std::is_x86_feature_detected!("fma")
+        && bytes.is_some_and(|c| rows.iter().all(|&l| (l as usize + 1) * b <= c.len()));
+    #[cfg(not(target_arch = "x86_64"))]
+    let avx2 = false;
+    for t0 in (0..m).step_by(TILE) {
+        let t1 = (t0 + TILE).min(m);
+        let tile_rows = &rows[t0..t1];
+        for p in 0..d / 4 {
+            let panel = &data[(p * m + t0) * 4..(p * m + t1) * 4];
+            for g0 in (0..b).step_by(GROUP) {
+                let g = GROUP.min(b - g0);
+                let mut t = [[0.0f64; 4]; GROUP];
+                for (r, tr) in t.iter_mut().enumerate().take(g) {
+                    tr.copy_from_slice(&acc[(g0 + r) * d + p * 4..(g0 + r) * d + p * 4 + 4]);
                 }
-                return;
+                match bytes {
+                    #[cfg(target_arch = "x86_64")]
+                    // SAFETY: AVX2 and FMA are present; every row's counts `l * b + g0 .. + GROUP` are in `ct`
+                    // (checked above, and g0 + GROUP <= b here), and `panel` holds 4 values per row.
+                    Some(c) if avx2 && g == GROUP => t = unsafe { panel_avx2(panel, tile_rows, c, b, g0, t) },
+                    _ => panel_generic(panel, tile_rows, ct, b, g0, g, &mut t),
+                }
+                for (r, tr) in t.iter().enumerate().take(g) {
+                    acc[(g0 + r) * d + p * 4..(g0 + r) * d + p * 4 + 4].copy_from_slice(tr);
+                }
             }
         }
     }
-    for p in 0..d / 4 {
-        let panel = &data[p * m * 4..(p + 1) * m * 4];
-        for g0 in (0..b).step_by(GROUP) {
-            panel_generic(panel, rows, ct, b, g0, GROUP.min(b - g0), d, p, acc);
-        }
-    }
 }
+
+/// Dense rows per tile: `TILE x BLOCK` count bytes and `TILE x 32` bytes per panel stay in L2.
+const TILE: usize = 1024;
 
 /// The counts as bytes when they are bytes (the AVX2 kernel reads bytes).
 fn as_bytes<W: Copy + Into<f64>>(ct: &[W]) -> Option<&[u8]> {
@@ -203,7 +209,7 @@ fn as_bytes<W: Copy + Into<f64>>(ct: &[W]) -> Option<&[u8]> {
 /// Replicates per register tile: `GROUP` accumulators of four lanes stay in registers over all rows.
 const GROUP: usize = 8;
 
-#[allow(clippy::too_many_arguments)]
+/// `t[r] += ct[l, g0 + r] * x[a]` for the rows of one tile and panel, `r < g`.
 fn panel_generic<W: Copy + Into<f64>>(
     panel: &[f64],
     rows: &[u32],
@@ -211,11 +217,8 @@ fn panel_generic<W: Copy + Into<f64>>(
     b: usize,
     g0: usize,
     g: usize,
-    d: usize,
-    p: usize,
-    acc: &mut [f64],
+    t: &mut [[f64; 4]; GROUP],
 ) {
-    let mut t = [[0.0f64; 4]; GROUP];
     for (x, &l) in panel.chunks_exact(4).zip(rows) {
         let w = &ct[l as usize * b + g0..l as usize * b + g0 + g];
         for (tr, &wr) in t.iter_mut().zip(w) {
@@ -225,18 +228,25 @@ fn panel_generic<W: Copy + Into<f64>>(
             }
         }
     }
-    for (r, tr) in t.iter().enumerate().take(g) {
-        acc[(g0 + r) * d + p * 4..(g0 + r) * d + p * 4 + 4].copy_from_slice(tr);
-    }
 }
 
-/// [`panel_generic`] for a full group, eight `__m256d` accumulators (mul then add: no fused rounding,
-/// though on these integer values both are exact anyway).
+/// [`panel_generic`] for a full group, eight `__m256d` accumulators. Fused multiply-adds: the values
+/// and every partial sum are integers below 2^53, so fused and unfused rounding give the same sums.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn panel_avx2(panel: &[f64], rows: &[u32], ct: &[u8], b: usize, g0: usize) -> [[f64; 4]; GROUP] {
+#[target_feature(enable = "avx2,fma")]
+unsafe fn panel_avx2(
+    panel: &[f64],
+    rows: &[u32],
+    ct: &[u8],
+    b: usize,
+    g0: usize,
+    start: [[f64; 4]; GROUP],
+) -> [[f64; 4]; GROUP] {
     use std::arch::x86_64::*;
     let mut acc = [_mm256_setzero_pd(); GROUP];
+    for (a, s) in acc.iter_mut().zip(&start) {
+        *a = _mm256_loadu_pd(s.as_ptr());
+    }
     let px = panel.as_ptr();
     let pc = ct.as_ptr();
     for (a, &l) in rows.iter().enumerate() {
@@ -244,7 +254,7 @@ unsafe fn panel_avx2(panel: &[f64], rows: &[u32], ct: &[u8], b: usize, g0: usize
         let w = pc.add(l as usize * b + g0);
         macro_rules! lane {
             ($($r:expr),*) => {$(
-                acc[$r] = _mm256_add_pd(acc[$r], _mm256_mul_pd(_mm256_set1_pd(f64::from(*w.add($r))), x));
+                acc[$r] = _mm256_fmadd_pd(_mm256_set1_pd(f64::from(*w.add($r))), x, acc[$r]);
             )*};
         }
         lane!(0, 1, 2, 3, 4, 5, 6, 7);
