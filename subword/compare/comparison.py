@@ -10,6 +10,7 @@ described in ``docs/compare.md``), which the renderers turn into text or HTML.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -247,7 +248,7 @@ def _vocab_overlap(ta: Any, tb: Any, examples: int = 10) -> dict[str, Any]:
             picked = [x for x in xs if 1 < len(x) <= longest]
             if len(picked) >= examples or longest == 1 << 30:
                 break
-        picked = sorted(picked or xs, key=lambda x: (len(x), x))[:examples]
+        picked = heapq.nsmallest(examples, picked or xs, key=lambda x: (len(x), x))  # sorted(...)[:examples]
         return [x.decode("utf-8", errors="backslashreplace") for x in picked]
 
     return {
