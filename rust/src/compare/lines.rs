@@ -182,9 +182,38 @@ fn reduce_line(
     toks: &[TokInfo<'_>],
     classes: &TypeClasses<'_>,
 ) -> LineOut {
+    SCRATCH.with(|s| reduce_line_in(line, segs, fallback, encs, toks, classes, &mut s.borrow_mut()))
+}
+
+/// Buffers of [`reduce_line`] reused from line to line on each thread (five vectors per tokenizer
+/// and line were allocated and freed before).
+#[derive(Default)]
+struct Scratch {
+    ns: Vec<i64>,
+    offsets: Vec<(i64, i64)>,
+    starts: Vec<i64>,
+    ends: Vec<i64>,
+    keys_of: Vec<Vec<i64>>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
+#[allow(clippy::too_many_arguments)]
+fn reduce_line_in(
+    line: &str,
+    segs: &[Segment],
+    fallback: Option<u32>,
+    encs: &[&Encoding],
+    toks: &[TokInfo<'_>],
+    classes: &TypeClasses<'_>,
+    scratch: &mut Scratch,
+) -> LineOut {
+    let Scratch { ns, offsets, starts, ends, keys_of } = scratch;
     let conv = CharOffsets::new(line);
     // ns[p]: non-whitespace characters before char offset p.
-    let mut ns: Vec<i64> = Vec::with_capacity(line.len() + 1);
+    ns.clear();
     ns.push(0);
     let (mut prev_space, mut ws_words, mut nonspace) = (true, 0i64, 0i64);
     for c in line.chars() {
@@ -206,21 +235,18 @@ fn reduce_line(
         }
     }
     let ns_at = |p: i64| ns[p.clamp(0, nchars) as usize];
-    let mut keys_of: Vec<Vec<i64>> = Vec::with_capacity(encs.len());
+    keys_of.resize_with(encs.len(), Vec::new);
     let mut out_toks = Vec::with_capacity(encs.len());
-    for (enc, tok) in encs.iter().zip(toks) {
-        let offsets: Vec<(i64, i64)> = enc
-            .offsets
-            .iter()
-            .map(|&o| {
-                let (a, b) = conv.convert(o);
-                (a as i64, b as i64)
-            })
-            .collect();
+    for (ti, (enc, tok)) in encs.iter().zip(toks).enumerate() {
+        offsets.clear();
+        offsets.extend(enc.offsets.iter().map(|&o| {
+            let (a, b) = conv.convert(o);
+            (a as i64, b as i64)
+        }));
         let mut unk_chars = 0i64;
         let mut byte_tokens = 0i64;
         let top = tok.byte_token.len().saturating_sub(1);
-        for (&id, &(s, e)) in enc.ids.iter().zip(&offsets) {
+        for (&id, &(s, e)) in enc.ids.iter().zip(offsets.iter()) {
             if tok.unk == Some(id) {
                 unk_chars += e - s;
             }
@@ -233,7 +259,7 @@ fn reduce_line(
         let mut script_tokens = Vec::new();
         let hi = (nchars - 1).max(0);
         let mut at = 0usize;
-        for &(s, e) in &offsets {
+        for &(s, e) in offsets.iter() {
             let ty = if segs.is_empty() {
                 fallback.unwrap_or(u32::MAX)
             } else {
@@ -261,8 +287,10 @@ fn reduce_line(
             types.push(ty);
         }
         // Continued words: tokens of non-zero width that overlap the word, 2 or more.
-        let mut starts: Vec<i64> = offsets.iter().filter(|(s, e)| e > s).map(|&(s, _)| s).collect();
-        let mut ends: Vec<i64> = offsets.iter().filter(|(s, e)| e > s).map(|&(_, e)| e).collect();
+        starts.clear();
+        starts.extend(offsets.iter().filter(|(s, e)| e > s).map(|&(s, _)| s));
+        ends.clear();
+        ends.extend(offsets.iter().filter(|(s, e)| e > s).map(|&(_, e)| e));
         // Offsets are nearly always in order already: sort only when they are not.
         if !starts.is_sorted() {
             starts.sort_unstable();
@@ -279,8 +307,9 @@ fn reduce_line(
             }
         }
         // Internal boundaries, whitespace transparent.
-        let mut keys: Vec<i64> = Vec::with_capacity(2 * offsets.len());
-        for &(s, e) in &offsets {
+        let keys = &mut keys_of[ti];
+        keys.clear();
+        for &(s, e) in offsets.iter() {
             for k in [ns_at(s), ns_at(e)] {
                 if k > 0 && k < nonspace {
                     keys.push(k);
@@ -301,11 +330,10 @@ fn reduce_line(
             script_tokens,
             types,
         });
-        keys_of.push(keys);
     }
     let mut shared = Vec::new();
-    for a in 0..keys_of.len() {
-        for b in a + 1..keys_of.len() {
+    for a in 0..encs.len() {
+        for b in a + 1..encs.len() {
             shared.push(shared_count(&keys_of[a], &keys_of[b]));
         }
     }
