@@ -27,10 +27,49 @@ Examples:
 """
 
 
+def _read_whole(source: str, errors: str) -> tuple[list[str], dict[str, Any]] | None:
+    """One file read at once: the lines, digest and counts :func:`_read` gives, or ``None`` to read it line by line.
+
+    The line-by-line reader costs a few microseconds a line (2.4 s of a 20 MB comparison); this path
+    decodes and splits the whole file in C. Any file it is not sure of (stdin, a glob or directory, a NUL
+    byte, invalid UTF-8 under ``strict``) goes the line-by-line way, which says what is wrong and where.
+    """
+    try:
+        found = corpora.expand_sources([source])
+    except corpora.CorpusError:
+        return None
+    if len(found) != 1 or found[0].path is None:
+        return None
+    from corpora.compression import open_binary
+
+    try:
+        with open_binary(found[0].path, found[0].name) as stream:
+            data = stream.read()
+        if b"\x00" in data:
+            return None
+        text = data.decode("utf-8", errors)
+    except (OSError, UnicodeDecodeError, EOFError, ValueError):
+        return None
+    # Binary line iteration splits after each b"\n"; UTF-8 never has that byte inside a character, so
+    # decoding the whole file (strict or replace) gives the lines' decodings joined.
+    parts = text.split("\n")
+    if parts and parts[-1] == "":
+        parts.pop()
+    raw = data if errors == "strict" else text.encode("utf-8", "surrogatepass")
+    lines = [line[:-1] if line.endswith("\r") else line for line in parts]
+    entry = {"path": source, "lines": len(lines), "bytes": len(data), "sha256": hashlib.sha256(raw).hexdigest()}
+    return lines, entry
+
+
 def _read(sources: tuple[str, ...], errors: str, max_lines: int | None) -> tuple[list[str], list[dict[str, Any]]]:
     lines: list[str] = []
     files: list[dict[str, Any]] = []
     for source in sources:
+        whole = _read_whole(source, errors) if max_lines is None else None
+        if whole is not None:
+            lines.extend(whole[0])
+            files.append(whole[1])
+            continue
         try:
             reader = corpora.CorpusReader([source], errors=errors)  # type: ignore[arg-type]
         except corpora.CorpusError as exc:

@@ -155,3 +155,25 @@ def test_tiktoken_name_counts_as_tiktoken(files, tmp_path, monkeypatch):
                             mergeable_ranks=read_ranks(resolve("cl100k_base")), special_tokens={})
     lines = files["text"].read_text(encoding="utf-8").split("\n")[:-1]
     assert doc["tokenizers"][0]["metrics"]["tokens"]["value"] == sum(len(enc.encode_ordinary(s)) for s in lines)
+
+
+@pytest.mark.parametrize("errors", ["strict", "replace"])
+def test_a_file_read_whole_gives_what_the_line_reader_gives(tmp_path, monkeypatch, errors):
+    import gzip
+
+    from cli import compare as command
+
+    raw = "The quick\r\nbrown \u00e9\n\n\rfox \u6771\u4eac\r\n".encode() + (b"bad \xe2\x82\nend \xff" if errors == "replace"
+                                                                        else b"end")
+    plain, packed = tmp_path / "a.txt", tmp_path / "a.txt.gz"
+    plain.write_bytes(raw)
+    packed.write_bytes(gzip.compress(raw))
+    for path in (plain, packed):
+        whole = command._read((str(path),), errors, None)
+        assert command._read_whole(str(path), errors) is not None
+        monkeypatch.setattr(command, "_read_whole", lambda source, errs: None)
+        assert command._read((str(path),), errors, None) == whole
+        monkeypatch.undo()
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"ok\nnot \xff utf-8\n")
+    assert command._read_whole(str(bad), "strict") is None   # the line reader names the line

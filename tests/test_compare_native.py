@@ -180,3 +180,22 @@ def test_core_type_count_replicates_equal_the_sparse_product():
     for name in want:
         np.testing.assert_allclose(got[name], want[name], rtol=1e-11, err_msg=name)
     assert np.ptp(got["renyi_efficiency"]) > 0   # the replicates differ
+
+
+@pytest.mark.parametrize("n, seed", [(1, 0), (37, 5), (20_000, -3)])
+def test_core_column_sums_equal_the_weights_product(n, seed):
+    from subword import _core
+    from subword.compare import bootstrap
+
+    rng = np.random.default_rng(4)
+    dense = rng.integers(0, 90, n)
+    sparse = np.where(rng.random(n) < 0.01, rng.integers(1, 1000, n), 0)
+    cols = [dense, sparse, np.ones(n, np.int64), dense.copy(), np.zeros(n, np.int64), rng.random(n) < 0.5,
+            rng.integers(0, 3, n) * (np.arange(n) % 3 == 0)]
+    r = 37  # more than one block of replicates, and not a multiple of it
+    got = np.frombuffer(_core.bootstrap_column_sums([np.asarray(c, "<i8").tobytes() for c in cols], n,
+                                                    bootstrap.seed64(seed), r), "<f8").reshape(r, len(cols))
+    w = np.concatenate(list(bootstrap.weights(n, r, seed)))
+    want = w @ np.stack([np.asarray(c, np.float64) for c in cols], axis=1)
+    np.testing.assert_array_equal(got, want)
+    assert n == 1 or np.ptp(got[:, 0]) > 0

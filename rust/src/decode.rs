@@ -192,7 +192,7 @@ impl Decoder {
 }
 
 /// `<0xAB>` -> 0xAB (exactly six chars, two hex digits, as HF tests it).
-fn byte_token(t: &str) -> Option<u8> {
+pub(crate) fn byte_token(t: &str) -> Option<u8> {
     let hex = t.strip_prefix("<0x")?.strip_suffix('>')?;
     if t.len() != 6 {
         return None;
@@ -226,7 +226,7 @@ fn byte_fallback(tokens: Vec<String>) -> Vec<String> {
 }
 
 /// HF `decoders::Strip` on one token.
-fn strip_token(t: &str, content: char, start: usize, stop: usize) -> String {
+pub(crate) fn strip_token(t: &str, content: char, start: usize, stop: usize) -> String {
     let chars: Vec<char> = t.chars().collect();
     let start_cut = chars.iter().take(start).take_while(|&&c| c == content).count();
     let rest = chars.len() - start_cut;
@@ -237,7 +237,7 @@ fn strip_token(t: &str, content: char, start: usize, stop: usize) -> String {
 /// HF `decoders::wordpiece::cleanup`: glue punctuation and English clitics back on.
 /// Appends a byte-level token's bytes; a token with any char outside the byte table contributes
 /// its UTF-8 as is.
-fn byte_level_bytes(t: &str, bytes: &mut Vec<u8>) {
+pub(crate) fn byte_level_bytes(t: &str, bytes: &mut Vec<u8>) {
     let start = bytes.len();
     for c in t.chars() {
         match unicode_to_byte(c) {

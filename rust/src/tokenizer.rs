@@ -930,12 +930,26 @@ impl Tokenizer {
 
     // ---- decoding ----
 
+    /// The token string `decode` reads for `id` (an added token's content first), if any.
+    pub(crate) fn decode_token(&self, id: u32) -> Option<&str> {
+        self.added.id_to_token(id).map(|a| a.content.as_str()).or_else(|| self.model.id_to_token(id))
+    }
+
+    /// One more than the largest id `decode_token` may know: the model's ids and the added ones.
+    pub(crate) fn id_bound(&self) -> usize {
+        let added = self.added.tokens.iter().map(|a| a.id as usize + 1).max().unwrap_or(0);
+        self.model.vocab_size().max(added)
+    }
+
+    pub(crate) fn decoder(&self) -> Option<&Decoder> {
+        self.decoder.as_ref()
+    }
+
     pub fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> String {
         let tokens: Vec<&str> = ids
             .iter()
             .filter_map(|&id| {
-                let t =
-                    self.added.id_to_token(id).map(|a| a.content.as_str()).or_else(|| self.model.id_to_token(id))?;
+                let t = self.decode_token(id)?;
                 if skip_special_tokens && self.special_contents.contains(t) {
                     return None;
                 }

@@ -161,13 +161,14 @@ def chunk_bounds(chars: np.ndarray) -> list[tuple[int, int]]:
     >>> chunk_bounds(np.array([3, 4, 5]))
     [(0, 3)]
     """
+    # A chunk ends with the line that brings its size (line feeds counted) to CHUNK_CHARS or more:
+    # found by a search in the running sizes rather than a Python loop over the lines.
+    ends = np.cumsum(np.asarray(chars, dtype=np.int64) + 1)
     bounds = []
-    first, n = 0, len(chars)
+    first, n = 0, len(ends)
     while first < n:
-        last, size = first, 0
-        while last < n and (size < CHUNK_CHARS or last == first):
-            size += chars[last] + 1
-            last += 1
+        base = ends[first - 1] if first else 0
+        last = min(int(np.searchsorted(ends, base + CHUNK_CHARS, side="left")) + 1, n)
         bounds.append((first, last))
         first = last
     return bounds

@@ -10,6 +10,7 @@ described in ``docs/compare.md``), which the renderers turn into text or HTML.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -124,7 +125,7 @@ def _sample_indices(lines: Sequence[str], show: int) -> list[int]:
     return [candidates[int(i * step)] for i in range(show)]
 
 
-def _columns(c: Collected) -> tuple[list[str], np.ndarray]:
+def _column_arrays(c: Collected) -> dict[str, np.ndarray]:
     cols: dict[str, np.ndarray] = {
         "lines": np.ones(c.n), "chars": c.chars, "bytes": c.bytes, "words": c.words, "ws_words": c.ws_words,
     }
@@ -141,8 +142,23 @@ def _columns(c: Collected) -> tuple[list[str], np.ndarray]:
             cols[f"{i}:tokens:{script}"] = d.script_tokens.get(script, np.zeros(c.n))
     for (a, b), arr in c.shared_boundaries.items():
         cols[f"{a}|{b}:shared"] = arr
+    return cols
+
+
+def _columns(c: Collected) -> tuple[list[str], np.ndarray]:
+    """The per-line columns as one ``(n, columns)`` float64 matrix (the numpy path's operand)."""
+    cols = _column_arrays(c)
     names = list(cols)
     return names, np.stack([np.asarray(cols[k], dtype=np.float64) for k in names], axis=1)
+
+
+def _fast_column_sums() -> Any:
+    """The core's ``bootstrap_column_sums``, or ``None`` (then weights and a matrix product are used)."""
+    try:
+        from subword import _core
+    except ImportError:
+        return None
+    return getattr(_core, "bootstrap_column_sums", None)
 
 
 def _values(sums: Mapping[str, Any], k: int, scripts: Sequence[str]) -> dict[str, Any]:
@@ -232,7 +248,7 @@ def _vocab_overlap(ta: Any, tb: Any, examples: int = 10) -> dict[str, Any]:
             picked = [x for x in xs if 1 < len(x) <= longest]
             if len(picked) >= examples or longest == 1 << 30:
                 break
-        picked = sorted(picked or xs, key=lambda x: (len(x), x))[:examples]
+        picked = heapq.nsmallest(examples, picked or xs, key=lambda x: (len(x), x))  # sorted(...)[:examples]
         return [x.decode("utf-8", errors="backslashreplace") for x in picked]
 
     return {
@@ -338,8 +354,9 @@ def compare(
     scripts = sorted(c.script_words)
 
     # ---- point values and the paired bootstrap ----
-    col_names, matrix = _columns(c)
-    point = _values(dict(zip(col_names, matrix.sum(axis=0))), k, scripts)
+    arrays = _column_arrays(c)
+    col_names = list(arrays)
+    point = _values({name: np.float64(arr.sum()) for name, arr in arrays.items()}, k, scripts)
     dist_counts = []
     for d in c.tokenizers:
         # bincount + renumbering instead of np.unique: linear in the tokens (ids are bounded by |V|).
@@ -367,19 +384,28 @@ def compare(
         else:
             sparse = [_type_line_counts(used, compact, d.id_line, c.n) for (used, compact), d in
                       zip(dist_counts, c.tokenizers)]
-        # Identical columns (all-zero UNK counts, lossless == lines, ...) are summed once.
-        distinct, back = _distinct_columns(matrix)
-        done = 0
-        for w in bootstrap.weights(c.n, bootstrap_replicates, seed):
-            sums = dict(zip(col_names, (w @ distinct)[:, back].T))
-            for key, v in _values(sums, k, scripts).items():
+        column_sums = _fast_column_sums()
+        if column_sums is not None and sparse is None:
+            # The core draws the same replicates and sums every column exactly (no weights matrix).
+            buf = column_sums([np.ascontiguousarray(a, dtype="<i8").tobytes() for a in arrays.values()], c.n,
+                              bootstrap.seed64(seed), bootstrap_replicates)
+            all_sums = np.frombuffer(buf, dtype="<f8").reshape(bootstrap_replicates, len(col_names))
+            for key, v in _values(dict(zip(col_names, all_sums.T)), k, scripts).items():
                 reps[key].append(v)
-            if sparse is not None and done < DISTRIBUTION_REPLICATES:
-                take = w[: DISTRIBUTION_REPLICATES - done]
-                for i, (m, d) in enumerate(zip(sparse, c.tokenizers)):
-                    for name, v in distribution_metrics(m @ take.T, d.table.vocab_size).items():
-                        dist_reps[i][name].append(v)
-            done += len(w)
+        else:
+            # Identical columns (all-zero UNK counts, lossless == lines, ...) are summed once.
+            distinct, back = _distinct_columns(_columns(c)[1])
+            done = 0
+            for w in bootstrap.weights(c.n, bootstrap_replicates, seed):
+                sums = dict(zip(col_names, (w @ distinct)[:, back].T))
+                for key, v in _values(sums, k, scripts).items():
+                    reps[key].append(v)
+                if sparse is not None and done < DISTRIBUTION_REPLICATES:
+                    take = w[: DISTRIBUTION_REPLICATES - done]
+                    for i, (m, d) in enumerate(zip(sparse, c.tokenizers)):
+                        for name, v in distribution_metrics(m @ take.T, d.table.vocab_size).items():
+                            dist_reps[i][name].append(v)
+                done += len(w)
     rep = {key: np.concatenate(v) if v else np.full(1, np.nan) for key, v in reps.items()}
     drep = [{m: np.concatenate(v) if v else np.full(1, np.nan) for m, v in r.items()} for r in dist_reps]
 

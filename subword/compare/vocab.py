@@ -135,25 +135,29 @@ class VocabTable:
             continuing = False
             if prefix and text.startswith(prefix) and len(text) > len(prefix):
                 text, continuing = text[len(prefix):], True
-            piece = _BYTE_PIECE.fullmatch(text)
+            piece = _BYTE_PIECE.fullmatch(text) if text.startswith("<0") else None
             if piece and (byte_pieces or not byte_level):
                 raw = bytes([int(piece.group(1), 16)])
                 byte_token[i] = True
+                length = 1  # one byte decodes to one character (itself, or U+FFFD)
             elif byte_level:
                 try:
                     raw = text.translate(_BYTE_TRANSLATE).encode("latin-1")
                 except UnicodeEncodeError:  # a char outside the byte alphabet: its own UTF-8
                     raw = text.encode("utf-8")
                 try:
-                    raw.decode("utf-8")
+                    length = len(raw.decode("utf-8"))
                 except UnicodeDecodeError:
                     byte_token[i] = True
+                    length = len(raw.decode("utf-8", errors="replace"))
             else:
                 # SentencePiece's space, whether a Metaspace or a Replace decoder turns it back.
                 text = text.replace(metaspace or "\u2581", " ")
                 raw = text.encode("utf-8")
+                length = len(text)  # UTF-8 of a str decodes back to it
             surface[i] = raw
             stripped = raw[1:] if raw.startswith(b" ") and len(raw) > 1 else raw
             core[i] = stripped if not continuing else raw
-            char_length[i] = len(raw.decode("utf-8", errors="replace"))
-        return cls(size, tok.get_vocab_size(True), surface, core, char_length, byte_token, special, unk_id(tok))
+            char_length[i] = length
+        # len(vocab) is get_vocab_size(True) (HF's definition), without building the vocabulary twice.
+        return cls(size, len(vocab), surface, core, char_length, byte_token, special, unk_id(tok))

@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use super::roundtrip::{PieceDecode, RoundTrip, SpmDecode};
 use super::segment::{is_space, ChunkSegments, Segment};
 use crate::encoding::{CharOffsets, Encoding};
 use crate::tokenizer::sentencepiece::SpmPipeline;
@@ -25,6 +26,8 @@ pub trait Encoder: Sync {
     fn encode_texts(&self, texts: &[&str]) -> Result<Vec<Encoding>, String>;
     /// Decodes with special tokens kept.
     fn decode_ids(&self, ids: &[u32]) -> String;
+    /// The precomputed decode of the losslessness check, where the decoder allows one.
+    fn round_trip(&self) -> Option<RoundTrip>;
 }
 
 impl Encoder for Tokenizer {
@@ -34,6 +37,10 @@ impl Encoder for Tokenizer {
 
     fn decode_ids(&self, ids: &[u32]) -> String {
         self.decode(ids, false)
+    }
+
+    fn round_trip(&self) -> Option<RoundTrip> {
+        PieceDecode::of(self).map(RoundTrip::Pieces)
     }
 }
 
@@ -45,6 +52,21 @@ impl Encoder for SpmPipeline {
     fn decode_ids(&self, ids: &[u32]) -> String {
         self.decode(ids)
     }
+
+    fn round_trip(&self) -> Option<RoundTrip> {
+        Some(RoundTrip::Spm(SpmDecode::of(self)))
+    }
+}
+
+thread_local! {
+    /// The scratch buffer of the losslessness check, one per thread.
+    static DECODE_BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `decode(ids) == line` (special tokens kept): the precomputed pieces where they decide, else the decoder.
+pub fn round_trips(encoder: &dyn Encoder, fast: Option<&RoundTrip>, ids: &[u32], line: &str) -> bool {
+    let verdict = fast.and_then(|rt| DECODE_BUF.with(|b| rt.check(ids, line, &mut b.borrow_mut())));
+    verdict.unwrap_or_else(|| encoder.decode_ids(ids) == line)
 }
 
 /// One tokenizer and the per-id facts the counts need.
@@ -53,6 +75,8 @@ pub struct TokInfo<'a> {
     pub unk: Option<u32>,
     /// Per id: the token is a byte token (`VocabTable.byte_token`).
     pub byte_token: &'a [bool],
+    /// The encoder's [`Encoder::round_trip`], built once per tokenizer.
+    pub round_trip: Option<&'a RoundTrip>,
 }
 
 /// The per-segment-type facts (`words.py`: `is_word`, the script index of `classify`).
@@ -158,9 +182,38 @@ fn reduce_line(
     toks: &[TokInfo<'_>],
     classes: &TypeClasses<'_>,
 ) -> LineOut {
+    SCRATCH.with(|s| reduce_line_in(line, segs, fallback, encs, toks, classes, &mut s.borrow_mut()))
+}
+
+/// Buffers of [`reduce_line`] reused from line to line on each thread (five vectors per tokenizer
+/// and line were allocated and freed before).
+#[derive(Default)]
+struct Scratch {
+    ns: Vec<i64>,
+    offsets: Vec<(i64, i64)>,
+    starts: Vec<i64>,
+    ends: Vec<i64>,
+    keys_of: Vec<Vec<i64>>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
+#[allow(clippy::too_many_arguments)]
+fn reduce_line_in(
+    line: &str,
+    segs: &[Segment],
+    fallback: Option<u32>,
+    encs: &[&Encoding],
+    toks: &[TokInfo<'_>],
+    classes: &TypeClasses<'_>,
+    scratch: &mut Scratch,
+) -> LineOut {
+    let Scratch { ns, offsets, starts, ends, keys_of } = scratch;
     let conv = CharOffsets::new(line);
     // ns[p]: non-whitespace characters before char offset p.
-    let mut ns: Vec<i64> = Vec::with_capacity(line.len() + 1);
+    ns.clear();
     ns.push(0);
     let (mut prev_space, mut ws_words, mut nonspace) = (true, 0i64, 0i64);
     for c in line.chars() {
@@ -182,21 +235,18 @@ fn reduce_line(
         }
     }
     let ns_at = |p: i64| ns[p.clamp(0, nchars) as usize];
-    let mut keys_of: Vec<Vec<i64>> = Vec::with_capacity(encs.len());
+    keys_of.resize_with(encs.len(), Vec::new);
     let mut out_toks = Vec::with_capacity(encs.len());
-    for (enc, tok) in encs.iter().zip(toks) {
-        let offsets: Vec<(i64, i64)> = enc
-            .offsets
-            .iter()
-            .map(|&o| {
-                let (a, b) = conv.convert(o);
-                (a as i64, b as i64)
-            })
-            .collect();
+    for (ti, (enc, tok)) in encs.iter().zip(toks).enumerate() {
+        offsets.clear();
+        offsets.extend(enc.offsets.iter().map(|&o| {
+            let (a, b) = conv.convert(o);
+            (a as i64, b as i64)
+        }));
         let mut unk_chars = 0i64;
         let mut byte_tokens = 0i64;
         let top = tok.byte_token.len().saturating_sub(1);
-        for (&id, &(s, e)) in enc.ids.iter().zip(&offsets) {
+        for (&id, &(s, e)) in enc.ids.iter().zip(offsets.iter()) {
             if tok.unk == Some(id) {
                 unk_chars += e - s;
             }
@@ -208,12 +258,27 @@ fn reduce_line(
         let mut types = Vec::with_capacity(offsets.len());
         let mut script_tokens = Vec::new();
         let hi = (nchars - 1).max(0);
-        for &(s, e) in &offsets {
+        let mut at = 0usize;
+        for &(s, e) in offsets.iter() {
             let ty = if segs.is_empty() {
                 fallback.unwrap_or(u32::MAX)
             } else {
                 let p = s.max(e - 1).clamp(0, hi);
-                let at = segs.partition_point(|g| i64::from(g.start) <= p).saturating_sub(1);
+                // Tokens come in order, so the segment is usually the one before or the next few:
+                // walk from it, else search (the same `partition_point(start <= p) - 1`).
+                at = if i64::from(segs[at].start) <= p {
+                    let mut k = at;
+                    while k + 1 < segs.len() && k < at + 4 && i64::from(segs[k + 1].start) <= p {
+                        k += 1;
+                    }
+                    if k + 1 < segs.len() && i64::from(segs[k + 1].start) <= p {
+                        segs.partition_point(|g| i64::from(g.start) <= p).saturating_sub(1)
+                    } else {
+                        k
+                    }
+                } else {
+                    segs.partition_point(|g| i64::from(g.start) <= p).saturating_sub(1)
+                };
                 segs[at].ty
             };
             if ty != u32::MAX && classes.word[ty as usize] {
@@ -222,10 +287,17 @@ fn reduce_line(
             types.push(ty);
         }
         // Continued words: tokens of non-zero width that overlap the word, 2 or more.
-        let mut starts: Vec<i64> = offsets.iter().filter(|(s, e)| e > s).map(|&(s, _)| s).collect();
-        let mut ends: Vec<i64> = offsets.iter().filter(|(s, e)| e > s).map(|&(_, e)| e).collect();
-        starts.sort_unstable();
-        ends.sort_unstable();
+        starts.clear();
+        starts.extend(offsets.iter().filter(|(s, e)| e > s).map(|&(s, _)| s));
+        ends.clear();
+        ends.extend(offsets.iter().filter(|(s, e)| e > s).map(|&(_, e)| e));
+        // Offsets are nearly always in order already: sort only when they are not.
+        if !starts.is_sorted() {
+            starts.sort_unstable();
+        }
+        if !ends.is_sorted() {
+            ends.sort_unstable();
+        }
         let mut continued = 0i64;
         for g in segs.iter().filter(|g| classes.word[g.ty as usize]) {
             let (ws, we) = (i64::from(g.start), i64::from(g.end));
@@ -235,17 +307,20 @@ fn reduce_line(
             }
         }
         // Internal boundaries, whitespace transparent.
-        let mut keys: Vec<i64> = Vec::with_capacity(2 * offsets.len());
-        for &(s, e) in &offsets {
+        let keys = &mut keys_of[ti];
+        keys.clear();
+        for &(s, e) in offsets.iter() {
             for k in [ns_at(s), ns_at(e)] {
                 if k > 0 && k < nonspace {
                     keys.push(k);
                 }
             }
         }
-        keys.sort_unstable();
+        if !keys.is_sorted() {
+            keys.sort_unstable();
+        }
         keys.dedup();
-        let lossless = tok.encoder.decode_ids(&enc.ids) == line;
+        let lossless = round_trips(tok.encoder, tok.round_trip, &enc.ids, line);
         out_toks.push(LineTok {
             continued,
             unk_chars,
@@ -255,11 +330,10 @@ fn reduce_line(
             script_tokens,
             types,
         });
-        keys_of.push(keys);
     }
     let mut shared = Vec::new();
-    for a in 0..keys_of.len() {
-        for b in a + 1..keys_of.len() {
+    for a in 0..encs.len() {
+        for b in a + 1..encs.len() {
             shared.push(shared_count(&keys_of[a], &keys_of[b]));
         }
     }
@@ -339,37 +413,49 @@ pub fn reduce_chunk(
             stats.type_count[t as usize] += 1;
         }
     }
-    for (ti, t) in stats.tokenizers.iter_mut().enumerate() {
-        t.encode_seconds = seconds[ti];
-        t.ids = encodings[ti].iter().flat_map(|e| e.ids.iter().copied()).collect();
-    }
-    for (j, out) in outs.into_iter().enumerate() {
+    for (j, out) in outs.iter().enumerate() {
         stats.chars.push(out.chars);
         stats.words.push(out.words);
         stats.ws_words.push(out.ws_words);
-        for (sc, c) in out.script_words {
+        for &(sc, c) in &out.script_words {
             stats.script_words[sc as usize * m + j] += c;
         }
-        for (ti, lt) in out.toks.into_iter().enumerate() {
-            let t = &mut stats.tokenizers[ti];
+        for (p, &c) in out.shared.iter().enumerate() {
+            stats.shared[p].push(c);
+        }
+    }
+    // Each tokenizer's columns are gathered on a thread of its own (read from the line outputs in
+    // place), and the chunk's encodings and line outputs are freed in parallel: done serially, the
+    // gathering and freeing cost about a third of the encoding.
+    let gather = |(ti, t): (usize, &mut TokStats)| {
+        t.encode_seconds = seconds[ti];
+        t.ids = encodings[ti].iter().flat_map(|e| e.ids.iter().copied()).collect();
+        for (j, out) in outs.iter().enumerate() {
+            let lt = &out.toks[ti];
             t.tokens.push(lt.types.len() as i64);
             t.continued.push(lt.continued);
             t.unk_chars.push(lt.unk_chars);
             t.byte_tokens.push(lt.byte_tokens);
             t.lossless.push(u8::from(lt.lossless));
             t.boundaries.push(lt.boundaries);
-            for (sc, c) in lt.script_tokens {
+            for &(sc, c) in &lt.script_tokens {
                 t.script_tokens[sc as usize * m + j] += c;
             }
-            for ty in lt.types {
+            for &ty in &lt.types {
                 if ty != u32::MAX {
                     t.type_tokens[ty as usize] += 1;
                 }
             }
         }
-        for (p, c) in out.shared.into_iter().enumerate() {
-            stats.shared[p].push(c);
+    };
+    if crate::parallel::parallel_allowed() {
+        stats.tokenizers.par_iter_mut().enumerate().for_each(gather);
+        for e in encodings {
+            e.into_par_iter().with_min_len(256).for_each(drop);
         }
+        outs.into_par_iter().with_min_len(256).for_each(drop);
+    } else {
+        stats.tokenizers.iter_mut().enumerate().for_each(gather);
     }
     Ok(stats)
 }

@@ -226,6 +226,7 @@ trait Acc: Copy + Send + Sync {
     const ZERO: Self;
     fn from_u32(x: u32) -> Self;
     fn mul_add(self, x: Self, c: Self) -> Self;
+    fn add(self, x: Self) -> Self;
     fn to_u64(self) -> u64;
 }
 
@@ -238,6 +239,10 @@ impl Acc for u32 {
     #[inline(always)]
     fn mul_add(self, x: Self, c: Self) -> Self {
         self + x * c
+    }
+    #[inline(always)]
+    fn add(self, x: Self) -> Self {
+        self + x
     }
     #[inline(always)]
     fn to_u64(self) -> u64 {
@@ -254,6 +259,10 @@ impl Acc for u64 {
     #[inline(always)]
     fn mul_add(self, x: Self, c: Self) -> Self {
         self + x * c
+    }
+    #[inline(always)]
+    fn add(self, x: Self) -> Self {
+        self + x
     }
     #[inline(always)]
     fn to_u64(self) -> u64 {
@@ -289,6 +298,46 @@ fn block_sums<W: Copy + Into<u32> + Sync>(
     }
 }
 
+/// `acc[r] += c * w[l * b + r]` over the `(l, c)` pairs of one type. The body is compiled twice, once
+/// with AVX2 (32-bit multiplies in eight lanes; the baseline x86-64 target has no packed 32-bit
+/// multiply, so the portable build spends most of the type-count replicates here), chosen at run time.
+fn accumulate<W: Copy + Into<u32>, A: Acc>(acc: &mut [A], pairs: &[(u32, u32)], w: &[W], b: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above); the body is the portable one.
+            unsafe { accumulate_avx2(acc, pairs, w, b) };
+            return;
+        }
+    }
+    accumulate_generic(acc, pairs, w, b);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn accumulate_avx2<W: Copy + Into<u32>, A: Acc>(acc: &mut [A], pairs: &[(u32, u32)], w: &[W], b: usize) {
+    accumulate_generic(acc, pairs, w, b);
+}
+
+#[inline(always)]
+fn accumulate_generic<W: Copy + Into<u32>, A: Acc>(acc: &mut [A], pairs: &[(u32, u32)], w: &[W], b: usize) {
+    let acc = &mut acc[..b];
+    for &(l, c) in pairs {
+        let row = &w[l as usize * b..(l as usize + 1) * b];
+        if c == 1 {
+            // Most (type, line) pairs are one token: no multiply.
+            for (a, &x) in acc.iter_mut().zip(row) {
+                *a = a.add(A::from_u32(x.into()));
+            }
+        } else {
+            let c = A::from_u32(c);
+            for (a, &x) in acc.iter_mut().zip(row) {
+                *a = a.mul_add(A::from_u32(x.into()), c);
+            }
+        }
+    }
+}
+
 fn block_sums_with<W: Copy + Into<u32> + Sync, A: Acc>(
     w: &[W],
     b: usize,
@@ -304,40 +353,56 @@ fn block_sums_with<W: Copy + Into<u32> + Sync, A: Acc>(
             (if c == 0 { 0.0 } else { x.powf(alpha) }, if c == 0 { 0.0 } else { x * x.log2() })
         })
         .collect();
-    let group = |g: usize| -> Vec<[f64; 4]> {
-        let mut part = vec![[0.0f64; 4]; b];
-        let mut acc = vec![A::ZERO; b];
-        for v in g * GROUP..((g + 1) * GROUP).min(ntypes) {
-            acc.iter_mut().for_each(|a| *a = A::ZERO);
-            for &(l, c) in &pairs[pair_start[v]..pair_start[v + 1]] {
-                let row = &w[l as usize * b..(l as usize + 1) * b];
-                let c = A::from_u32(c);
-                for (a, &x) in acc.iter_mut().zip(row) {
-                    *a = a.mul_add(A::from_u32(x.into()), c);
+    // A task takes TASK groups of types and walks the lines in tiles, each type's pairs inside the
+    // tile at a time: the tile's counts are read from cache by every type of the task, where a type at
+    // a time would fetch a frequent type's rows from memory again for every type. The sums stay per
+    // group of GROUP types, added in type order, so the result does not depend on TASK or TILE.
+    const TASK: usize = 4;
+    const TILE: usize = 4096;
+    let n_lines = w.len() / b.max(1);
+    let task = |k: usize| -> Vec<Vec<[f64; 4]>> {
+        let v0 = k * TASK * GROUP;
+        let v1 = ((k + 1) * TASK * GROUP).min(ntypes);
+        let mut acc = vec![A::ZERO; (v1 - v0) * b];
+        let mut pos: Vec<usize> = pair_start[v0..v1].to_vec();
+        for t1 in (TILE..n_lines + TILE).step_by(TILE) {
+            for (vi, v) in (v0..v1).enumerate() {
+                let (from, end) = (pos[vi], pair_start[v + 1]);
+                let upto = from + pairs[from..end].partition_point(|&(l, _)| (l as usize) < t1);
+                if upto > from {
+                    accumulate(&mut acc[vi * b..(vi + 1) * b], &pairs[from..upto], w, b);
+                    pos[vi] = upto;
                 }
-            }
-            for (p, &a) in part.iter_mut().zip(&acc) {
-                let a = a.to_u64();
-                if a == 0 {
-                    continue;
-                }
-                let (pa, pl) = match table.get(a as usize) {
-                    Some(&t) => t,
-                    None => {
-                        let x = a as f64;
-                        (x.powf(alpha), x * x.log2())
-                    }
-                };
-                p[0] += 1.0;
-                p[1] += a as f64;
-                p[2] += pa;
-                p[3] += pl;
             }
         }
-        part
+        let mut parts = Vec::with_capacity(TASK);
+        for g0 in (v0..v1).step_by(GROUP) {
+            let mut part = vec![[0.0f64; 4]; b];
+            for v in g0..(g0 + GROUP).min(v1) {
+                for (p, &a) in part.iter_mut().zip(&acc[(v - v0) * b..(v - v0 + 1) * b]) {
+                    let a = a.to_u64();
+                    if a == 0 {
+                        continue;
+                    }
+                    let (pa, pl) = match table.get(a as usize) {
+                        Some(&t) => t,
+                        None => {
+                            let x = a as f64;
+                            (x.powf(alpha), x * x.log2())
+                        }
+                    };
+                    p[0] += 1.0;
+                    p[1] += a as f64;
+                    p[2] += pa;
+                    p[3] += pl;
+                }
+            }
+            parts.push(part);
+        }
+        parts
     };
-    let groups = ntypes.div_ceil(GROUP);
-    let parts = par_collect(groups, group);
+    let tasks = ntypes.div_ceil(GROUP * TASK);
+    let parts: Vec<Vec<[f64; 4]>> = par_collect(tasks, task).into_iter().flatten().collect();
     let mut out = vec![[0.0f64; 4]; b];
     for part in parts {
         for (o, p) in out.iter_mut().zip(part) {

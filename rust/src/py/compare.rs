@@ -10,7 +10,9 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 
 use super::spm_tokenizer::PyCoreSpmTokenizer;
 use super::tokenizer::PyCoreTokenizer;
-use crate::compare::lines::{reduce_chunk, Encoder, TokInfo, TypeClasses};
+use crate::compare::lines::{reduce_chunk, round_trips, Encoder, TokInfo, TypeClasses};
+use crate::compare::roundtrip::RoundTrip;
+use crate::compare::colsums;
 use crate::compare::resample;
 use crate::compare::segment::{segment_chunk, ChunkSegments, TypeIndex};
 use crate::tokenizer::sentencepiece::SpmPipeline;
@@ -39,6 +41,21 @@ fn i64_bytes<'py>(py: Python<'py>, v: &[i64]) -> PyResult<Bound<'py, PyBytes>> {
     })
 }
 
+/// Little-endian int64 bytes as values: borrowed where the bytes are aligned (no copy of a column), else copied.
+fn i64s(b: &[u8]) -> std::borrow::Cow<'_, [i64]> {
+    #[cfg(target_endian = "little")]
+    {
+        // SAFETY: every bit pattern is a valid i64; `align_to` only hands out the aligned middle.
+        let (pre, mid, post) = unsafe { b.align_to::<i64>() };
+        if pre.is_empty() && post.is_empty() {
+            return std::borrow::Cow::Borrowed(mid);
+        }
+    }
+    std::borrow::Cow::Owned(
+        b.chunks_exact(8).map(|c| i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])).collect(),
+    )
+}
+
 fn u32s(b: &[u8], what: &str) -> PyResult<Vec<u32>> {
     if b.len() % 4 != 0 {
         return Err(PyValueError::new_err(format!("{what}: {} bytes is not a whole number of u32", b.len())));
@@ -56,6 +73,7 @@ pub struct PyCompareCollector {
     cores: Vec<Core>,
     unk: Vec<Option<u32>>,
     byte_token: Vec<Vec<bool>>,
+    round_trip: Vec<Option<RoundTrip>>,
     index: TypeIndex,
     word: Vec<bool>,
     script: Vec<u8>,
@@ -67,6 +85,7 @@ pub struct PyCompareCollector {
 impl PyCompareCollector {
     #[new]
     fn new(
+        py: Python<'_>,
         cores: Vec<Bound<'_, PyAny>>,
         unk_ids: Vec<Option<u32>>,
         byte_token_masks: Vec<Bound<'_, PyBytes>>,
@@ -91,7 +110,9 @@ impl PyCompareCollector {
                 )));
             }
         }
+        let round_trip = py.detach(|| out.iter().map(|c| c.encoder().round_trip()).collect());
         Ok(PyCompareCollector {
+            round_trip,
             cores: out,
             unk: unk_ids,
             byte_token: byte_token_masks.iter().map(|b| b.as_bytes().iter().map(|&x| x != 0).collect()).collect(),
@@ -148,7 +169,8 @@ impl PyCompareCollector {
             .iter()
             .zip(&self.unk)
             .zip(&self.byte_token)
-            .map(|((c, &unk), bt)| TokInfo { encoder: c.encoder(), unk, byte_token: bt })
+            .zip(&self.round_trip)
+            .map(|(((c, &unk), bt), rt)| TokInfo { encoder: c.encoder(), unk, byte_token: bt, round_trip: rt.as_ref() })
             .collect();
         let stats = py.detach(|| reduce_chunk(&strs, &segs, ntypes, &classes, &toks)).map_err(PyValueError::new_err)?;
         let d = PyDict::new(py);
@@ -187,6 +209,74 @@ impl PyCompareCollector {
         d.set_item("shared", shared)?;
         Ok(d)
     }
+}
+
+/// `round_trip_verdicts(core, id_lists, lines)`: per line, `decode(ids) == line` (special tokens
+/// kept) as the compare pass decides it: `(fast, verdict)`, where `fast` (per line 1 or 0) says whether
+/// the precomputed pieces decided it without the decoder. For the tests of `roundtrip.rs`.
+#[pyfunction]
+fn round_trip_verdicts<'py>(
+    py: Python<'py>,
+    core: Bound<'py, PyAny>,
+    id_lists: Vec<Vec<u32>>,
+    lines: Vec<String>,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    if id_lists.len() != lines.len() {
+        return Err(PyValueError::new_err(format!("{} id lists for {} lines", id_lists.len(), lines.len())));
+    }
+    let core = if let Ok(t) = core.extract::<PyRef<'_, PyCoreTokenizer>>() {
+        Core::Hf(t.get()?)
+    } else if let Ok(t) = core.extract::<PyRef<'_, PyCoreSpmTokenizer>>() {
+        Core::Spm(t.pipeline())
+    } else {
+        return Err(PyTypeError::new_err("core is not a CoreTokenizer or CoreSpmTokenizer"));
+    };
+    let (fast, verdict): (Vec<u8>, Vec<u8>) = py.detach(|| {
+        let enc = core.encoder();
+        let rt = enc.round_trip();
+        let mut buf = Vec::new();
+        id_lists
+            .iter()
+            .zip(&lines)
+            .map(|(ids, line)| {
+                let f = rt.as_ref().and_then(|r| r.check(ids, line, &mut buf));
+                (u8::from(f.is_some()), u8::from(round_trips(enc, rt.as_ref(), ids, line)))
+            })
+            .unzip()
+    });
+    Ok((PyBytes::new(py, &fast), PyBytes::new(py, &verdict)))
+}
+
+/// `bootstrap_column_sums(columns, n, seed, replicates)`: per replicate `r` (the draws of
+/// `bootstrap_weights`) and column (little-endian int64 bytes, `n` values each), `sum_l w_r(l) x(l)`,
+/// as little-endian float64 bytes (`replicates x columns`, row-major).
+#[pyfunction]
+fn bootstrap_column_sums<'py>(
+    py: Python<'py>,
+    columns: Vec<Bound<'py, PyBytes>>,
+    n: usize,
+    seed: u64,
+    replicates: usize,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let cols: Vec<std::borrow::Cow<'_, [i64]>> = columns
+        .iter()
+        .enumerate()
+        .map(|(j, b)| {
+            let b = b.as_bytes();
+            if b.len() != n * 8 {
+                return Err(PyValueError::new_err(format!("column {j}: {} bytes for {n} int64 values", b.len())));
+            }
+            Ok(i64s(b))
+        })
+        .collect::<PyResult<_>>()?;
+    let refs: Vec<&[i64]> = cols.iter().map(|c| c.as_ref()).collect();
+    let sums = py.detach(|| colsums::column_sums(&refs, n, seed, replicates)).map_err(PyValueError::new_err)?;
+    PyBytes::new_with(py, sums.len() * 8, |b| {
+        for (c, x) in b.chunks_exact_mut(8).zip(&sums) {
+            c.copy_from_slice(&x.to_le_bytes());
+        }
+        Ok(())
+    })
 }
 
 /// `bootstrap_weights(n, seed, first, rows)`: the resampling counts of replicates
@@ -251,6 +341,8 @@ fn type_count_replicates<'py>(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyCompareCollector>()?;
     m.add_function(wrap_pyfunction!(bootstrap_weights, m)?)?;
+    m.add_function(wrap_pyfunction!(round_trip_verdicts, m)?)?;
+    m.add_function(wrap_pyfunction!(bootstrap_column_sums, m)?)?;
     m.add_function(wrap_pyfunction!(type_count_replicates, m)?)?;
     Ok(())
 }

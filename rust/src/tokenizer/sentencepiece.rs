@@ -93,6 +93,11 @@ impl SpmPipeline {
         Ok(SpmPipeline { normalizer, algorithm, kinds, table, ids, unk_id, unk_surface })
     }
 
+    /// What `decode` reads: the piece types, whether the dummy-prefix space is dropped, the unknown surface.
+    pub(crate) fn decode_parts(&self) -> (&[PieceType], bool, &str) {
+        (&self.kinds, self.normalizer.add_dummy_prefix, &self.unk_surface)
+    }
+
     pub fn table(&self) -> &Arc<TokenTable> {
         &self.table
     }
@@ -299,7 +304,7 @@ impl SpmPipeline {
 
 /// UTF-8 with every byte of an invalid sequence read as one U+FFFD (sentencepiece's rule; Rust's
 /// `from_utf8_lossy` gives one U+FFFD per maximal invalid sequence instead).
-fn utf8_bytewise_lossy(mut bytes: &[u8]) -> String {
+pub(crate) fn utf8_bytewise_lossy(mut bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len());
     loop {
         match std::str::from_utf8(bytes) {
