@@ -81,7 +81,8 @@ def hf_equivalence(config: PretrainConfig) -> tuple[list[float], list[float]]:
     with tempfile.TemporaryDirectory() as d:
         hf = _hf_twin(job, Path(d))
     hf.train()
-    opt = torch.optim.AdamW(_param_groups(hf, cfg.weight_decay), lr=cfg.lr, betas=tuple(cfg.betas), eps=cfg.eps)
+    opt = torch.optim.AdamW(_param_groups(hf, cfg.weight_decay), lr=cfg.lr, betas=tuple(cfg.betas), eps=cfg.eps,
+                            fused=True)  # as ours, and as HF Trainer's default optim="adamw_torch_fused"
     ours, theirs = [], []
     for _ in range(job.total_steps() or 0):
         picks = job.order.take(job.global_batch)

@@ -30,6 +30,7 @@ from torch import Tensor, nn
 from models.block_sparse import block_sparse_attention
 from models.checks import values_checked
 from models.counter import uniform
+from models.dropout import dropout as _dropout
 
 __all__ = [
     "AdditiveAttention",
@@ -301,6 +302,12 @@ def scaled_dot_product_attention(
         scale = 1.0 / math.sqrt(q.shape[-1])
     if impl == "sdpa" and return_weights:
         raise ValueError("return_weights needs the plain path; use impl='plain' or 'auto'")
+    if impl == "auto" and dropout_p > 0 and not return_weights and _own_dropout(q):
+        # The fused kernels draw attention dropout one element at a time (and on the CPU fall back to
+        # this same sequence of ops anyway); models.dropout draws only the dropped elements.
+        scores = torch.matmul(q, k.transpose(-2, -1)).mul_(scale)  # (B, nh, T_q, T_k)
+        weights = masked_softmax(scores, mask=mask) if mask is not None else torch.softmax(scores, dim=-1)
+        return torch.matmul(_dropout(weights, dropout_p), v)  # (B, nh, T_q, hs)
     if impl == "plain" or (impl == "auto" and return_weights):
         scores = torch.matmul(q, k.transpose(-2, -1)) * scale  # (B, nh, T_q, T_k)
         weights = masked_softmax(scores, mask=mask)
@@ -318,6 +325,11 @@ def scaled_dot_product_attention(
         if out.device.type != "cpu" or torch.compiler.is_compiling() or not bool(visible.all()):
             out = out.masked_fill(~visible, 0.0)
     return out
+
+
+def _own_dropout(q: Tensor) -> bool:
+    """Whether attention dropout is cheaper drawn by :mod:`models.dropout` (eager CPU float)."""
+    return q.device.type == "cpu" and q.is_floating_point() and not torch.compiler.is_compiling()
 
 
 def take_rows(x: Tensor, rows: Tensor) -> Tensor:
