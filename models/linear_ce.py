@@ -7,12 +7,8 @@ larger than the cache, and at BERT tiny size those passes, not the matrix produc
 the head's time (``benchmarks/profile_pretrain.py``). :func:`linear_cross_entropy` computes the
 same loss and the same gradients with the logits of a chunk of rows at a time: the chunk's logits
 become its softmax and then its gradient ``softmax - onehot`` in place while they are still in the
-cache, and the input gradient of the chunk is taken there too; the weight and bias gradients are
-one product and one sum over the stored (N, V) gradient at the end, as autograd would compute them.
-
-The gradients are computed in the forward pass (the loss is a scalar, so the backward pass only
-scales them), which is right for training, where every loss is differentiated; under
-``torch.no_grad`` only the loss is computed.
+cache. The backward pass then takes the products and the sum that autograd would take from that
+gradient. Under ``torch.no_grad`` only the loss is computed.
 
 >>> import torch
 >>> x, W, b = torch.randn(5, 4), torch.randn(10, 4), torch.zeros(10)
@@ -45,30 +41,38 @@ class _LinearCrossEntropy(torch.autograd.Function):
     @staticmethod
     def forward(ctx: Any, x: Tensor, weight: Tensor, bias: Tensor | None, target: Tensor,  # type: ignore[override]
                 chunk: int) -> Tensor:
-        need = ctx.needs_input_grad
-        # The logits, then (a chunk of rows at a time, in place, while the chunk is in the cache)
-        # the log-probabilities, the target's loss, and the gradient softmax - onehot.
-        g = torch.addmm(bias, x, weight.t()) if bias is not None else x.mm(weight.t())  # (N, V)
+        grads = any(ctx.needs_input_grad[:3])
+        # The logits, then a chunk of rows at a time, in place while the chunk is in the cache:
+        # the bias, exp(z - max) (the one exponential per logit, which bounds this loop), the
+        # target's loss log(sum) + max - z_target, and the gradient softmax - onehot.
+        g = x.mm(weight.t())  # (N, V)
         total = x.new_zeros(())
         for s in range(0, g.shape[0], chunk):
             z, t = g[s:s + chunk], target[s:s + chunk, None]  # (n, V), (n, 1)
-            z.sub_(torch.logsumexp(z, dim=1, keepdim=True))  # log-softmax
-            total -= z.gather(1, t).sum()
-            if need[0] or need[1] or need[2]:
-                z.exp_().scatter_add_(1, t, torch.full(t.shape, -1.0, dtype=z.dtype))
-        # The gradients as autograd would take them from the logits' gradient g.
-        ctx.grads = (g.mm(weight) if need[0] else None,  # (N, E)
-                     g.t().mm(x) if need[1] else None,  # (V, E)
-                     g.sum(0) if bias is not None and need[2] else None)  # (V,)
+            if bias is not None:
+                z.add_(bias)
+            top = z.amax(dim=1, keepdim=True)  # (n, 1)
+            picked = z.gather(1, t)  # (n, 1)
+            norm = z.sub_(top).exp_().sum(dim=1, keepdim=True)  # (n, 1)
+            total += (norm.log() + top - picked).sum()
+            if grads:
+                z.mul_(norm.reciprocal_()).scatter_add_(1, t, torch.full(t.shape, -1.0, dtype=z.dtype))
+        if grads:
+            ctx.save_for_backward(x, weight, g)
+            ctx.has_bias = bias is not None
         return total
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:  # type: ignore[override]
-        dx, dw, db = ctx.grads
-        del ctx.grads
-        return (dx * grad if dx is not None else None, dw * grad if dw is not None else None,
-                db * grad if db is not None else None, None, None)
+        # What autograd would take from the logits' gradient grad * g; the scalar is applied to the
+        # small factors, not to the (V, E) product.
+        x, weight, g = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        dx = g.mm(weight).mul_(grad) if need[0] else None  # (N, E)
+        dw = g.t().mm(x * grad) if need[1] else None  # (V, E)
+        db = g.sum(0).mul_(grad) if ctx.has_bias and need[2] else None  # (V,)
+        return dx, dw, db, None, None
 
 
 def linear_cross_entropy(x: Tensor, weight: Tensor, bias: Tensor | None, target: Tensor) -> Tensor:
