@@ -35,6 +35,9 @@ __all__ = ["Dropout", "dropout", "keep_mask"]
 
 #: Above this drop probability the gaps are no cheaper than one draw per element.
 _MAX_GAP_P = 0.5
+#: Gaps drawn per round: the mean number needed plus this many standard deviations (a shortfall
+#: only costs another round).
+_SD_MARGIN = 6.0
 
 
 def keep_mask(n: int, p: float, *, dtype: torch.dtype = torch.float32, device: torch.device | str = "cpu") -> Tensor:
@@ -53,8 +56,8 @@ def keep_mask(n: int, p: float, *, dtype: torch.dtype = torch.float32, device: t
     start = 0  # the first position the next gap counts from
     while start < n:
         left = n - start
-        # Enough gaps to cover the rest with overwhelming probability (mean + 6 sd); else loop.
-        count = int(left * p + 6.0 * math.sqrt(left * p * (1.0 - p)) + 16)
+        # Enough gaps to cover the rest with overwhelming probability; else another round.
+        count = max(16, int(left * p + _SD_MARGIN * math.sqrt(left * p * (1.0 - p)) + 16))
         u = 1.0 - torch.rand(count, dtype=torch.float64, device=device)  # uniform on (0, 1]
         # Geometric on {1, 2, ...}; capped at n (any gap past the end is as good) so it fits int64.
         gaps = torch.floor(torch.log(u) / log_keep).clamp_(max=float(n)).long() + 1  # (count,)
