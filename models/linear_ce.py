@@ -1,14 +1,19 @@
-"""The decoder and cross-entropy of an MLM head in one pass over row chunks, for the CPU.
+"""The decoder and cross-entropy of an MLM head without the logits' log-softmax, for the CPU.
 
 ``F.cross_entropy(F.linear(x, W, b), target)`` over a 30k vocabulary builds an (N, V) logits
-tensor, then its log-softmax (another N x V), then in the backward pass a zero-filled N x V
-gradient of the log-softmax and the gradient of the logits: five or six passes over tensors far
-larger than the cache, and at BERT tiny size those passes, not the matrix products, took most of
-the head's time (``benchmarks/profile_pretrain.py``). :func:`linear_cross_entropy` computes the
-same loss and the same gradients with the logits of a chunk of rows at a time: the chunk's logits
-become its softmax and then its gradient ``softmax - onehot`` in place while they are still in the
-cache. The backward pass then takes the products and the sum that autograd would take from that
-gradient. Under ``torch.no_grad`` only the loss is computed.
+tensor, its log-softmax (another N x V), and in the backward pass a zero-filled N x V gradient of
+the log-softmax, then the gradient of the logits from it: passes over tensors far larger than the
+cache, two exponentials per logit, and at BERT tiny size those passes, not the matrix products,
+took most of the head's time (``benchmarks/profile_pretrain.py``). :func:`linear_cross_entropy`
+computes the same loss and the same gradients from the softmax alone: one fused pass per row (one
+exponential per logit) gives the probabilities, the loss of a row is ``-log p[target]`` (from
+log-sum-exp where p underflows), and ``softmax - onehot``, made in place, is the logits' gradient,
+which the backward pass multiplies out as autograd would. Under ``torch.no_grad`` only the loss
+is computed.
+
+Each step is one large operation, not a loop over chunks of rows: chunks that fit the cache were
+about as fast on one thread, but with two threads on a shared machine every small parallel region
+waits for a descheduled thread, and two hundred of them per step cost more than the cache saved.
 
 >>> import torch
 >>> x, W, b = torch.randn(5, 4), torch.randn(10, 4), torch.zeros(10)
@@ -27,8 +32,8 @@ from torch import Tensor
 
 __all__ = ["linear_cross_entropy", "supported"]
 
-#: Bytes of logits per chunk of rows in the element-wise passes: within the L3 cache here.
-CHUNK_BYTES = 2 * 1024 * 1024
+#: Below this probability of the target, its loss is taken from log-sum-exp rather than -log p.
+_TINY = 1e-30
 
 
 def supported(x: Tensor, weight: Tensor) -> bool:
@@ -39,28 +44,25 @@ def supported(x: Tensor, weight: Tensor) -> bool:
 
 class _LinearCrossEntropy(torch.autograd.Function):
     @staticmethod
-    def forward(ctx: Any, x: Tensor, weight: Tensor, bias: Tensor | None, target: Tensor,  # type: ignore[override]
-                chunk: int) -> Tensor:
+    def forward(ctx: Any, x: Tensor, weight: Tensor, bias: Tensor | None, target: Tensor) -> Tensor:  # type: ignore[override]
         grads = any(ctx.needs_input_grad[:3])
-        # The logits, then a chunk of rows at a time, in place while the chunk is in the cache:
-        # the bias, exp(z - max) (the one exponential per logit, which bounds this loop), the
-        # target's loss log(sum) + max - z_target, and the gradient softmax - onehot.
-        g = x.mm(weight.t())  # (N, V)
-        total = x.new_zeros(())
-        for s in range(0, g.shape[0], chunk):
-            z, t = g[s:s + chunk], target[s:s + chunk, None]  # (n, V), (n, 1)
-            if bias is not None:
-                z.add_(bias)
-            top = z.amax(dim=1, keepdim=True)  # (n, 1)
-            picked = z.gather(1, t)  # (n, 1)
-            norm = z.sub_(top).exp_().sum(dim=1, keepdim=True)  # (n, 1)
-            total += (norm.log() + top - picked).sum()
-            if grads:
-                z.mul_(norm.reciprocal_()).scatter_add_(1, t, torch.full(t.shape, -1.0, dtype=z.dtype))
+        t = target[:, None]  # (N, 1)
+        z = torch.addmm(bias, x, weight.t()) if bias is not None else x.mm(weight.t())  # (N, V) logits
+        picked = z.gather(1, t)  # (N, 1) the targets' logits
+        g = torch.softmax(z, dim=1)  # (N, V): one exponential per logit, in one fused pass per row
+        p = g.gather(1, t)  # (N, 1)
+        # -log p of the target; where p underflows (a loss past ~87 nats) from log-sum-exp instead.
+        losses = -p.log()  # (N, 1)
+        tiny = p < _TINY
+        if bool(tiny.any()):
+            rows = tiny.squeeze(1)
+            losses[rows] = torch.logsumexp(z[rows], dim=1, keepdim=True) - picked[rows]
+        del z
         if grads:
+            g.scatter_add_(1, t, torch.full_like(p, -1.0))  # softmax - onehot: the logits' gradient
             ctx.save_for_backward(x, weight, g)
             ctx.has_bias = bias is not None
-        return total
+        return losses.sum()
 
     @staticmethod
     @torch.autograd.function.once_differentiable
@@ -72,7 +74,7 @@ class _LinearCrossEntropy(torch.autograd.Function):
         dx = g.mm(weight).mul_(grad) if need[0] else None  # (N, E)
         dw = g.t().mm(x * grad) if need[1] else None  # (V, E)
         db = g.sum(0).mul_(grad) if ctx.has_bias and need[2] else None  # (V,)
-        return dx, dw, db, None, None
+        return dx, dw, db, None
 
 
 def linear_cross_entropy(x: Tensor, weight: Tensor, bias: Tensor | None, target: Tensor) -> Tensor:
@@ -96,5 +98,4 @@ def linear_cross_entropy(x: Tensor, weight: Tensor, bias: Tensor | None, target:
                          f"{tuple(weight.shape)}, {tuple(target.shape)}")
     if not supported(x, weight):
         raise ValueError("linear_cross_entropy runs on CPU float32 tensors outside autocast and torch.compile")
-    chunk = max(1, CHUNK_BYTES // (4 * max(1, weight.shape[0])))
-    return _LinearCrossEntropy.apply(x, weight, bias, target, chunk)
+    return _LinearCrossEntropy.apply(x, weight, bias, target)

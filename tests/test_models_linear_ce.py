@@ -7,7 +7,6 @@ import torch
 import torch.nn.functional as F
 
 from models import BertConfig, BertForPreTraining, RobertaConfig, RobertaForMaskedLM
-from models import linear_ce
 from models.linear_ce import linear_cross_entropy
 
 
@@ -23,9 +22,7 @@ def _reference(x, w, b, t):
 
 
 @pytest.mark.parametrize("bias", [True, False])
-@pytest.mark.parametrize("chunk_bytes", [linear_ce.CHUNK_BYTES, 3 * 4 * 50])  # 3 rows of 50: a short last chunk
-def test_loss_and_gradients_equal_the_usual_way(monkeypatch: pytest.MonkeyPatch, bias: bool, chunk_bytes: int) -> None:
-    monkeypatch.setattr(linear_ce, "CHUNK_BYTES", chunk_bytes)
+def test_loss_and_gradients_equal_the_usual_way(bias: bool) -> None:
     g = torch.Generator().manual_seed(0)
     N, E, V = 11, 8, 50
     x, w = torch.randn(N, E, generator=g) * 3, torch.randn(V, E, generator=g)
@@ -37,6 +34,7 @@ def test_loss_and_gradients_equal_the_usual_way(monkeypatch: pytest.MonkeyPatch,
 
 
 def test_large_logits_do_not_overflow() -> None:
+    """Row 0's target has probability e^-100 (underflows): its loss of 100 nats comes from log-sum-exp."""
     x = torch.tensor([[100.0, -100.0], [0.0, 0.0]])
     w = torch.tensor([[1.0, 0.0], [0.0, 1.0], [2.0, 0.0]])
     t = torch.tensor([0, 2])
@@ -44,6 +42,7 @@ def test_large_logits_do_not_overflow() -> None:
     assert all(bool(torch.isfinite(v).all()) for v in ours)
     for a, r in zip(ours, _grads(_reference, x, w, None, t)):
         torch.testing.assert_close(a, r)
+    assert float(ours[0]) == pytest.approx(100.0 + float(torch.logsumexp(torch.tensor([0.0, 0.0, 0.0]), 0)), rel=1e-6)
 
 
 def test_without_gradients_only_the_loss() -> None:
