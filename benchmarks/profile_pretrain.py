@@ -7,8 +7,8 @@ built-in corpus) three loops run on the same job, after ``--warmup`` untimed ste
 * ``loop``: the real loop, :meth:`models.pretrain._Job.train_step` (what ``subword pretrain`` runs);
 * ``phases``: the same work spelled out with a clock between phases -- batch building (order,
   packing, masking, counts), forward + loss, backward, gradient clipping, the AdamW step;
-* ``bare``: forward + backward + AdamW only, on batches built beforehand (no clipping, no counts,
-  no logging): what the loop would cost with a free pipeline.
+* ``bare``: forward + loss (the loop's own call) + backward + AdamW only, on batches built
+  beforehand (no clipping, no logging): what the loop would cost with a free pipeline.
 
 Then ``torch.profiler`` records ``--profile-steps`` real steps and prints the ops with the most self
 CPU time. Median seconds per step are reported (the machine may be shared).
@@ -131,9 +131,8 @@ def time_bare(job: _Job, steps: int, warmup: int) -> list[float]:
     for i, b in enumerate(batches):
         t0 = _clock()
         opt.zero_grad(set_to_none=True)
-        res = model(b["input_ids"], b["attention_mask"], b["token_type_ids"], labels=b["labels"],
-                    sparse_prediction=cfg.prediction == "sparse")
-        res.loss.backward()
+        n_pred, _ = job._count(b)
+        sum(job._losses(model, b, n_pred, 0, cfg.prediction == "sparse").values()).backward()
         opt.step()
         if i >= warmup:
             out.append(_clock() - t0)
