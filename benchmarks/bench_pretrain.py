@@ -20,6 +20,10 @@ Usage::
 
     python benchmarks/bench_pretrain.py --quick        # tiny only, small batches and vocabulary: proves the script
     python benchmarks/bench_pretrain.py                # the full run (30k vocabulary, tiny/mini/base)
+    python benchmarks/bench_pretrain.py --sizes tiny,mini   # those throughput rows only (a few minutes)
+
+The RESULTS.md section is a table with one row per size, each noting when and how it was measured:
+a run replaces the rows (and check lines) it measured and keeps the others as they were.
 
 The load average is printed before and after (the machine may be shared).
 """
@@ -30,9 +34,12 @@ import argparse
 import math
 import os
 import platform
+import re
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +88,8 @@ def hf_equivalence(config: PretrainConfig) -> tuple[list[float], list[float]]:
     with tempfile.TemporaryDirectory() as d:
         hf = _hf_twin(job, Path(d))
     hf.train()
-    opt = torch.optim.AdamW(_param_groups(hf, cfg.weight_decay), lr=cfg.lr, betas=tuple(cfg.betas), eps=cfg.eps)
+    opt = torch.optim.AdamW(_param_groups(hf, cfg.weight_decay), lr=cfg.lr, betas=tuple(cfg.betas), eps=cfg.eps,
+                            fused=True)  # as ours, and as HF Trainer's default optim="adamw_torch_fused"
     ours, theirs = [], []
     for _ in range(job.total_steps() or 0):
         picks = job.order.take(job.global_batch)
@@ -197,10 +205,118 @@ def documents_text(job: _Job) -> list[str]:
     return docs[:len(docs) - job.cfg.eval_lines] if job.cfg.eval_lines else docs
 
 
+# ==== The RESULTS.md section, row by row ====
+
+ROW = re.compile(r"^\| (\w+) \| ([\d,.]+|nan) \| ([\d,.]+|nan) \| ([\d.]+x|nanx) \|(?: (.*) \|)?$")
+OLD_COMMAND = re.compile(r"^Command: `[^`]*` \(([^;]+); load before ([\d. ]+), after ([\d. ]+)\)\. BERT MLM only, "
+                         r"(vocabulary \d+, batch \d+ x \d+, \d+ steps each \(\d+ untimed\), mask rate [\d.]+)")
+
+
+@dataclass
+class Section:
+    """What the RESULTS.md section holds: the config, a row per size, the two check lines."""
+
+    config: str = ""
+    rows: dict[str, tuple[str, str, str, str]] = field(default_factory=dict)  # size -> ours, HF, ratio, measured
+    equivalence: str = ""
+    quality: str = ""
+
+
+def parse_section(text: str) -> Section:
+    """The section as :func:`render_section` writes it (or as the script wrote it before rows
+    carried their own run: those rows are marked as from the earlier run, with its load).
+
+    >>> old = ("Command: `python benchmarks/bench_pretrain.py` (x86_64, torch 2, 2 threads, device cpu, fp32; "
+    ...        "load before 1.2 1.4 2.5, after 1.8 1.9 1.9). BERT MLM only, vocabulary 30000, batch 32 x 128, "
+    ...        "30 steps each (3 untimed), mask rate 0.15, AdamW.\\n\\n| base | 187 | 155 | 1.21x |")
+    >>> sec = parse_section(old)
+    >>> sec.config, sec.rows["base"][2:]
+    ('vocabulary 30000, batch 32 x 128, 30 steps each (3 untimed), mask rate 0.15; x86_64, torch 2, 2 threads, device cpu, fp32', ('1.21x', 'an earlier full run, load 1.2 1.4 2.5 -> 1.8 1.9 1.9'))
+    """
+    sec = Section()
+    old_note = "an earlier run"
+    for line in text.splitlines():
+        if line.startswith("Config: "):
+            sec.config = line[len("Config: "):].rstrip(".")
+        elif m := OLD_COMMAND.match(line):
+            sec.config = f"{m.group(4)}; {m.group(1)}"
+            old_note = f"an earlier full run, load {m.group(2).strip()} -> {m.group(3).strip()}"
+        elif m := ROW.match(line):
+            sec.rows[m.group(1)] = (m.group(2), m.group(3), m.group(4), m.group(5) or old_note)
+        elif line.startswith("Equivalence"):
+            sec.equivalence = line if "(measured" in line else f"{line.rstrip('.')} (measured in {old_note})."
+        elif line.startswith("Quality"):
+            sec.quality = line if "(measured" in line else f"{line.rstrip('.')} (measured in {old_note})."
+    return sec
+
+
+def render_section(sec: Section) -> str:
+    """The marked block for RESULTS.md; rows in the order tiny, mini, base."""
+    lines = [START, "## Pretraining: `subword pretrain` vs HF Trainer + DataCollatorForLanguageModeling", "",
+             "BERT MLM only (dynamic masking, dropout 0.1), the same packed data, batch, mask rate and AdamW "
+             "settings on both sides; AdamW fused on both (HF Trainer's default `optim=\"adamw_torch_fused\"`). "
+             "Tokens/s of whole optimizer steps after the untimed ones, data pipeline included.", "",
+             f"Config: {sec.config}.", "",
+             "Full run: `python benchmarks/bench_pretrain.py` (throughput of every size, equivalence, quality). "
+             "Some sizes alone: `python benchmarks/bench_pretrain.py --sizes tiny,mini` (only those rows are "
+             "replaced; each row says when it was measured, and the config of a row measured otherwise).", "",
+             "| size | ours tokens/s | HF tokens/s | ratio | measured |", "|---|---:|---:|---:|---|"]
+    for size in sorted(sec.rows, key=lambda k: (list(SIZES).index(k) if k in SIZES else len(SIZES), k)):
+        o, h, r, note = sec.rows[size]
+        lines.append(f"| {size} | {o} | {h} | {r} | {note} |")
+    for check in (sec.equivalence, sec.quality):
+        if check:
+            lines += ["", check]
+    return "\n".join(lines + [END])
+
+
+def merge_section(old: Section, config: str, rows: dict[str, tuple[float, float]], note: str,
+                  equivalence: str | None, quality: str | None) -> Section:
+    """The old section with this run's rows and lines in place of theirs; the rest kept as it was.
+
+    A kept row measured under another config says so in its note.
+
+    >>> old = Section("c1", {"base": ("187", "155", "1.21x", "run A")}, "Equivalence x (measured A)", "Quality y (measured A)")
+    >>> new = merge_section(old, "c1", {"tiny": (5000.0, 1000.0)}, "run B", None, None)
+    >>> new.rows["tiny"], new.rows["base"][3], new.quality
+    (('5,000', '1,000', '5.00x', 'run B'), 'run A', 'Quality y (measured A)')
+    >>> merge_section(old, "c2", {}, "run B", None, None).rows["base"][3]
+    'run A; config: c1'
+    """
+    kept = {}
+    for size, (o, h, r, n) in old.rows.items():
+        if size in rows:
+            continue
+        kept[size] = (o, h, r, n if old.config == config or "config:" in n else f"{n}; config: {old.config}")
+    for size, (o, h) in rows.items():
+        kept[size] = (f"{o:,.0f}", f"{h:,.0f}", f"{o / h:.2f}x", note)
+    return Section(config, kept, equivalence if equivalence is not None else old.equivalence,
+                   quality if quality is not None else old.quality)
+
+
+def read_section(path: Path) -> Section:
+    if not path.exists():
+        return Section()
+    text = path.read_text(encoding="utf-8")
+    if START not in text or END not in text:
+        return Section()
+    return parse_section(text[text.index(START):text.index(END)])
+
+
+# ==== The run ====
+
+
+PARTS = ("throughput", "equivalence", "quality")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes: vocabulary 2000, tiny/mini, few steps")
-    ap.add_argument("--sizes", default=None, help="comma list of tiny,mini,base")
+    ap.add_argument("--sizes", default=None,
+                    help="comma list of tiny,mini,base [all; tiny with --quick]; given alone, only their throughput "
+                         "rows are measured and replaced (the other rows and the two checks are kept)")
+    ap.add_argument("--parts", default=None,
+                    help=f"comma list of {','.join(PARTS)} [all, or throughput when --sizes is given]")
     ap.add_argument("--vocab-size", type=int, default=None)
     ap.add_argument("--batch", type=int, default=None, help="[32; 8 with --quick]")
     ap.add_argument("--seq-len", type=int, default=None, help="[128; 64 with --quick]")
@@ -217,7 +333,13 @@ def main(argv: list[str] | None = None) -> int:
     if a.threads:
         torch.set_num_threads(a.threads)
     quick = a.quick
-    sizes = (a.sizes or ("tiny" if quick else "tiny,mini,base")).split(",")
+    sizes = (a.sizes or ("tiny" if quick else ",".join(SIZES))).split(",")
+    unknown = [x for x in sizes if x not in SIZES]
+    if unknown:
+        ap.error(f"--sizes: unknown {', '.join(unknown)}; choose from {', '.join(SIZES)}")
+    parts = (a.parts or ("throughput" if a.sizes else ",".join(PARTS))).split(",")
+    if [x for x in parts if x not in PARTS]:
+        ap.error(f"--parts: choose from {', '.join(PARTS)}")
     vocab = a.vocab_size or (2000 if quick else 30000)
     steps = a.steps or (8 if quick else 30)
     equiv_steps = a.equiv_steps or (10 if quick else 100)
@@ -248,25 +370,58 @@ def main(argv: list[str] | None = None) -> int:
         base.update(kw)
         return PretrainConfig(**base)
 
-    rows = []
-    for size in sizes:
+    rows: dict[str, tuple[float, float]] = {}
+    for size in sizes if "throughput" in parts else []:
         cfg = config(f"ours-{size}", size, steps=steps)
         ours = run_ours(cfg, a.warmup)
         job = _Job(config(f"hf-{size}", size, steps=steps).resolved(), progress=None, on_step=None)
         hf = run_hf(job, documents_text(job), steps, a.warmup, 0, None)
-        rows.append((size, ours["tokens_per_s"], hf["tokens_per_s"]))
+        rows[size] = (ours["tokens_per_s"], hf["tokens_per_s"])
         print(f"{size}: ours {ours['tokens_per_s']:,.0f} tok/s, HF {hf['tokens_per_s']:,.0f} tok/s, "
-              f"{ours['tokens_per_s'] / hf['tokens_per_s']:.2f}x", file=sys.stderr)
+              f"{ours['tokens_per_s'] / hf['tokens_per_s']:.2f}x (load {load()})", file=sys.stderr)
 
-    ours_eq, hf_eq = hf_equivalence(config("equiv", "tiny", steps=equiv_steps, prediction="dense", dropout=0.0,
-                                           device="cpu", precision="fp32"))
-    worst = max(abs(x - y) / abs(y) for x, y in zip(ours_eq, hf_eq))
-    print(f"equivalence over {equiv_steps} steps: worst relative difference {worst:.2e}", file=sys.stderr)
+    worst = 0.0
+    equivalence = quality = None
+    stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    if "equivalence" in parts:
+        ours_eq, hf_eq = hf_equivalence(config("equiv", "tiny", steps=equiv_steps, prediction="dense", dropout=0.0,
+                                               device="cpu", precision="fp32"))
+        worst = max(abs(x - y) / abs(y) for x, y in zip(ours_eq, hf_eq))
+        print(f"equivalence over {equiv_steps} steps: worst relative difference {worst:.2e}", file=sys.stderr)
+        equivalence = (f"Equivalence (`--prediction dense` vs `BertForMaskedLM`, same weights, batches and masks, "
+                       f"fp32 CPU): worst relative per-step loss difference over {equiv_steps} steps {worst:.2e} "
+                       f"(measured {stamp}).")
+    if "quality" in parts:
+        final_ours, final_hf = quality_run(a, work, config, quality_steps, eval_docs, tok.get_vocab_size())
+        quality = (f"Quality (BERT tiny, {quality_steps} steps, eval MLM loss on {eval_docs} held-out documents, "
+                   f"fixed mask): ours {final_ours:.3f}, HF {final_hf:.3f}; curves in "
+                   f"`benchmarks/pretrain_quality.png` (measured {stamp}).")
+    load_after = load()
+    run_config = (f"vocabulary {tok.get_vocab_size()}, batch {a.batch} x {a.seq_len}, {steps} steps each "
+                  f"({a.warmup} untimed), mask rate 0.15; {platform.processor() or platform.machine()}, "
+                  f"torch {torch.__version__}, {torch.get_num_threads()} threads, device {a.device}, {a.precision}")
+    command = "python benchmarks/bench_pretrain.py" + (" " + " ".join(argv if argv is not None else sys.argv[1:])
+                                                       if (argv if argv is not None else sys.argv[1:]) else "")
+    note = f"{stamp}, `{command.strip()}`, load {load_before} -> {load_after}"
+    path = ROOT / "benchmarks" / "RESULTS.md"
+    section = merge_section(read_section(path), run_config, rows, note, equivalence, quality)
+    block = render_section(section)
+    print(block)
+    if not a.no_write:
+        from benchmarks.results_md import replace_section
 
+        replace_section(block, START, END)
+    return 0 if worst <= 1e-5 else 1
+
+
+def quality_run(a: argparse.Namespace, work: Path, config: Callable[..., PretrainConfig], quality_steps: int,
+                eval_docs: int, vocab: int) -> tuple[float, float]:
+    """Eval loss curves of a tiny BERT, ours and HF's, for the same tokens; the PNG of both."""
     every = max(1, quality_steps // 10)
     qcfg = config("quality-ours", "tiny", steps=quality_steps, eval_lines=eval_docs, eval_every=every)
     q_ours = run_ours(qcfg, 0)
-    job = _Job(config("quality-hf", "tiny", steps=quality_steps, eval_lines=eval_docs).resolved(), progress=None, on_step=None)
+    job = _Job(config("quality-hf", "tiny", steps=quality_steps, eval_lines=eval_docs).resolved(), progress=None,
+               on_step=None)
     n_eval = len(job.eval_set)
     eval_batches = [job._batch(job.eval_set, [(0, i) for i in range(s, min(n_eval, s + a.batch))], job.eval_mask_cfg,
                                job.cfg.seed + 1) for s in range(0, n_eval, a.batch)]
@@ -283,34 +438,12 @@ def main(argv: list[str] | None = None) -> int:
         ax.plot(*zip(*q_hf["curve"]), "s-", label="HF Trainer + DataCollatorForLanguageModeling")
     ax.set_xlabel("training tokens")
     ax.set_ylabel("eval MLM loss (fixed mask)")
-    ax.set_title(f"BERT tiny, vocabulary {tok.get_vocab_size()}, batch {a.batch} x {a.seq_len}")
+    ax.set_title(f"BERT tiny, vocabulary {vocab}, batch {a.batch} x {a.seq_len}")
     ax.legend()
     fig.tight_layout()
     fig.savefig(png, dpi=100)
-    load_after = load()
-    final_ours = q_ours["curve"][-1][1]
     final_hf = q_hf["curve"][-1][1] if q_hf["curve"] else float("nan")
-
-    lines_md = [START, "## Pretraining: `subword pretrain` vs HF Trainer + DataCollatorForLanguageModeling", "",
-                f"Command: `python benchmarks/bench_pretrain.py{' --quick' if quick else ''}` "
-                f"({platform.processor() or platform.machine()}, torch {torch.__version__}, {torch.get_num_threads()} "
-                f"threads, device {a.device}, {a.precision}; load before {load_before}, after {load_after}). "
-                f"BERT MLM only, vocabulary {tok.get_vocab_size()}, batch {a.batch} x {a.seq_len}, "
-                f"{steps} steps each ({a.warmup} untimed), mask rate 0.15, AdamW.", "",
-                "| size | ours tokens/s | HF tokens/s | ratio |", "|---|---:|---:|---:|"]
-    for size, o, h in rows:
-        lines_md.append(f"| {size} | {o:,.0f} | {h:,.0f} | {o / h:.2f}x |")
-    lines_md += ["", f"Equivalence (`--prediction dense` vs `BertForMaskedLM`, same weights, batches and masks, "
-                 f"fp32 CPU): worst relative per-step loss difference over {equiv_steps} steps {worst:.2e}.", "",
-                 f"Quality (BERT tiny, {quality_steps} steps, eval MLM loss on {eval_docs} held-out documents, fixed mask): "
-                 f"ours {final_ours:.3f}, HF {final_hf:.3f}; curves in `benchmarks/pretrain_quality.png`.", END]
-    block = "\n".join(lines_md)
-    print(block)
-    if not a.no_write:
-        from benchmarks.results_md import replace_section
-
-        replace_section(block, START, END)
-    return 0 if worst <= 1e-5 else 1
+    return q_ours["curve"][-1][1], final_hf
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from torch import Tensor, nn
 from models.block_sparse import block_sparse_attention
 from models.checks import values_checked
 from models.counter import uniform
+from models.dropout import dropout as _dropout
 
 __all__ = [
     "AdditiveAttention",
@@ -301,6 +302,12 @@ def scaled_dot_product_attention(
         scale = 1.0 / math.sqrt(q.shape[-1])
     if impl == "sdpa" and return_weights:
         raise ValueError("return_weights needs the plain path; use impl='plain' or 'auto'")
+    if impl == "auto" and dropout_p > 0 and not return_weights and _own_dropout(q):
+        # The fused kernels draw attention dropout one element at a time (and on the CPU fall back to
+        # this same sequence of ops anyway); models.dropout draws only the dropped elements.
+        scores = torch.matmul(q, k.transpose(-2, -1)).mul_(scale)  # (B, nh, T_q, T_k)
+        weights = masked_softmax(scores, mask=mask) if mask is not None else torch.softmax(scores, dim=-1)
+        return torch.matmul(_dropout(weights, dropout_p), v)  # (B, nh, T_q, hs)
     if impl == "plain" or (impl == "auto" and return_weights):
         scores = torch.matmul(q, k.transpose(-2, -1)) * scale  # (B, nh, T_q, T_k)
         weights = masked_softmax(scores, mask=mask)
@@ -318,6 +325,11 @@ def scaled_dot_product_attention(
         if out.device.type != "cpu" or torch.compiler.is_compiling() or not bool(visible.all()):
             out = out.masked_fill(~visible, 0.0)
     return out
+
+
+def _own_dropout(q: Tensor) -> bool:
+    """Whether attention dropout is cheaper drawn by :mod:`models.dropout` (eager CPU float)."""
+    return q.device.type == "cpu" and q.is_floating_point() and not torch.compiler.is_compiling()
 
 
 def take_rows(x: Tensor, rows: Tensor) -> Tensor:
@@ -414,6 +426,8 @@ class MultiHeadAttention(nn.Module):
         output projection then runs on N rows instead of B * T.
         """
         sparse = self.sparse if context is None else None
+        if rows is not None and sparse is None and not return_weights:
+            return self._attend_rows(x, x if context is None else context, mask, rows)
         context = x if context is None else context
         q, k, v = self._split(self.q(x)), self._split(self.k(context)), self._split(self.v(context))
         dropout_p = self.dropout if self.training else 0.0
@@ -434,6 +448,39 @@ class MultiHeadAttention(nn.Module):
             out = take_rows(out, rows)  # (N, C)
         out = self.o(out)  # (B, T, C) or (N, C)
         return (out, weights) if weights is not None else out
+
+    def _attend_rows(self, x: Tensor, context: Tensor, mask: Tensor | None, rows: Tensor) -> Tensor:
+        """Queries only at ``rows``: (N, C), equal to the selected rows of the full output.
+
+        Every query attends on its own, so the selected ones are computed alone: their
+        projections, and attention of (B, nh, M, S) for the M most queries any sequence has
+        (the others of a sequence pad its slots and are dropped), instead of (B, nh, T, S).
+        """
+        B, T, C = x.shape
+        if rows.dtype == torch.bool:
+            counts = rows.sum(1)  # (B,)
+            M = int(counts.max()) if B else 0
+            slots = torch.arange(M, device=x.device)[None, :] < counts[:, None]  # (B, M) used slots
+            where = torch.zeros(B, M, dtype=torch.long, device=x.device)  # (B, M) query position per slot
+            where[slots] = rows.nonzero()[:, 1]  # row-major: sequence by sequence, positions in order
+        else:
+            M = rows.numel() // B if B else 0
+            where = (rows % T).view(B, M)  # flat indices b * T + t, the same count per sequence
+            slots = None
+        picked = take_rows(x, rows)  # (N, C)
+        q = self.q(picked)  # (N, C)
+        if slots is not None:
+            q = q.new_zeros(B, M, C).masked_scatter(slots[:, :, None], q)  # (B, M, C)
+        q = self._split(q.view(B, M, C))  # (B, nh, M, hs)
+        k, v = self._split(self.k(context)), self._split(self.v(context))  # (B, nh, S, hs)
+        if mask is not None and mask.dim() == 4 and mask.shape[-2] != 1:  # a mask per query: its rows
+            mask = torch.take_along_dim(mask.expand(mask.shape[0], mask.shape[1], T, -1),
+                                        where[:, None, :, None], dim=2)  # (B, 1|nh, M, S)
+        dropout_p = self.dropout if self.training else 0.0
+        out = scaled_dot_product_attention(q, k, v, mask, dropout_p=dropout_p, impl=self.impl)  # (B, nh, M, hs)
+        out = out.transpose(1, 2).reshape(B, M, C)  # (B, M, C)
+        out = out[slots] if slots is not None else out.reshape(B * M, C)  # (N, C)
+        return self.o(out)
 
 
 # ==== BigBird block-sparse attention ====

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import torch
 import torch.nn.functional as F
@@ -23,7 +23,10 @@ from torch import Tensor, nn
 
 from models.checks import values_checked
 from models.config import BertConfig, XLNetConfig
+from models.dropout import Dropout
 from models.encoder import Encoder, get_activation
+from models.linear_ce import linear_cross_entropy
+from models.linear_ce import supported as linear_cross_entropy_supported
 
 __all__ = [
     "BertForPreTraining",
@@ -56,7 +59,8 @@ class PreTrainingOutput:
     """What a model with pretraining heads returns.
 
     Attributes:
-        logits: MLM logits (B, T, V).
+        logits: MLM logits (B, T, V); None when the loss was computed without them
+            (``return_logits=False``).
         sentence_logits: NSP/SOP logits (B, 2) where the model has that head.
         loss: MLM cross-entropy (ignoring label -100) plus the sentence loss, for
             whichever labels were given.
@@ -65,7 +69,7 @@ class PreTrainingOutput:
         last_hidden_state, pooler_output, hidden_states: as in :class:`EncoderOutput`.
     """
 
-    logits: Tensor
+    logits: Tensor | None
     sentence_logits: Tensor | None = None
     loss: Tensor | None = None
     last_hidden_state: Tensor | None = None
@@ -106,7 +110,7 @@ class Embeddings(nn.Module):
         self.position = nn.Embedding(config.max_position_embeddings, E, padding_idx=pos_pad)
         self.token_type = nn.Embedding(config.type_vocab_size, E) if config.type_vocab_size > 0 else None
         self.norm = nn.LayerNorm(E, eps=config.layer_norm_eps, bias=config.bias)
-        self.dropout = nn.Dropout(config.hidden_dropout)
+        self.dropout = Dropout(config.hidden_dropout)
         self.project = (
             nn.Linear(E, config.hidden_size, bias=config.bias) if config.embedding_size is not None else None
         )
@@ -179,10 +183,13 @@ class MLMHead(nn.Module):
         self.norm = nn.LayerNorm(E, eps=config.layer_norm_eps, bias=config.bias)
         self.bias = nn.Parameter(torch.zeros(config.vocab_size))
 
+    def transform(self, hidden: Tensor) -> Tensor:
+        """(..., H) -> (..., E): what the decoder reads."""
+        return self.norm(self.act(self.dense(hidden)))
+
     def forward(self, hidden: Tensor, word_embeddings: Tensor) -> Tensor:
         """(B, T, H) and the (V, E) table -> logits (B, T, V)."""
-        x = self.norm(self.act(self.dense(hidden)))  # (B, T, E)
-        return F.linear(x, word_embeddings, self.bias)  # (B, T, V)
+        return F.linear(self.transform(hidden), word_embeddings, self.bias)  # (B, T, V)
 
 
 class _Base(nn.Module):
@@ -392,7 +399,7 @@ class BertForPreTraining(_Base):
         # class and a fresh model of the other start from the same encoder.
         self.backbone = BertModel(config, add_pooler=has_sentence)
         self.mlm = MLMHead(config)
-        self.sentence_dropout = nn.Dropout(config.classifier_dropout)
+        self.sentence_dropout = Dropout(config.classifier_dropout)
         self.sentence = nn.Linear(config.hidden_size, 2, bias=config.bias) if has_sentence else None
         self.mlm.apply(self._init_weights)
         if self.sentence is not None:
@@ -410,6 +417,8 @@ class BertForPreTraining(_Base):
         sparse_prediction: bool = False,
         num_masked: int | None = None,
         output_hidden_states: bool = False,
+        reduction: Literal["mean", "sum"] = "mean",
+        return_logits: bool = True,
     ) -> PreTrainingOutput:
         """Logits for every position and, with labels, the losses (summed, and each on its own).
 
@@ -433,7 +442,15 @@ class BertForPreTraining(_Base):
                 gathered with static shapes (B * num_masked rows; a row with
                 fewer labels pads with unscored positions), so there is no
                 host sync and ``torch.compile`` sees no data-dependent shape.
+            reduction: ``"mean"`` (over the scored positions, and over the pairs) or ``"sum"``
+                (a trainer then divides by its own count, e.g. over accumulated micro-batches).
+            return_logits: with ``sparse_prediction`` and labels, ``False`` computes the MLM loss
+                without keeping the (N, V) logits (:func:`models.linear_ce.linear_cross_entropy`,
+                eager CPU float32; elsewhere the usual way) and returns ``logits=None``: the same
+                loss and gradients, less memory traffic.
         """
+        if reduction not in ("mean", "sum"):
+            raise ValueError(f"reduction must be 'mean' or 'sum', got {reduction!r}")
         rows = selected = take = None
         if sparse_prediction:
             if labels is None:
@@ -476,21 +493,33 @@ class BertForPreTraining(_Base):
         elif selected is not None and labels is not None:
             hidden = hidden[selected[rows]] if rows is not None else hidden[selected]  # (N, H)
             labels = labels[selected]  # (N,)
-        logits = self.mlm(hidden, self.backbone.embeddings.word.weight)  # (B, T, V) or (N, V)
+        table = self.backbone.embeddings.word.weight  # (V, E), the tied decoder
+        losses: dict[str, Tensor] = {}
+        logits: Tensor | None = None
+        if (sparse_prediction and not return_logits and labels is not None
+                and linear_cross_entropy_supported(hidden, table)):
+            x = self.mlm.transform(hidden)  # (N, E)
+            if take is not None:  # num_masked padded rows with unscored positions
+                scored = labels != -100  # (N,)
+                x, labels = x[scored], labels[scored]
+            total = linear_cross_entropy(x, table, self.mlm.bias, labels)
+            losses["mlm"] = total if reduction == "sum" else total / labels.numel()
+        else:
+            logits = self.mlm(hidden, table)  # (B, T, V) or (N, V)
+            if labels is not None:
+                losses["mlm"] = F.cross_entropy(
+                    logits.reshape(-1, logits.shape[-1]).float(), labels.reshape(-1), ignore_index=-100,
+                    reduction=reduction,
+                )
         sentence_logits = None
         if self.sentence is not None:
             sentence_logits = self.sentence(self.sentence_dropout(pooled))  # (B, 2)
-        losses: dict[str, Tensor] = {}
-        if labels is not None:
-            losses["mlm"] = F.cross_entropy(
-                logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=-100
-            )
         if sentence_label is not None:
             if sentence_logits is None:
                 raise ValueError(f"this {self.config.model_type} model has no sentence head; "
                                  "do not pass sentence_label")
             losses[self.config.sentence_head or "sentence"] = F.cross_entropy(
-                sentence_logits, sentence_label.reshape(-1)
+                sentence_logits.float(), sentence_label.reshape(-1), reduction=reduction
             )
         loss = None
         for value in losses.values():

@@ -23,6 +23,7 @@ from torch.utils.checkpoint import checkpoint
 
 from models.attention import BlockSparseAttention, MultiHeadAttention, take_rows
 from models.config import BertConfig
+from models.dropout import Dropout
 
 __all__ = ["Encoder", "EncoderLayer", "FeedForward", "get_activation"]
 
@@ -83,7 +84,7 @@ class FeedForward(nn.Module):
         super().__init__()
         inner = config.intermediate_size * (2 if config.gated_ffn else 1)
         # BERT has no dropout inside the FFN; XLNet has (after the activation).
-        self.dropout = nn.Dropout(inner_dropout)
+        self.dropout = Dropout(inner_dropout)
         self.gated = config.gated_ffn
         self.fc_in = nn.Linear(config.hidden_size, inner, bias=config.bias)
         self.fc_out = nn.Linear(config.intermediate_size, config.hidden_size, bias=config.bias)
@@ -127,8 +128,8 @@ class EncoderLayer(nn.Module):
         self.attn_norm = _layer_norm(config)
         self.ffn = FeedForward(config)
         self.ffn_norm = _layer_norm(config)
-        self.dropout = nn.Dropout(config.hidden_dropout)
-        self.ffn_dropout = nn.Dropout(config.hidden_dropout if config.ffn_output_dropout else 0.0)
+        self.dropout = Dropout(config.hidden_dropout)
+        self.ffn_dropout = Dropout(config.hidden_dropout if config.ffn_output_dropout else 0.0)
 
     def forward(self, x: Tensor, mask: Tensor | None = None, rows: Tensor | None = None) -> Tensor:
         """``x`` (B, T, H); ``mask`` boolean (B, 1, 1|T, T), True = may attend.

@@ -277,10 +277,16 @@ def _param_groups(model: nn.Module, weight_decay: float) -> list[dict[str, Any]]
 
 
 def _make_optimizer(model: nn.Module, cfg: PretrainConfig, device: torch.device) -> torch.optim.Optimizer:
-    kwargs: dict[str, Any] = {"lr": cfg.lr, "betas": tuple(cfg.betas), "eps": cfg.eps}
-    if device.type == "cuda":
-        kwargs["fused"] = True  # one kernel for all parameters; CPU keeps the default for bit-exactness
+    # Fused (one kernel over all parameters) wherever torch has it, as HF Trainer's default
+    # optim="adamw_torch_fused"; it is deterministic, so a resumed run stays bit-exact.
+    kwargs: dict[str, Any] = {"lr": cfg.lr, "betas": tuple(cfg.betas), "eps": cfg.eps,
+                              "fused": _fused_adamw_available(model, device)}
     return torch.optim.AdamW(_param_groups(model, cfg.weight_decay), **kwargs)
+
+
+def _fused_adamw_available(model: nn.Module, device: torch.device) -> bool:
+    """Whether torch's fused AdamW takes these parameters (CPU and CUDA floating point)."""
+    return device.type in ("cpu", "cuda") and all(p.is_floating_point() for p in model.parameters())
 
 
 def lr_factor(schedule: str, progress: float, warmup: float) -> float:
@@ -595,7 +601,7 @@ class _Job:
 
     # ---- batches ----
 
-    def _batch(self, dataset: Any, picks: list[tuple[int, int]], mask_cfg: Any, seed: int) -> dict[str, Tensor]:
+    def _batch(self, dataset: Any, picks: list[tuple[int, int]], mask_cfg: Any, seed: int) -> dict[str, Any]:
         """Examples ``(epoch, index)`` -> tensors on the device, with masks/labels applied.
 
         :meth:`EpochOrder.take` returns the examples of one epoch, then (at a boundary) of the next,
@@ -613,7 +619,11 @@ class _Job:
             start = end
         batch = runs[0] if len(runs) == 1 else {k: torch.cat([r[k] for r in runs]) for k in runs[0]}
         batch["tokens"] = batch["attention_mask"].sum()
-        return {k: v.to(self.device) for k, v in batch.items()}
+        out: dict[str, Any] = {k: v.to(self.device) for k, v in batch.items()}
+        # Read on the host, before the copy: packed sequences have no padding, and then the model
+        # needs no attention mask (an all-True mask costs the attention a masked fill per layer).
+        out["padded"] = not bool(batch["attention_mask"].all())
+        return out
 
     def _run(self, dataset: Any, epoch: int, indices: list[int], mask_cfg: Any, seed: int) -> dict[str, Tensor]:
         """Examples of one epoch, as tensors, with the objective's masks or permutations."""
@@ -671,18 +681,18 @@ class _Job:
                 out[k] = parts[k] * share
             out["_total"] = parts["loss"] * share
             return out
-        kwargs: dict[str, Any] = {"labels": labels, "sparse_prediction": sparse}
+        # The model sums each loss once (without keeping the sparse logits); the loop divides
+        # by the global counts.
+        kwargs: dict[str, Any] = {"labels": labels, "sparse_prediction": sparse, "reduction": "sum",
+                                  "return_logits": False}
         if "sentence_label" in batch:
             kwargs["sentence_label"] = batch["sentence_label"]
-        res = model(batch["input_ids"], batch["attention_mask"], types, **kwargs)
-        logits = res.logits.float()
-        target = labels[labels != -100] if sparse else labels.reshape(-1)
-        out["mlm"] = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), target, ignore_index=-100,
-                                     reduction="sum") / max(n_pred, 1)
+        mask = batch["attention_mask"] if batch.get("padded", True) else None
+        res = model(batch["input_ids"], mask, types, **kwargs)
+        out["mlm"] = res.losses["mlm"] / max(n_pred, 1)
         if "sentence_label" in batch:
             name = "nsp" if cfg.objective == "mlm+nsp" else "sop"
-            out[name] = F.cross_entropy(res.sentence_logits.float(), batch["sentence_label"],
-                                        reduction="sum") / max(n_pairs, 1)
+            out[name] = res.losses[name] / max(n_pairs, 1)
         return out
 
     # ---- one optimizer step ----
