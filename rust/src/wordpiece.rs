@@ -407,7 +407,8 @@ impl std::error::Error for WordPieceError {}
 /// The tokens are held once, in a [`TokenTable`] by id that the tokenizer shares as its own
 /// (`""` where no token has the id); both maps are [`PieceIndex`]es over it. Three copies of a
 /// 30k vocabulary (the map's keys, an id list and the tokenizer's table) were most of the time
-/// of building a BERT pipeline from a `vocab.txt` (bench_load.py, "load + first encode").
+/// of building a BERT pipeline from a `vocab.txt` (bench_load.py, "load + first encode": 11.2 ms
+/// against HF's 10.6 ms before, 6.0 ms against 9.0 ms with the one table).
 #[derive(Clone, Debug)]
 pub struct WordPieceModel {
     table: Arc<TokenTable>,
