@@ -56,7 +56,7 @@ def _read_whole(source: str, errors: str) -> tuple[list[str], dict[str, Any]] | 
     if parts and parts[-1] == "":
         parts.pop()
     raw = data if errors == "strict" else text.encode("utf-8", "surrogatepass")
-    lines = [line[:-1] if line.endswith("\r") else line for line in parts]
+    lines = [line[:-1] if line.endswith("\r") else line for line in parts] if "\r" in text else parts
     entry = {"path": source, "lines": len(lines), "bytes": len(data), "sha256": hashlib.sha256(raw).hexdigest()}
     return lines, entry
 

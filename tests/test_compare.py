@@ -372,3 +372,17 @@ def test_flat_ids_and_offsets_equal_the_encoding_fields(real):
         assert ids.tolist() == [i for e in encs for i in e.ids]
         assert offsets.tolist() == [list(o) for e in encs for o in e.offsets]
         assert offsets.dtype == np.int64
+
+
+def test_the_ascii_fast_paths_of_classify_and_is_word_agree_with_the_unicode_patterns():
+    import random
+
+    from subword.compare.words import _WORDLIKE, _classify_by_patterns, classify, is_word
+
+    rng = random.Random(7)
+    texts = [chr(c) for c in range(128)] + ["".join(rng.choice([chr(c) for c in range(128)]) for _ in range(
+        rng.randint(1, 6))) for _ in range(3000)] + ["don't", "x2", "3.14", "--", "a b", "_", "\x1c"]
+    for text in texts:
+        assert is_word(text) == (_WORDLIKE.search(text) is not None), repr(text)
+        if not text.isspace():
+            assert classify(text) == _classify_by_patterns(text), repr(text)

@@ -5,6 +5,7 @@
 //! - [`resample`]  seeded bootstrap counts, type-count replicates
 //! - [`colsums`]   replicate sums of per-line columns (every ratio metric), without a weights matrix
 //! - [`roundtrip`] the losslessness check from per-id pieces decoded once
+//! - [`vocab`]     what each id stands for, as bytes (the vocabulary table of the metrics)
 //!
 //! The Python reference (`subword/compare/collect.py`, numpy) defines every number; this module
 //! computes the same integers per line, in parallel, so the comparison costs little more than the
@@ -15,3 +16,4 @@ pub mod lines;
 pub mod resample;
 pub mod roundtrip;
 pub mod segment;
+pub mod vocab;

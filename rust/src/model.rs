@@ -92,6 +92,16 @@ impl Model {
         }
     }
 
+    /// The unknown token's text (`None`: the model has none): BPE's and WordPiece's option, a Unigram's
+    /// piece at its `unk_id`.
+    pub fn unk_token(&self) -> Option<&str> {
+        match self {
+            Model::Bpe(m) => m.options().unk_token.as_deref(),
+            Model::WordPiece(m) => Some(m.unk_token()),
+            Model::Unigram(m) => m.unk_id().and_then(|i| m.id_to_token(i)),
+        }
+    }
+
     pub fn vocab_size(&self) -> usize {
         match self {
             Model::Bpe(m) => m.vocab_size(),

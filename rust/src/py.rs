@@ -7,6 +7,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 mod compare;
+mod compare_vocab;
 mod load;
 mod spm;
 mod spm_tokenizer;
@@ -24,6 +25,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::parallel::note_parent_process();
     train::register(m)?;
     compare::register(m)?;
+    compare_vocab::register(m)?;
     tokenizer::register(m)?;
     load::register(m)?;
     spm::register(m)?;

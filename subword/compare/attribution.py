@@ -11,7 +11,6 @@ over T_a - T_b (``None`` when the totals are equal). ``by_group`` sums contribut
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,7 +19,7 @@ import numpy as np
 from subword.compare.collect import Collected
 from subword.compare.words import classify, segments
 
-__all__ = ["attribution"]
+__all__ = ["attribution", "type_groups"]
 
 
 def _segmentation(tok: Any, line: str, word: str) -> list[str]:
@@ -38,11 +37,29 @@ def _segmentation(tok: Any, line: str, word: str) -> list[str]:
     return [t for t, (s, e) in zip(enc.tokens, enc.offsets) if at <= max(s, e - 1) < end]
 
 
+def type_groups(c: Collected) -> tuple[list[tuple[str, str]], np.ndarray]:
+    """``(labels, group)``: the distinct ``(script, kind)`` of the segment types, and each type's index in them.
+
+    >>> from subword.compare.collect import collect_reference
+    >>> from subword import Tokenizer, WordPiece
+    >>> tok = Tokenizer(WordPiece({"[UNK]": 0}))
+    >>> labels, group = type_groups(collect_reference([tok], ["t"], ["ab 12"]))
+    >>> [labels[g] for g in group]
+    [('Latin', 'letters'), ('Common', 'whitespace'), ('Common', 'digits')]
+    """
+    index: dict[tuple[str, str], int] = {}
+    group = np.fromiter((index.setdefault(classify(w), len(index)) for w in c.types), dtype=np.int64,
+                        count=len(c.types))
+    return list(index), group
+
+
 def attribution(c: Collected, tokenizers: Sequence[Any], lines: Sequence[str], a: int, b: int,
-                top: int = 50, cache: dict[tuple[int, str], list[str]] | None = None) -> dict[str, Any]:
+                top: int = 50, cache: dict[tuple[int, str], list[str]] | None = None,
+                groups: tuple[list[tuple[str, str]], np.ndarray] | None = None) -> dict[str, Any]:
     """The attribution table of the token-count difference of tokenizer ``a`` minus tokenizer ``b``.
 
-    ``cache`` keeps each (tokenizer, word)'s segmentation across the pairs of one comparison.
+    ``cache`` keeps each (tokenizer, word)'s segmentation across the pairs of one comparison, ``groups``
+    the segment types' :func:`type_groups` (computed here when not given).
 
     Returns:
         ``{"a", "b", "words": [...], "by_group": [...]}`` (see the module docstring).
@@ -75,9 +92,11 @@ def attribution(c: Collected, tokenizers: Sequence[Any], lines: Sequence[str], a
             "segmentation_a": spelled(a, word, line),
             "segmentation_b": spelled(b, word, line),
         })
-    groups: dict[tuple[str, str], float] = defaultdict(float)
-    for t in np.flatnonzero(contribution):
-        groups[classify(c.types[t])] += float(contribution[t])
-    by_group = [{"script": s, "kind": k, "contribution": v, "share": v / net if net else None}
-                for (s, k), v in sorted(groups.items(), key=lambda kv: (-abs(kv[1]), kv[0]))]
+    labels, group_of = type_groups(c) if groups is None else groups
+    used = np.zeros(len(labels), dtype=bool)
+    used[group_of[contribution != 0]] = True
+    sums = np.bincount(group_of, weights=contribution, minlength=len(labels))
+    by_group = [{"script": s, "kind": k, "contribution": float(sums[g]), "share": float(sums[g]) / net if net else None}
+                for g, (s, k) in sorted(((g, labels[g]) for g in np.flatnonzero(used)),
+                                        key=lambda gl: (-abs(sums[gl[0]]), gl[1]))]
     return {"a": c.tokenizers[a].name, "b": c.tokenizers[b].name, "words": words, "by_group": by_group}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import itertools
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -20,7 +21,7 @@ import numpy as np
 
 from subword.compare import bootstrap
 from subword.compare.align import gold_scores, prf, read_gold
-from subword.compare.attribution import attribution
+from subword.compare.attribution import attribution, type_groups
 from subword.compare.collect import Collected, collect
 from subword.compare.metrics import (
     METRICS, RENYI_ALPHA, distribution_metrics, distribution_metrics_from_sums, ratio_metrics,
@@ -116,7 +117,7 @@ def _prepare(tok: Any) -> Any:
 
 def _sample_indices(lines: Sequence[str], show: int) -> list[int]:
     """``show`` non-empty lines spread evenly over the input, in order."""
-    candidates = [i for i, s in enumerate(lines) if s.strip()]
+    candidates = list(itertools.compress(range(len(lines)), map(str.strip, lines)))
     if show <= 0 or not candidates:
         return []
     if len(candidates) <= show:
@@ -235,10 +236,10 @@ def _type_line_counts(used: np.ndarray, compact: np.ndarray, id_line: np.ndarray
     return sp.csr_matrix((np.ones(len(compact)), (compact, id_line)), shape=(len(used), n))
 
 
-def _vocab_overlap(ta: Any, tb: Any, examples: int = 10) -> dict[str, Any]:
-    sa = {x for x in ta.core if x}
-    sb = {x for x in tb.core if x}
-    union = sa | sb
+def _vocab_overlap(sa: set[bytes], sb: set[bytes], examples: int = 10) -> dict[str, Any]:
+    """Jaccard and the tokens unique to each, of two vocabularies' non-empty cores (``VocabTable.core``)."""
+    shared = len(sa & sb)
+    union = len(sa) + len(sb) - shared
     only_a, only_b = sa - sb, sb - sa
 
     def show(xs: set[bytes]) -> list[str]:
@@ -252,7 +253,7 @@ def _vocab_overlap(ta: Any, tb: Any, examples: int = 10) -> dict[str, Any]:
         return [x.decode("utf-8", errors="backslashreplace") for x in picked]
 
     return {
-        "vocab_jaccard": len(sa & sb) / len(union) if union else None,
+        "vocab_jaccard": shared / union if union else None,
         "unique_a_count": len(only_a), "unique_b_count": len(only_b),
         "unique_a_examples": show(only_a), "unique_b_examples": show(only_b),
     }
@@ -340,9 +341,10 @@ def compare(
     if len(set(names)) != len(names):
         raise ValueError(f"tokenizer names must be distinct, got {names}")
     lines = list(lines)
-    for i, s in enumerate(lines):
-        if not isinstance(s, str):
-            raise TypeError(f"lines[{i}] is {type(s).__name__}, not str")
+    if not set(map(type, lines)) <= {str}:  # one C pass; the loop below only finds the culprit
+        for i, s in enumerate(lines):
+            if not isinstance(s, str):
+                raise TypeError(f"lines[{i}] is {type(s).__name__}, not str")
     if not lines or not any(lines):
         raise ValueError("the input is empty: there are no lines to compare")
     if bootstrap_replicates < 0:
@@ -447,6 +449,7 @@ def compare(
 
     # ---- pairs ----
     doc_pairs = []
+    cores = [set(d.table.core) - {b""} for d in c.tokenizers]
     for a in range(k):
         for b in range(a + 1, k):
             shared = float(c.shared_boundaries[(a, b)].sum())
@@ -467,12 +470,13 @@ def compare(
                 "a": names[a], "b": names[b],
                 "boundary_precision": _num(p), "boundary_recall": _num(r), "boundary_f1": _num(f),
                 "boundary_f1_ci": _ci(f1_ci),
-                **_vocab_overlap(c.tokenizers[a].table, c.tokenizers[b].table),
+                **_vocab_overlap(cores[a], cores[b]),
                 "differences": differences,
             })
 
     values = {m: [t["metrics"][m]["value"] for t in doc_tokenizers] for m in METRICS}
     spellings: dict[tuple[int, str], list[str]] = {}  # (tokenizer, word) -> its tokens, shared by the pairs
+    groups = type_groups(c)  # each segment type's (script, kind), shared by the pairs
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "inputs": {
@@ -489,7 +493,7 @@ def compare(
         "tokenizers": doc_tokenizers,
         "best": _best(values, names),
         "pairwise": doc_pairs,
-        "attribution": [attribution(c, prepared, lines, a, b, top_words, spellings)
+        "attribution": [attribution(c, prepared, lines, a, b, top_words, spellings, groups)
                         for a in range(k) for b in range(a + 1, k)],
     }
     if gold is not None:

@@ -111,7 +111,23 @@ class VocabTable:
 
     @classmethod
     def of(cls, tok: Any) -> "VocabTable":
-        """Builds the table of ``tok`` (a :class:`subword.Tokenizer`)."""
+        """Builds the table of ``tok`` (a :class:`subword.Tokenizer`).
+
+        Where ``tok`` runs on the Rust core, the core builds it from its own token table (the
+        tokenizer's Python model data, a dict of every token, is then never built); else
+        :meth:`of_python`, the reference, does. Both give the same table.
+        """
+        table = _native_table(tok)
+        return table if table is not None else cls.of_python(tok)
+
+    @classmethod
+    def of_python(cls, tok: Any) -> "VocabTable":
+        """The reference of :meth:`of`: the table from ``tok.get_vocab()``, token by token in Python.
+
+        >>> from subword import Tokenizer, WordPiece
+        >>> VocabTable.of_python(Tokenizer(WordPiece({"[UNK]": 0, "##ab": 1}))).surface
+        [b'[UNK]', b'ab']
+        """
         vocab = tok.get_vocab(True)
         size = (max(vocab.values()) + 1) if vocab else 0
         surface = [b""] * size
@@ -161,3 +177,41 @@ class VocabTable:
             char_length[i] = length
         # len(vocab) is get_vocab_size(True) (HF's definition), without building the vocabulary twice.
         return cls(size, len(vocab), surface, core, char_length, byte_token, special, unk_id(tok))
+
+
+def _spelling(tok: Any) -> tuple[bool, str | None, str, bool]:
+    """``(byte_level, metaspace, prefix, byte_pieces)``: how ``tok``'s tokens are spelled (see :class:`VocabTable`)."""
+    return (is_byte_level(tok), _metaspace(tok), getattr(tok.model, "continuing_subword_prefix", None) or "",
+            bool(getattr(tok.model, "byte_fallback", False)))
+
+
+def _native_table(tok: Any) -> VocabTable | None:
+    """:meth:`VocabTable.of` computed by the Rust core (``compare_vocab_table``), or ``None`` where ``tok``
+    does not run on it (then the reference is used)."""
+    try:
+        from subword import _core
+    except ImportError:
+        return None
+    build = getattr(_core, "compare_vocab_table", None)
+    if build is None:
+        return None
+    try:
+        core = tok._native()
+        out = build(core, [(i, t.content) for i, t in tok.added_tokens], *_spelling(tok))
+    except Exception:  # noqa: BLE001 - a tokenizer the core cannot build goes the reference way
+        return None
+    ends = np.frombuffer(out["ends"], dtype="<u4")
+    size = len(ends)
+    blob = out["surfaces"]
+    starts = np.concatenate([[0], ends[:-1]]).tolist()
+    surface = [blob[a:b] for a, b in zip(starts, ends.tolist())]
+    skip = out["core_skips_space"]
+    core_bytes = [s[1:] if k else s for s, k in zip(surface, skip)]
+    special = np.zeros(size, dtype=bool)
+    for i, t in tok.added_tokens:
+        if i < size and surface[i] == t.content.encode("utf-8"):  # the id that kept this token (see the core)
+            special[i] = bool(getattr(t, "special", False))
+    return VocabTable(size, int(out["vocab_size"]), surface, core_bytes,
+                      np.frombuffer(out["char_length"], dtype="<i4").astype(np.int32),
+                      np.frombuffer(out["byte_token"], dtype=np.uint8).astype(bool), special,
+                      None if out["unk"] is None else int(out["unk"]))

@@ -106,6 +106,11 @@ impl SpmPipeline {
         self.kinds.len()
     }
 
+    /// The id of the unknown piece.
+    pub fn unk_id(&self) -> u32 {
+        self.unk_id
+    }
+
     pub fn token_to_id(&self, t: &str) -> Option<u32> {
         self.ids.get(t)
     }
