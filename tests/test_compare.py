@@ -386,3 +386,16 @@ def test_the_ascii_fast_paths_of_classify_and_is_word_agree_with_the_unicode_pat
         assert is_word(text) == (_WORDLIKE.search(text) is not None), repr(text)
         if not text.isspace():
             assert classify(text) == _classify_by_patterns(text), repr(text)
+
+
+def test_token_length_histogram_counts_the_decoded_length_of_every_token(real):
+    from collections import Counter
+
+    from subword.compare.vocab import VocabTable
+
+    toks, lines, result = real
+    for tok, doc in zip(toks, result.doc["tokenizers"]):
+        surface = VocabTable.of_python(tok).surface
+        lengths = Counter(len(surface[i].decode("utf-8", errors="replace")) for e in _encodings(tok, lines)
+                          for i in e.ids)
+        assert doc["token_length_histogram"] == {str(k): v for k, v in sorted(lengths.items())}, doc["name"]

@@ -360,14 +360,16 @@ def compare(
     col_names = list(arrays)
     point = _values({name: np.float64(arr.sum()) for name, arr in arrays.items()}, k, scripts)
     dist_counts = []
+    id_counts = []  # per tokenizer: how often each id occurs (ids are bounded by |V|: bincount, not np.unique)
     for d in c.tokenizers:
-        # bincount + renumbering instead of np.unique: linear in the tokens (ids are bounded by |V|).
-        present = np.bincount(d.ids, minlength=1) > 0
+        counts = np.bincount(d.ids, minlength=1)
+        present = counts > 0
         used = np.flatnonzero(present)
         renumber = np.cumsum(present) - 1
         dist_counts.append((used, renumber[d.ids] if len(d.ids) else np.zeros(0, np.int64)))
-    dist_point = [distribution_metrics(np.bincount(compact, minlength=len(used)), d.table.vocab_size)
-                  for (used, compact), d in zip(dist_counts, c.tokenizers)]
+        id_counts.append(counts)
+    dist_point = [distribution_metrics(counts[used], d.table.vocab_size)
+                  for (used, _), counts, d in zip(dist_counts, id_counts, c.tokenizers)]
     reps: dict[str, list[np.ndarray]] = {key: [] for key in point}
     dist_reps: list[dict[str, list[np.ndarray]]] = [{m: [] for m in _DIST} for _ in range(k)]
     if bootstrap_replicates:
@@ -434,7 +436,10 @@ def compare(
         metrics = {m: entry(*series(i, m)) for m in order}
         metrics["tokens"]["value"] = int(d.tokens.sum())
         metrics["mb_per_s"] = _speed(c, i, max(bootstrap_replicates, 1), seed)
-        lengths = np.bincount(d.table.char_length[d.ids], minlength=1) if len(d.ids) else np.zeros(0, np.int64)
+        # Token lengths weighted by each id's count: a pass over the vocabulary, not over the tokens.
+        used = dist_counts[i][0]
+        lengths = (np.bincount(d.table.char_length[used], weights=id_counts[i][used]).astype(np.int64)
+                   if len(d.ids) else np.zeros(0, np.int64))
         doc_tokenizers.append({
             "name": names[i],
             "source": (sources[i] if sources else None) or f"<{names[i]}>",
