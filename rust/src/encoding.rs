@@ -14,11 +14,14 @@
 /// chars. We trim in bytes (over
 /// whole chars) and convert at the end, so positions equal to the text's length must map to the
 /// number of chars too (a trimmed trailing space).
+// Without the bindings only the tests use it (the compare pass converts in a reused buffer).
+#[cfg_attr(not(feature = "python"), allow(dead_code))]
 pub(crate) struct CharOffsets {
     /// `None` when the text is ASCII (bytes are chars); else one entry per byte plus one for the end.
     char_of_byte: Option<Vec<u32>>,
 }
 
+#[cfg_attr(not(feature = "python"), allow(dead_code))]
 impl CharOffsets {
     pub(crate) fn new(text: &str) -> Self {
         if text.is_ascii() {

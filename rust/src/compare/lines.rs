@@ -15,15 +15,66 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::roundtrip::{PieceDecode, RoundTrip, SpmDecode};
-use super::segment::{is_space, ChunkSegments, Segment};
-use crate::encoding::{CharOffsets, Encoding};
+use super::segment::{is_space, ChunkSegments};
+use crate::encoding::Encoding;
 use crate::tokenizer::sentencepiece::SpmPipeline;
 use crate::tokenizer::Tokenizer;
 
+/// One tokenizer's encodings of a block of lines: ids and byte offsets back to back.
+#[derive(Default, Debug)]
+pub struct Encoded {
+    pub ids: Vec<u32>,
+    /// Byte offsets into the token's line, as `Encoding.offsets`.
+    pub offsets: Vec<(usize, usize)>,
+    /// Per line, one past its last token in `ids`.
+    pub ends: Vec<usize>,
+}
+
+impl Encoded {
+    /// Appends one line's encoding.
+    pub fn push(&mut self, e: &Encoding) {
+        self.ids.extend_from_slice(&e.ids);
+        self.offsets.extend_from_slice(&e.offsets);
+        self.ends.push(self.ids.len());
+    }
+
+    /// Line `j`'s ids and offsets.
+    fn line(&self, j: usize) -> (&[u32], &[(usize, usize)]) {
+        let a = if j == 0 { 0 } else { self.ends[j - 1] };
+        let b = self.ends[j];
+        (&self.ids[a..b], &self.offsets[a..b])
+    }
+}
+
+/// `lines` in blocks of `block` lines, each encoded by `encode` (one `Encoding` per line, copied
+/// out and freed at once: the chunk's encodings never exist all at the same time), in parallel
+/// where this process may use rayon's pool.
+fn encode_in_blocks<F>(lines: &[&str], block: usize, encode: F) -> Result<Vec<Encoded>, String>
+where
+    F: Fn(&str) -> Result<Encoding, String> + Sync,
+{
+    let run = |part: &[&str]| -> Result<Encoded, String> {
+        let mut out = Encoded { ends: Vec::with_capacity(part.len()), ..Default::default() };
+        let bytes: usize = part.iter().map(|l| l.len()).sum();
+        out.ids.reserve(bytes / 3 + part.len());
+        out.offsets.reserve(bytes / 3 + part.len());
+        for line in part {
+            out.push(&encode(line)?);
+        }
+        Ok(out)
+    };
+    if lines.len() > block && crate::parallel::parallel_allowed() {
+        lines.par_chunks(block).map(run).collect()
+    } else {
+        lines.chunks(block).map(run).collect()
+    }
+}
+
 /// What the reduction needs of a tokenizer: its text's own tokens, and the decode of the round trip.
 pub trait Encoder: Sync {
-    /// Encodes without post-processor specials (padding and truncation are the caller's to switch off).
-    fn encode_texts(&self, texts: &[&str]) -> Result<Vec<Encoding>, String>;
+    /// Encodes without post-processor specials (truncation is the caller's to switch off), in blocks
+    /// of `block` consecutive lines: the ids and offsets of `encode_batch`, exactly.
+    fn encode_blocks(&self, lines: &[&str], block: usize) -> Result<Vec<Encoded>, String>;
     /// Decodes with special tokens kept.
     fn decode_ids(&self, ids: &[u32]) -> String;
     /// The precomputed decode of the losslessness check, where the decoder allows one.
@@ -31,8 +82,20 @@ pub trait Encoder: Sync {
 }
 
 impl Encoder for Tokenizer {
-    fn encode_texts(&self, texts: &[&str]) -> Result<Vec<Encoding>, String> {
-        self.encode_batch(texts, false)
+    fn encode_blocks(&self, lines: &[&str], block: usize) -> Result<Vec<Encoded>, String> {
+        if self.padding().is_some() {
+            // Batch padding depends on every line of the batch: encode the batch, then cut it.
+            let all = self.encode_batch(lines, false)?;
+            return Ok(all
+                .chunks(block.max(1))
+                .map(|part| {
+                    let mut out = Encoded::default();
+                    part.iter().for_each(|e| out.push(e));
+                    out
+                })
+                .collect());
+        }
+        encode_in_blocks(lines, block, |t| self.encode(t, false))
     }
 
     fn decode_ids(&self, ids: &[u32]) -> String {
@@ -45,8 +108,8 @@ impl Encoder for Tokenizer {
 }
 
 impl Encoder for SpmPipeline {
-    fn encode_texts(&self, texts: &[&str]) -> Result<Vec<Encoding>, String> {
-        self.encode_batch(texts)
+    fn encode_blocks(&self, lines: &[&str], block: usize) -> Result<Vec<Encoded>, String> {
+        encode_in_blocks(lines, block, |t| self.encode(t))
     }
 
     fn decode_ids(&self, ids: &[u32]) -> String {
@@ -119,32 +182,34 @@ pub struct ChunkStats {
     pub shared: Vec<Vec<i64>>,
 }
 
-/// `f` over the lines, in parallel where this process may use rayon's pool.
-pub fn par_map_lines<T: Send, F: Fn(&str) -> T + Sync>(lines: &[&str], f: F) -> Vec<T> {
-    if lines.len() < 2 || !crate::parallel::parallel_allowed() {
-        return lines.iter().map(|l| f(l)).collect();
-    }
-    lines.par_iter().with_min_len(64).map(|l| f(l)).collect()
+/// Lines per task of the parallel encoding and reduction (a chunk has some 20k).
+const BLOCK_LINES: usize = 256;
+
+/// What one block of lines gives, before the chunk's arrays are assembled.
+#[derive(Default)]
+struct BlockOut {
+    chars: Vec<i64>,
+    words: Vec<i64>,
+    ws_words: Vec<i64>,
+    /// `(line in the chunk, script, count)`, the non-zero counts only.
+    script_words: Vec<(u32, u8, i64)>,
+    toks: Vec<BlockTok>,
+    /// Per pair, per line.
+    shared: Vec<Vec<i64>>,
 }
 
-/// What one line gives, before the chunk's arrays are assembled.
-struct LineOut {
-    chars: i64,
-    words: i64,
-    ws_words: i64,
-    script_words: Vec<(u8, i64)>,
-    toks: Vec<LineTok>,
-    shared: Vec<i64>,
-}
-
-struct LineTok {
-    continued: i64,
-    unk_chars: i64,
-    byte_tokens: i64,
-    lossless: bool,
-    boundaries: i64,
-    script_tokens: Vec<(u8, i64)>,
-    /// The segment type of each token (`u32::MAX`: none, see `fallback`).
+/// One tokenizer's part of a [`BlockOut`] (per line unless said otherwise).
+#[derive(Default)]
+struct BlockTok {
+    tokens: Vec<i64>,
+    continued: Vec<i64>,
+    unk_chars: Vec<i64>,
+    byte_tokens: Vec<i64>,
+    lossless: Vec<u8>,
+    boundaries: Vec<i64>,
+    /// `(line in the chunk, script, count)`, the non-zero counts only.
+    script_tokens: Vec<(u32, u8, i64)>,
+    /// The segment type of each token of the block (`u32::MAX`: none, see `fallback`).
     types: Vec<u32>,
 }
 
@@ -173,171 +238,219 @@ fn shared_count(a: &[i64], b: &[i64]) -> i64 {
     n
 }
 
-#[allow(clippy::too_many_arguments)]
-fn reduce_line(
-    line: &str,
-    segs: &[Segment],
-    fallback: Option<u32>,
-    encs: &[&Encoding],
-    toks: &[TokInfo<'_>],
-    classes: &TypeClasses<'_>,
-) -> LineOut {
-    SCRATCH.with(|s| reduce_line_in(line, segs, fallback, encs, toks, classes, &mut s.borrow_mut()))
+/// The byte -> char table of a non-ASCII line, as `CharOffsets` builds it (in a reused buffer
+/// here): per byte the index of the char holding it, then the number of chars.
+fn char_table(line: &str, table: &mut Vec<u32>) {
+    table.clear();
+    let mut n = 0u32;
+    for ch in line.chars() {
+        table.extend(std::iter::repeat_n(n, ch.len_utf8()));
+        n += 1;
+    }
+    table.push(n);
 }
 
-/// Buffers of [`reduce_line`] reused from line to line on each thread (five vectors per tokenizer
-/// and line were allocated and freed before).
+/// A token's byte offsets in chars, as `CharOffsets::convert` gives them: the start's char, one past
+/// the char holding the byte before the end (positions at or past the end: the number of chars).
+#[inline]
+fn char_span(table: &[u32], (s, e): (usize, usize)) -> (i64, i64) {
+    let at = |i: usize| i64::from(table[i.min(table.len() - 1)]);
+    (at(s), if e == 0 { 0 } else { at(e - 1) + 1 })
+}
+
+/// Buffers of [`reduce_block`] reused from line to line on each thread.
 #[derive(Default)]
 struct Scratch {
     ns: Vec<i64>,
+    char_of_byte: Vec<u32>,
     offsets: Vec<(i64, i64)>,
     starts: Vec<i64>,
     ends: Vec<i64>,
     keys_of: Vec<Vec<i64>>,
+    scripts: Vec<(u8, i64)>,
 }
 
 thread_local! {
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
 }
 
-#[allow(clippy::too_many_arguments)]
-fn reduce_line_in(
-    line: &str,
-    segs: &[Segment],
-    fallback: Option<u32>,
-    encs: &[&Encoding],
-    toks: &[TokInfo<'_>],
-    classes: &TypeClasses<'_>,
-    scratch: &mut Scratch,
-) -> LineOut {
-    let Scratch { ns, offsets, starts, ends, keys_of } = scratch;
-    let conv = CharOffsets::new(line);
-    // ns[p]: non-whitespace characters before char offset p.
-    ns.clear();
-    ns.push(0);
-    let (mut prev_space, mut ws_words, mut nonspace) = (true, 0i64, 0i64);
-    for c in line.chars() {
-        let space = is_space(c);
-        if !space && prev_space {
-            ws_words += 1;
-        }
-        prev_space = space;
-        nonspace += i64::from(!space);
-        ns.push(nonspace);
-    }
-    let nchars = (ns.len() - 1) as i64;
-    let mut script_words = Vec::new();
-    let mut words = 0i64;
-    for s in segs {
-        if classes.word[s.ty as usize] {
-            words += 1;
-            bump(&mut script_words, classes.script[s.ty as usize]);
-        }
-    }
-    let ns_at = |p: i64| ns[p.clamp(0, nchars) as usize];
-    keys_of.resize_with(encs.len(), Vec::new);
-    let mut out_toks = Vec::with_capacity(encs.len());
-    for (ti, (enc, tok)) in encs.iter().zip(toks).enumerate() {
-        offsets.clear();
-        offsets.extend(enc.offsets.iter().map(|&o| {
-            let (a, b) = conv.convert(o);
-            (a as i64, b as i64)
-        }));
-        let mut unk_chars = 0i64;
-        let mut byte_tokens = 0i64;
-        let top = tok.byte_token.len().saturating_sub(1);
-        for (&id, &(s, e)) in enc.ids.iter().zip(offsets.iter()) {
-            if tok.unk == Some(id) {
-                unk_chars += e - s;
+/// The chunk's inputs of [`reduce_block`].
+struct Chunk<'a> {
+    lines: &'a [&'a str],
+    segs: &'a ChunkSegments,
+    /// Per line, the type of an empty line's tokens (see [`reduce_chunk`]).
+    fallback: &'a [Option<u32>],
+    /// Per tokenizer, its blocks.
+    encoded: &'a [Vec<Encoded>],
+    toks: &'a [TokInfo<'a>],
+    classes: &'a TypeClasses<'a>,
+}
+
+/// Reduces block `b` (lines `b * BLOCK_LINES..`) of the chunk.
+fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
+    let Scratch { ns, char_of_byte, offsets, starts, ends, keys_of, scripts } = scratch;
+    let first = b * BLOCK_LINES;
+    let last = (first + BLOCK_LINES).min(c.lines.len());
+    let k = c.toks.len();
+    let mut out = BlockOut {
+        chars: Vec::with_capacity(last - first),
+        words: Vec::with_capacity(last - first),
+        ws_words: Vec::with_capacity(last - first),
+        toks: (0..k).map(|_| BlockTok::default()).collect(),
+        shared: vec![Vec::with_capacity(last - first); k * k.saturating_sub(1) / 2],
+        ..Default::default()
+    };
+    keys_of.resize_with(k, Vec::new);
+    let classes = c.classes;
+    for j in first..last {
+        let line = c.lines[j];
+        let segs = c.segs.line(j);
+        let ascii = line.is_ascii();
+        // ns[p]: non-whitespace characters before char offset p.
+        ns.clear();
+        ns.push(0);
+        let (mut prev_space, mut ws_words, mut nonspace) = (true, 0i64, 0i64);
+        let mut step = |space: bool| {
+            if !space && prev_space {
+                ws_words += 1;
             }
-            if tok.byte_token.get((id as usize).min(top)).copied().unwrap_or(false) {
-                byte_tokens += 1;
+            prev_space = space;
+            nonspace += i64::from(!space);
+            ns.push(nonspace);
+        };
+        if ascii {
+            line.bytes().for_each(|x| step(is_space(char::from(x))));
+        } else {
+            line.chars().for_each(|x| step(is_space(x)));
+            char_table(line, char_of_byte);
+        }
+        let nchars = (ns.len() - 1) as i64;
+        scripts.clear();
+        let mut words = 0i64;
+        for s in segs {
+            if classes.word[s.ty as usize] {
+                words += 1;
+                bump(scripts, classes.script[s.ty as usize]);
             }
         }
-        // Attribution: the segment holding the token's last character.
-        let mut types = Vec::with_capacity(offsets.len());
-        let mut script_tokens = Vec::new();
+        out.chars.push(nchars);
+        out.words.push(words);
+        out.ws_words.push(ws_words);
+        out.script_words.extend(scripts.iter().map(|&(sc, n)| (j as u32, sc, n)));
+        let ns_at = |p: i64| ns[p.clamp(0, nchars) as usize];
         let hi = (nchars - 1).max(0);
-        let mut at = 0usize;
-        for &(s, e) in offsets.iter() {
-            let ty = if segs.is_empty() {
-                fallback.unwrap_or(u32::MAX)
+        for (ti, (blocks, tok)) in c.encoded.iter().zip(c.toks).enumerate() {
+            let (ids, offs) = blocks[b].line(j - first);
+            let bt = &mut out.toks[ti];
+            offsets.clear();
+            if ascii {
+                offsets.extend(offs.iter().map(|&(s, e)| (s as i64, e as i64)));
             } else {
-                let p = s.max(e - 1).clamp(0, hi);
-                // Tokens come in order, so the segment is usually the one before or the next few:
-                // walk from it, else search (the same `partition_point(start <= p) - 1`).
-                at = if i64::from(segs[at].start) <= p {
-                    let mut k = at;
-                    while k + 1 < segs.len() && k < at + 4 && i64::from(segs[k + 1].start) <= p {
-                        k += 1;
-                    }
-                    if k + 1 < segs.len() && i64::from(segs[k + 1].start) <= p {
-                        segs.partition_point(|g| i64::from(g.start) <= p).saturating_sub(1)
-                    } else {
-                        k
-                    }
-                } else {
-                    segs.partition_point(|g| i64::from(g.start) <= p).saturating_sub(1)
-                };
-                segs[at].ty
-            };
-            if ty != u32::MAX && classes.word[ty as usize] {
-                bump(&mut script_tokens, classes.script[ty as usize]);
+                offsets.extend(offs.iter().map(|&o| char_span(char_of_byte, o)));
             }
-            types.push(ty);
-        }
-        // Continued words: tokens of non-zero width that overlap the word, 2 or more.
-        starts.clear();
-        starts.extend(offsets.iter().filter(|(s, e)| e > s).map(|&(s, _)| s));
-        ends.clear();
-        ends.extend(offsets.iter().filter(|(s, e)| e > s).map(|&(_, e)| e));
-        // Offsets are nearly always in order already: sort only when they are not.
-        if !starts.is_sorted() {
-            starts.sort_unstable();
-        }
-        if !ends.is_sorted() {
-            ends.sort_unstable();
-        }
-        let mut continued = 0i64;
-        for g in segs.iter().filter(|g| classes.word[g.ty as usize]) {
-            let (ws, we) = (i64::from(g.start), i64::from(g.end));
-            let overlapping = starts.partition_point(|&x| x < we) as i64 - ends.partition_point(|&x| x <= ws) as i64;
-            if overlapping >= 2 {
-                continued += 1;
-            }
-        }
-        // Internal boundaries, whitespace transparent.
-        let keys = &mut keys_of[ti];
-        keys.clear();
-        for &(s, e) in offsets.iter() {
-            for k in [ns_at(s), ns_at(e)] {
-                if k > 0 && k < nonspace {
-                    keys.push(k);
+            let mut unk_chars = 0i64;
+            let mut byte_tokens = 0i64;
+            let top = tok.byte_token.len().saturating_sub(1);
+            for (&id, &(s, e)) in ids.iter().zip(offsets.iter()) {
+                if tok.unk == Some(id) {
+                    unk_chars += e - s;
+                }
+                if tok.byte_token.get((id as usize).min(top)).copied().unwrap_or(false) {
+                    byte_tokens += 1;
                 }
             }
+            // Attribution: the segment holding the token's last character.
+            scripts.clear();
+            let mut at = 0usize;
+            for &(s, e) in offsets.iter() {
+                let ty = if segs.is_empty() {
+                    c.fallback[j].unwrap_or(u32::MAX)
+                } else {
+                    let p = s.max(e - 1).clamp(0, hi);
+                    // Tokens come in order, so the segment is usually the one before or the next few:
+                    // walk from it, else search (the same `partition_point(start <= p) - 1`).
+                    at = if i64::from(segs[at].start) <= p {
+                        let mut k = at;
+                        while k + 1 < segs.len() && k < at + 4 && i64::from(segs[k + 1].start) <= p {
+                            k += 1;
+                        }
+                        if k + 1 < segs.len() && i64::from(segs[k + 1].start) <= p {
+                            segs.partition_point(|g| i64::from(g.start) <= p).saturating_sub(1)
+                        } else {
+                            k
+                        }
+                    } else {
+                        segs.partition_point(|g| i64::from(g.start) <= p).saturating_sub(1)
+                    };
+                    segs[at].ty
+                };
+                if ty != u32::MAX && classes.word[ty as usize] {
+                    bump(scripts, classes.script[ty as usize]);
+                }
+                bt.types.push(ty);
+            }
+            bt.script_tokens.extend(scripts.iter().map(|&(sc, n)| (j as u32, sc, n)));
+            // Continued words: tokens of non-zero width that overlap the word, 2 or more.
+            starts.clear();
+            ends.clear();
+            for &(s, e) in offsets.iter() {
+                if e > s {
+                    starts.push(s);
+                    ends.push(e);
+                }
+            }
+            // Offsets are nearly always in order already: sort only when they are not.
+            if !starts.is_sorted() {
+                starts.sort_unstable();
+            }
+            if !ends.is_sorted() {
+                ends.sort_unstable();
+            }
+            // overlapping = #(starts < word end) - #(ends <= word start); the words come in order,
+            // so both counts are walks over the sorted starts and ends.
+            let (mut below_end, mut ended, mut continued) = (0usize, 0usize, 0i64);
+            for g in segs.iter().filter(|g| classes.word[g.ty as usize]) {
+                let (ws, we) = (i64::from(g.start), i64::from(g.end));
+                while below_end < starts.len() && starts[below_end] < we {
+                    below_end += 1;
+                }
+                while ended < ends.len() && ends[ended] <= ws {
+                    ended += 1;
+                }
+                if below_end as i64 - ended as i64 >= 2 {
+                    continued += 1;
+                }
+            }
+            // Internal boundaries, whitespace transparent.
+            let keys = &mut keys_of[ti];
+            keys.clear();
+            for &(s, e) in offsets.iter() {
+                for key in [ns_at(s), ns_at(e)] {
+                    if key > 0 && key < nonspace {
+                        keys.push(key);
+                    }
+                }
+            }
+            if !keys.is_sorted() {
+                keys.sort_unstable();
+            }
+            keys.dedup();
+            bt.tokens.push(ids.len() as i64);
+            bt.continued.push(continued);
+            bt.unk_chars.push(unk_chars);
+            bt.byte_tokens.push(byte_tokens);
+            bt.lossless.push(u8::from(round_trips(tok.encoder, tok.round_trip, ids, line)));
+            bt.boundaries.push(keys.len() as i64);
         }
-        if !keys.is_sorted() {
-            keys.sort_unstable();
+        let mut p = 0;
+        for x in 0..k {
+            for y in x + 1..k {
+                out.shared[p].push(shared_count(&keys_of[x], &keys_of[y]));
+                p += 1;
+            }
         }
-        keys.dedup();
-        let lossless = round_trips(tok.encoder, tok.round_trip, &enc.ids, line);
-        out_toks.push(LineTok {
-            continued,
-            unk_chars,
-            byte_tokens,
-            lossless,
-            boundaries: keys.len() as i64,
-            script_tokens,
-            types,
-        });
     }
-    let mut shared = Vec::new();
-    for a in 0..encs.len() {
-        for b in a + 1..encs.len() {
-            shared.push(shared_count(&keys_of[a], &keys_of[b]));
-        }
-    }
-    LineOut { chars: nchars, words, ws_words, script_words, toks: out_toks, shared }
+    out
 }
 
 /// Encodes `lines` with every tokenizer and reduces them (see the module docs).
@@ -358,16 +471,21 @@ pub fn reduce_chunk(
         return Err(format!("a script index is not below {}", classes.scripts));
     }
     let m = lines.len();
-    let mut encodings = Vec::with_capacity(toks.len());
+    if segs.line_start.len() != m + 1 || segs.separator.len() != m {
+        return Err(format!("segments of {} lines for {m} lines", segs.separator.len()));
+    }
+    let nblocks = m.div_ceil(BLOCK_LINES);
+    let mut encoded = Vec::with_capacity(toks.len());
     let mut seconds = Vec::with_capacity(toks.len());
     for tok in toks {
         let t0 = Instant::now();
-        let e = tok.encoder.encode_texts(lines)?;
+        let e = tok.encoder.encode_blocks(lines, BLOCK_LINES)?;
         seconds.push(t0.elapsed().as_secs_f64());
-        if e.len() != m {
-            return Err(format!("{} encodings for {m} lines", e.len()));
+        let count: usize = e.iter().map(|b| b.ends.len()).sum();
+        if e.len() != nblocks || count != m || e.iter().take(nblocks.saturating_sub(1)).any(|b| b.ends.len() != BLOCK_LINES) {
+            return Err(format!("{count} encodings in {} blocks for {m} lines", e.len()));
         }
-        encodings.push(e);
+        encoded.push(e);
     }
     // The segment that position line_start falls in, for an empty line's tokens: the line feed
     // after it, else the segment before it (the previous line's line feed).
@@ -377,85 +495,105 @@ pub fn reduce_chunk(
                 if j == 0 {
                     return None;
                 }
-                segs.separator[j - 1].or_else(|| segs.lines[j - 1].last().map(|g| g.ty))
+                segs.separator[j - 1].or_else(|| segs.line(j - 1).last().map(|g| g.ty))
             })
         })
         .collect();
-    let index: Vec<usize> = (0..m).collect();
-    let work = |j: usize| {
-        let encs: Vec<&Encoding> = encodings.iter().map(|e| &e[j]).collect();
-        reduce_line(lines[j], &segs.lines[j], fallback[j], &encs, toks, classes)
-    };
-    let outs: Vec<LineOut> = if m < 2 || !crate::parallel::parallel_allowed() {
-        index.into_iter().map(work).collect()
-    } else {
-        index.into_par_iter().with_min_len(32).map(work).collect()
-    };
+    let chunk = Chunk { lines, segs, fallback: &fallback, encoded: &encoded, toks, classes };
+    let work = |b: usize| SCRATCH.with(|s| reduce_block(&chunk, b, &mut s.borrow_mut()));
+    let parallel = nblocks > 1 && crate::parallel::parallel_allowed();
+    let outs: Vec<BlockOut> =
+        if parallel { (0..nblocks).into_par_iter().map(work).collect() } else { (0..nblocks).map(work).collect() };
 
     let s = classes.scripts;
+    let cat = |f: &dyn Fn(&BlockOut) -> &[i64]| -> Vec<i64> {
+        let mut v = Vec::with_capacity(m);
+        outs.iter().for_each(|o| v.extend_from_slice(f(o)));
+        v
+    };
     let mut stats = ChunkStats {
-        chars: Vec::with_capacity(m),
+        chars: cat(&|o| &o.chars),
         bytes: lines.iter().map(|l| l.len() as i64).collect(),
-        words: Vec::with_capacity(m),
-        ws_words: Vec::with_capacity(m),
+        words: cat(&|o| &o.words),
+        ws_words: cat(&|o| &o.ws_words),
         script_words: vec![0; s * m],
         type_count: vec![0; ntypes],
-        tokenizers: (0..toks.len())
-            .map(|_| TokStats { script_tokens: vec![0; s * m], type_tokens: vec![0; ntypes], ..Default::default() })
-            .collect(),
-        shared: vec![Vec::with_capacity(m); toks.len() * toks.len().saturating_sub(1) / 2],
+        tokenizers: Vec::new(),
+        shared: (0..toks.len() * toks.len().saturating_sub(1) / 2).map(|p| cat(&|o| &o.shared[p])).collect(),
     };
-    for (j, g) in segs.lines.iter().enumerate() {
-        for seg in g {
-            stats.type_count[seg.ty as usize] += 1;
-        }
-        if let Some(t) = segs.separator[j] {
-            stats.type_count[t as usize] += 1;
+    for o in &outs {
+        for &(j, sc, c) in &o.script_words {
+            stats.script_words[sc as usize * m + j as usize] += c;
         }
     }
-    for (j, out) in outs.iter().enumerate() {
-        stats.chars.push(out.chars);
-        stats.words.push(out.words);
-        stats.ws_words.push(out.ws_words);
-        for &(sc, c) in &out.script_words {
-            stats.script_words[sc as usize * m + j] += c;
-        }
-        for (p, &c) in out.shared.iter().enumerate() {
-            stats.shared[p].push(c);
-        }
+    for g in &segs.segs {
+        stats.type_count[g.ty as usize] += 1;
     }
-    // Each tokenizer's columns are gathered on a thread of its own (read from the line outputs in
-    // place), and the chunk's encodings and line outputs are freed in parallel: done serially, the
-    // gathering and freeing cost about a third of the encoding.
-    let gather = |(ti, t): (usize, &mut TokStats)| {
-        t.encode_seconds = seconds[ti];
-        t.ids = encodings[ti].iter().flat_map(|e| e.ids.iter().copied()).collect();
-        for (j, out) in outs.iter().enumerate() {
-            let lt = &out.toks[ti];
-            t.tokens.push(lt.types.len() as i64);
-            t.continued.push(lt.continued);
-            t.unk_chars.push(lt.unk_chars);
-            t.byte_tokens.push(lt.byte_tokens);
-            t.lossless.push(u8::from(lt.lossless));
-            t.boundaries.push(lt.boundaries);
-            for &(sc, c) in &lt.script_tokens {
-                t.script_tokens[sc as usize * m + j] += c;
+    for t in segs.separator.iter().flatten() {
+        stats.type_count[*t as usize] += 1;
+    }
+    // Each tokenizer's columns are gathered on a thread of its own.
+    let gather = |ti: usize| -> TokStats {
+        let col = |f: &dyn Fn(&BlockTok) -> &[i64]| -> Vec<i64> {
+            let mut v = Vec::with_capacity(m);
+            outs.iter().for_each(|o| v.extend_from_slice(f(&o.toks[ti])));
+            v
+        };
+        let mut t = TokStats {
+            tokens: col(&|t| &t.tokens),
+            continued: col(&|t| &t.continued),
+            unk_chars: col(&|t| &t.unk_chars),
+            byte_tokens: col(&|t| &t.byte_tokens),
+            lossless: outs.iter().flat_map(|o| o.toks[ti].lossless.iter().copied()).collect(),
+            boundaries: col(&|t| &t.boundaries),
+            script_tokens: vec![0; s * m],
+            type_tokens: vec![0; ntypes],
+            ids: Vec::with_capacity(encoded[ti].iter().map(|e| e.ids.len()).sum()),
+            encode_seconds: seconds[ti],
+        };
+        encoded[ti].iter().for_each(|e| t.ids.extend_from_slice(&e.ids));
+        for o in &outs {
+            let bt = &o.toks[ti];
+            for &(j, sc, c) in &bt.script_tokens {
+                t.script_tokens[sc as usize * m + j as usize] += c;
             }
-            for &ty in &lt.types {
+            for &ty in &bt.types {
                 if ty != u32::MAX {
                     t.type_tokens[ty as usize] += 1;
                 }
             }
         }
+        t
     };
-    if crate::parallel::parallel_allowed() {
-        stats.tokenizers.par_iter_mut().enumerate().for_each(gather);
-        for e in encodings {
-            e.into_par_iter().with_min_len(256).for_each(drop);
-        }
-        outs.into_par_iter().with_min_len(256).for_each(drop);
+    stats.tokenizers = if parallel {
+        (0..toks.len()).into_par_iter().map(gather).collect()
     } else {
-        stats.tokenizers.iter_mut().enumerate().for_each(gather);
-    }
+        (0..toks.len()).map(gather).collect()
+    };
     Ok(stats)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encoding::CharOffsets;
+
+    #[test]
+    fn char_spans_are_those_of_char_offsets() {
+        let mut table = Vec::new();
+        for line in ["aé", "naïve café", "日本語 x", "\u{1F600}\u{1F3FB}é", "e\u{301}", "ab"] {
+            char_table(line, &mut table);
+            let conv = CharOffsets::new(line);
+            for s in 0..=line.len() + 2 {
+                for e in 0..=line.len() + 2 {
+                    let (a, b) = conv.convert((s, e));
+                    if line.is_ascii() {
+                        assert_eq!((a, b), (s, e));
+                    } else {
+                        assert_eq!(char_span(&table, (s, e)), (a as i64, b as i64), "{line:?} {s} {e}");
+                    }
+                }
+            }
+        }
+    }
 }

@@ -157,6 +157,10 @@ impl PieceDecode {
     /// `decode(ids) == line` (special tokens kept), or `None` when only the full decoder can say.
     /// `buf` is scratch space, reused across lines.
     pub fn check(&self, ids: &[u32], line: &str, buf: &mut Vec<u8>) -> Option<bool> {
+        if !self.merge_bytes && self.strips.is_empty() {
+            return self.check_in_place(ids, line);
+        }
+        // Byte runs or strips (never with `ByteLevel`, see `of`): the text is built, then compared.
         buf.clear();
         let mut run_from: Option<usize> = None;
         for (i, &id) in ids.iter().enumerate() {
@@ -176,17 +180,10 @@ impl PieceDecode {
                     settle_run(buf, at);
                 }
             }
-            let before = buf.len();
             buf.extend_from_slice(p.get(id));
-            if self.lossy && line.as_bytes().get(before..buf.len()) != Some(&buf[before..]) {
-                return self.lossy_mismatch(line);
-            }
         }
         if let Some(at) = run_from {
             settle_run(buf, at);
-        }
-        if self.lossy {
-            return if buf.as_slice() == line.as_bytes() { Some(true) } else { self.lossy_mismatch(line) };
         }
         if self.strips.is_empty() {
             return Some(buf.as_slice() == line.as_bytes());
@@ -198,6 +195,32 @@ impl PieceDecode {
         Some(text == line)
     }
 
+    /// [`Self::check`] where the text is the pieces joined (no byte runs, no strips): each piece is
+    /// compared with the line where it lands, no buffer. The text only grows, so a piece that differs
+    /// decides (the pieces before it are the decoder's output whatever follows, an id with no token
+    /// included); with `ByteLevel` the bytes are read as lossy UTF-8, which matters only where they differ.
+    fn check_in_place(&self, ids: &[u32], line: &str) -> Option<bool> {
+        let line_bytes = line.as_bytes();
+        let differs = || if self.lossy { self.lossy_mismatch(line) } else { Some(false) };
+        let mut at = 0usize;
+        for (i, &id) in ids.iter().enumerate() {
+            let id = id as usize;
+            if !self.known.get(id).copied().unwrap_or(false) {
+                return None;
+            }
+            let piece = if i == 0 { self.first.get(id) } else { self.later.get(id) };
+            if !lands(line_bytes, at, piece) {
+                return differs();
+            }
+            at += piece.len();
+        }
+        if at == line_bytes.len() {
+            Some(true)
+        } else {
+            differs()
+        }
+    }
+
     /// The bytes differ from the line: lossy UTF-8 of them can still equal it only through a U+FFFD.
     fn lossy_mismatch(&self, line: &str) -> Option<bool> {
         if line.contains('\u{FFFD}') {
@@ -205,6 +228,16 @@ impl PieceDecode {
         } else {
             Some(false)
         }
+    }
+}
+
+/// Whether `line[at..]` starts with `piece` (pieces are short: compared inline, not by `memcmp`).
+#[inline]
+fn lands(line: &[u8], at: usize, piece: &[u8]) -> bool {
+    match line.get(at..at + piece.len()) {
+        Some(there) if piece.len() <= 16 => there.iter().zip(piece).all(|(a, b)| a == b),
+        Some(there) => there == piece,
+        None => false,
     }
 }
 
@@ -245,18 +278,33 @@ impl SpmDecode {
         SpmDecode { kinds: kinds.to_vec(), plain, stripped, add_dummy_prefix, unk_surface: unk.as_bytes().to_vec() }
     }
 
-    /// `decode(ids) == line`, mirroring `SpmPipeline::decode` step by step into `buf`.
+    /// `decode(ids) == line`, mirroring `SpmPipeline::decode` step by step: each piece is compared
+    /// with the line where it lands (the output only grows, so a difference decides); `buf` holds
+    /// the pending run of byte pieces.
     pub fn check(&self, ids: &[u32], line: &str, buf: &mut Vec<u8>) -> bool {
+        let line_bytes = line.as_bytes();
+        let mut at = 0usize;
         buf.clear();
-        let mut run: Vec<u8> = Vec::new();
-        let flush = |run: &mut Vec<u8>, buf: &mut Vec<u8>| {
-            if !run.is_empty() {
-                match std::str::from_utf8(run) {
-                    Ok(s) => buf.extend_from_slice(s.as_bytes()),
-                    Err(_) => buf.extend_from_slice(utf8_bytewise_lossy(run).as_bytes()),
-                }
-                run.clear();
+        // A run of byte pieces: its bytes when they are UTF-8, else `utf8_bytewise_lossy` of them.
+        let flush = |run: &mut Vec<u8>, at: &mut usize| -> bool {
+            if run.is_empty() {
+                return true;
             }
+            let ok = match std::str::from_utf8(run) {
+                Ok(s) => lands(line_bytes, *at, s.as_bytes()) && {
+                    *at += s.len();
+                    true
+                },
+                Err(_) => {
+                    let s = utf8_bytewise_lossy(run);
+                    lands(line_bytes, *at, s.as_bytes()) && {
+                        *at += s.len();
+                        true
+                    }
+                }
+            };
+            run.clear();
+            ok
         };
         let mut strip_first = self.add_dummy_prefix;
         for &id in ids {
@@ -264,26 +312,33 @@ impl SpmDecode {
             let Some(kind) = self.kinds.get(id) else { continue };
             if *kind == PieceType::Byte {
                 if let Ok(b) = u8::try_from(self.plain.byte[id]) {
-                    run.push(b);
+                    buf.push(b);
                 }
                 strip_first = false;
                 continue;
             }
-            flush(&mut run, buf);
-            let before = buf.len();
-            match kind {
-                PieceType::Control => continue,
-                PieceType::Unknown => buf.extend_from_slice(&self.unk_surface),
-                _ => buf.extend_from_slice(if strip_first { self.stripped.get(id) } else { self.plain.get(id) }),
-            }
-            strip_first = strip_first && buf.is_empty();
-            // The output only grows: a prefix that differs from the line stays different.
-            if line.as_bytes().get(before..buf.len()) != Some(&buf[before..]) {
+            if !flush(buf, &mut at) {
                 return false;
             }
+            let piece = match kind {
+                PieceType::Control => continue,
+                PieceType::Unknown => &self.unk_surface[..],
+                _ => {
+                    if strip_first {
+                        self.stripped.get(id)
+                    } else {
+                        self.plain.get(id)
+                    }
+                }
+            };
+            if !lands(line_bytes, at, piece) {
+                return false;
+            }
+            at += piece.len();
+            // The dummy-prefix space is dropped while nothing has been written.
+            strip_first = strip_first && at == 0;
         }
-        flush(&mut run, buf);
-        buf.as_slice() == line.as_bytes()
+        flush(buf, &mut at) && at == line_bytes.len()
     }
 }
 

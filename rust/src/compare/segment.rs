@@ -7,6 +7,7 @@
 //! each `\n` (or `\r\n`, when a line ends with `\r`) is a segment of its own between lines.
 
 use ahash::AHashMap;
+use rayon::prelude::*;
 use unicode_segmentation::UnicodeSegmentation;
 
 /// Python's `str.isspace` (the code points of `WHITESPACE_CODEPOINTS` in `words.py`).
@@ -76,25 +77,121 @@ fn ends_with_apostrophe(seg: &str) -> bool {
 /// apostrophe and a following vowel (`AEIOUaeiou`, their grave, acute and circumflex forms, `İ`),
 /// so `'em` is one segment where plain UAX #29 gives `'` and `em`.
 pub fn byte_segments(line: &str) -> Vec<(usize, usize)> {
-    let mut out: Vec<(usize, usize)> = Vec::new();
-    for (i, s) in line.split_word_bound_indices() {
-        let end = i + s.len();
+    let mut out = Vec::new();
+    byte_segments_into(line, &mut out);
+    out
+}
+
+/// [`byte_segments`] into `out` (cleared first). ASCII lines take [`ascii_bounds`], the rest the crate.
+pub fn byte_segments_into(line: &str, out: &mut Vec<(usize, usize)>) {
+    out.clear();
+    let push = |out: &mut Vec<(usize, usize)>, i: usize, end: usize| {
         if let Some(prev) = out.last_mut() {
-            if s.chars().next().is_some_and(is_regex_vowel) && ends_with_apostrophe(&line[prev.0..prev.1]) {
+            if line[i..].chars().next().is_some_and(is_regex_vowel) && ends_with_apostrophe(&line[prev.0..prev.1]) {
                 prev.1 = end;
-                continue;
+                return;
             }
         }
         out.push((i, end));
+    };
+    if line.is_ascii() {
+        let b = line.as_bytes();
+        let mut start = 0;
+        for i in 1..b.len() {
+            if ascii_breaks(b, i) {
+                push(out, start, i);
+                start = i;
+            }
+        }
+        if !b.is_empty() {
+            push(out, start, b.len());
+        }
+    } else {
+        for (i, s) in line.split_word_bound_indices() {
+            push(out, i, i + s.len());
+        }
     }
-    out
+}
+
+/// The UAX #29 word-break classes of the ASCII characters (`WordBreakProperty.txt`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Wb {
+    Other,
+    Cr,
+    Lf,
+    Newline,
+    Space,
+    Letter,
+    Numeric,
+    /// `.` (MidNumLet) and `'` (Single_Quote): both are MidNumLetQ, all the ASCII rules see.
+    MidNumLetQ,
+    /// `:`
+    MidLetter,
+    /// `,` `;`
+    MidNum,
+    /// `_`
+    ExtendNumLet,
+}
+
+const fn ascii_class(b: u8) -> Wb {
+    match b {
+        b'\r' => Wb::Cr,
+        b'\n' => Wb::Lf,
+        0x0B | 0x0C => Wb::Newline,
+        b' ' => Wb::Space,
+        b'A'..=b'Z' | b'a'..=b'z' => Wb::Letter,
+        b'0'..=b'9' => Wb::Numeric,
+        b'.' | b'\'' => Wb::MidNumLetQ,
+        b':' => Wb::MidLetter,
+        b',' | b';' => Wb::MidNum,
+        b'_' => Wb::ExtendNumLet,
+        _ => Wb::Other,
+    }
+}
+
+static ASCII_WB: [Wb; 128] = {
+    let mut t = [Wb::Other; 128];
+    let mut i = 0;
+    while i < 128 {
+        t[i] = ascii_class(i as u8);
+        i += 1;
+    }
+    t
+};
+
+/// Whether UAX #29 puts a word boundary between `b[i - 1]` and `b[i]` of an ASCII text
+/// (`0 < i < b.len()`). Of the rules only those whose classes occur in ASCII apply: no Format,
+/// Extend, ZWJ, Hebrew, Katakana or regional indicators. A test checks this against
+/// `unicode-segmentation` on every string of up to five characters from one of each class.
+#[inline]
+fn ascii_breaks(b: &[u8], i: usize) -> bool {
+    use Wb::*;
+    let cls = |k: usize| ASCII_WB[(b[k] & 0x7F) as usize];
+    let (l, r) = (cls(i - 1), cls(i));
+    let word = |c: Wb| matches!(c, Letter | Numeric);
+    match (l, r) {
+        (Cr, Lf) => false,                                           // WB3
+        (Cr | Lf | Newline, _) | (_, Cr | Lf | Newline) => true,     // WB3a, WB3b
+        (Space, Space) => false,                                     // WB3d
+        _ if word(l) && word(r) => false,                            // WB5, WB8, WB9, WB10
+        (Letter, MidLetter | MidNumLetQ) => !(i + 1 < b.len() && cls(i + 1) == Letter), // WB6
+        (MidLetter | MidNumLetQ, Letter) => !(i >= 2 && cls(i - 2) == Letter),           // WB7
+        (Numeric, MidNum | MidNumLetQ) => !(i + 1 < b.len() && cls(i + 1) == Numeric),  // WB12
+        (MidNum | MidNumLetQ, Numeric) => !(i >= 2 && cls(i - 2) == Numeric),           // WB11
+        (Letter | Numeric | ExtendNumLet, ExtendNumLet) => false,    // WB13a
+        (ExtendNumLet, Letter | Numeric) => false,                   // WB13b
+        _ => true,                                                   // WB999
+    }
 }
 
 /// The segments of a chunk of lines.
 pub struct ChunkSegments {
-    /// Per line, its segments (a line ending in `\r` that is not the chunk's last has the `\r\n`
-    /// type for that last character: in the joined chunk it is one segment with the line feed).
-    pub lines: Vec<Vec<Segment>>,
+    /// All segments, line after line: line `j`'s are `segs[line_start[j]..line_start[j + 1]]` (a
+    /// line ending in `\r` that is not the chunk's last has the `\r\n` type for that last character:
+    /// in the joined chunk it is one segment with the line feed).
+    pub segs: Vec<Segment>,
+    /// Per line and one past the last, the index of its first segment in `segs`.
+    pub line_start: Vec<usize>,
     /// Per line, the type of the line feed segment after it (`None` for the chunk's last line and
     /// for a line whose `\r` took the line feed).
     pub separator: Vec<Option<u32>>,
@@ -104,21 +201,68 @@ pub struct ChunkSegments {
     pub new_first_line: Vec<u32>,
 }
 
+impl ChunkSegments {
+    /// The segments of line `j`.
+    pub fn line(&self, j: usize) -> &[Segment] {
+        &self.segs[self.line_start[j]..self.line_start[j + 1]]
+    }
+}
+
+/// Type id of a segment whose type was not known when the chunk was segmented.
+const UNKNOWN: u32 = u32::MAX;
+
+/// One block of lines, segmented: its segments (types looked up, [`UNKNOWN`] where new), the
+/// segment count per line, and the byte span in its line of each segment of unknown type.
+#[derive(Default)]
+struct SegBlock {
+    segs: Vec<Segment>,
+    per_line: Vec<u32>,
+    unknown: Vec<(u32, usize, usize)>,
+}
+
+/// Lines per task of the parallel segmentation.
+const BLOCK_LINES: usize = 256;
+
 /// Segments `lines` and interns their types in order of occurrence in the joined chunk.
 pub fn segment_chunk(lines: &[&str], index: &mut TypeIndex) -> ChunkSegments {
     let known = index.len();
-    // In parallel: spans in chars and bytes, with the type id where the type is known already.
-    let found: Vec<Vec<(u32, u32, usize, usize, Option<u32>)>> = crate::compare::lines::par_map_lines(lines, |line| {
-        let mut out = Vec::new();
-        let mut chars = 0u32;
-        for (b0, b1) in byte_segments(line) {
-            let s = &line[b0..b1];
-            let n = s.chars().count() as u32;
-            out.push((chars, chars + n, b0, b1, index.get(s)));
-            chars += n;
+    // One-character ASCII segments (spaces, punctuation: about half of them) by table, not by hash.
+    let ascii1: Vec<u32> = (0u8..128).map(|b| index.get(std::str::from_utf8(&[b]).unwrap_or("")).unwrap_or(UNKNOWN)).collect();
+    let shared: &TypeIndex = index;
+    let segment_block = |part: &[&str]| -> SegBlock {
+        let mut blk = SegBlock { per_line: Vec::with_capacity(part.len()), ..Default::default() };
+        let mut spans = Vec::new();
+        for line in part {
+            byte_segments_into(line, &mut spans);
+            let ascii = line.is_ascii();
+            let mut chars = 0u32;
+            for &(b0, b1) in &spans {
+                let s = &line[b0..b1];
+                let n = if ascii { s.len() as u32 } else { s.chars().count() as u32 };
+                let ty = if n == 1 && s.len() == 1 {
+                    ascii1[s.as_bytes()[0] as usize]
+                } else {
+                    shared.get(s).unwrap_or(UNKNOWN)
+                };
+                if ty == UNKNOWN {
+                    blk.unknown.push((blk.segs.len() as u32, b0, b1));
+                }
+                blk.segs.push(Segment { start: chars, end: chars + n, ty });
+                chars += n;
+            }
+            blk.per_line.push(spans.len() as u32);
         }
-        out
-    });
+        blk
+    };
+    let blocks: Vec<SegBlock> = if lines.len() > BLOCK_LINES && crate::parallel::parallel_allowed() {
+        lines.par_chunks(BLOCK_LINES).map(segment_block).collect()
+    } else {
+        lines.chunks(BLOCK_LINES).map(segment_block).collect()
+    };
+    let total: usize = blocks.iter().map(|b| b.segs.len()).sum();
+    let mut segs = Vec::with_capacity(total);
+    let mut line_start = Vec::with_capacity(lines.len() + 1);
+    let mut separator = Vec::with_capacity(lines.len());
     let mut new_first_line = Vec::new();
     let mut intern = |index: &mut TypeIndex, s: &str, line: usize| -> u32 {
         let before = index.len();
@@ -129,27 +273,38 @@ pub fn segment_chunk(lines: &[&str], index: &mut TypeIndex) -> ChunkSegments {
         id
     };
     let last = lines.len().saturating_sub(1);
-    let mut segs = Vec::with_capacity(lines.len());
-    let mut separator = Vec::with_capacity(lines.len());
-    for (j, (line, spans)) in lines.iter().zip(found).enumerate() {
-        let merge_cr = j < last && line.ends_with('\r');
-        let k = spans.len();
-        let mut v = Vec::with_capacity(k);
-        for (i, (c0, c1, b0, b1, ty)) in spans.into_iter().enumerate() {
-            let ty = if merge_cr && i + 1 == k {
-                intern(index, "\r\n", j)
-            } else {
-                match ty {
-                    Some(t) => t,
-                    None => intern(index, &line[b0..b1], j),
+    let mut j = 0usize;
+    for blk in blocks {
+        let base = segs.len();
+        segs.extend_from_slice(&blk.segs);
+        let mut unknown = blk.unknown.iter().peekable();
+        let mut at = base;
+        for &k in &blk.per_line {
+            let line = lines[j];
+            let end = at + k as usize;
+            line_start.push(at);
+            let merge_cr = j < last && line.ends_with('\r');
+            // The new types in order of occurrence: the segments', then the line feed's.
+            while let Some(&&(i, b0, b1)) = unknown.peek() {
+                let i = base + i as usize;
+                if i >= end {
+                    break;
                 }
-            };
-            v.push(Segment { start: c0, end: c1, ty });
+                unknown.next();
+                if !(merge_cr && i + 1 == end) {
+                    segs[i].ty = intern(index, &line[b0..b1], j);
+                }
+            }
+            if merge_cr && end > at {
+                segs[end - 1].ty = intern(index, "\r\n", j);
+            }
+            separator.push(if j < last && !merge_cr { Some(intern(index, "\n", j)) } else { None });
+            at = end;
+            j += 1;
         }
-        segs.push(v);
-        separator.push(if j < last && !merge_cr { Some(intern(index, "\n", j)) } else { None });
     }
-    ChunkSegments { lines: segs, separator, known, new_first_line }
+    line_start.push(segs.len());
+    ChunkSegments { segs, line_start, separator, known, new_first_line }
 }
 
 #[cfg(test)]
@@ -176,10 +331,56 @@ mod tests {
         assert_eq!(names, ["a", " ", "b", "\n", "\r\n", "c"]);
         assert_eq!(c.new_first_line, [0, 0, 0, 0, 1, 2]);
         assert_eq!(c.separator, [Some(3), None, None]);
-        assert_eq!(c.lines[1], [Segment { start: 0, end: 1, ty: 2 }, Segment { start: 1, end: 2, ty: 4 }]);
+        assert_eq!(c.line(1), [Segment { start: 0, end: 1, ty: 2 }, Segment { start: 1, end: 2, ty: 4 }]);
         let again = segment_chunk(&["c a"], &mut index);
         assert_eq!(again.known, 6);
         assert!(again.new_first_line.is_empty());
+    }
+
+    /// The word boundaries inside `s`: by the crate, and by the ASCII fast path.
+    fn bounds(s: &str) -> (Vec<usize>, Vec<usize>) {
+        let by_crate = s.split_word_bound_indices().map(|(i, _)| i).filter(|&i| i > 0).collect();
+        let fast = (1..s.len()).filter(|&i| ascii_breaks(s.as_bytes(), i)).collect();
+        (by_crate, fast)
+    }
+
+    #[test]
+    fn ascii_fast_path_equals_the_crate_on_every_short_string() {
+        // One character of each ASCII word-break class, and more than one of some.
+        let alphabet = b"aZ7.':,;_ \t\r\n\x0b\"!";
+        let mut s = Vec::new();
+        for len in 1..=5u32 {
+            for mut code in 0..alphabet.len().pow(len) {
+                s.clear();
+                for _ in 0..len {
+                    s.push(alphabet[code % alphabet.len()]);
+                    code /= alphabet.len();
+                }
+                let text = std::str::from_utf8(&s).unwrap();
+                let (a, b) = bounds(text);
+                assert_eq!(a, b, "{text:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn ascii_fast_path_equals_the_crate_on_random_ascii() {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..50_000 {
+            let len = (next() % 14) as usize;
+            let s: String = (0..len).map(|_| (next() % 128) as u8 as char).collect();
+            let (a, b) = bounds(&s);
+            assert_eq!(a, b, "{s:?}");
+            let merged: Vec<(usize, usize)> = byte_segments(&s);
+            assert_eq!(merged.first().map_or(0, |x| x.0), 0);
+            assert_eq!(merged.last().map_or(0, |x| x.1), s.len());
+        }
     }
 
     #[test]
