@@ -2,7 +2,8 @@
 //!
 //! - [`segment`]   UAX #29 word segments of a line, the segment-type index kept across chunks
 //! - [`lines`]     one chunk of lines encoded by every tokenizer, reduced to per-line counts
-//! - [`resample`]  seeded bootstrap counts, type-count replicates
+//! - [`resample`]  seeded bootstrap counts (Poisson draws corrected to exactly n)
+//! - [`typecounts`] replicates of the type-count metrics
 //! - [`colsums`]   replicate sums of per-line columns (every ratio metric), without a weights matrix
 //! - [`roundtrip`] the losslessness check from per-id pieces decoded once
 //! - [`vocab`]     what each id stands for, as bytes (the vocabulary table of the metrics)
@@ -16,4 +17,5 @@ pub mod lines;
 pub mod resample;
 pub mod roundtrip;
 pub mod segment;
+pub mod typecounts;
 pub mod vocab;

@@ -7,12 +7,19 @@ the unit; their tokenizations are not independent). Intervals are percentile int
 (2.5th and 97.5th percentiles of the replicate values). Replicates come in batches, so memory
 stays ``batch x n``.
 
-The draws are counter-based, so any replicate can be drawn alone, on any thread, with the same
-result: draw ``i`` of replicate ``r`` under seed ``s`` is the ``i``-th output of SplitMix64 started at
-``mix(mix(s) ^ r)``, mapped to a line as the high 64 bits of ``x * n`` (a bias of at most n / 2^64
-per line). :func:`replicate_counts` is the numpy reference; the Rust core
-(``rust/src/compare/resample.rs``) draws the same counts in parallel. (Before this generator the
-draws came from numpy's PCG64, sequentially; the intervals moved by their Monte Carlo noise only.)
+The counts are drawn in two steps, both pure functions of ``(seed, r)``, so any replicate can be
+drawn alone, on any thread, with the same result. (1) Every line gets a Poisson(1) count by inverse
+CDF from a 32-bit uniform: line ``l`` takes half ``l % 2`` (low 32 bits first) of output ``l // 2``
+of SplitMix64 started at ``key = mix(mix(s) ^ r)``, and its count is how many thresholds of
+:data:`POISSON` (``round(2^32 P(X < k))``, k = 1..12) that uniform reaches. (2) The total ``S`` is
+corrected to exactly ``n`` from a second stream (SplitMix64 started at ``mix(key ^ CORRECTION)``):
+``n - S`` more uniform draws are added, or ``S - n`` of the ``S`` draws are removed, a uniform
+subset of the draw positions chosen by Floyd's algorithm. Given ``S``, Poisson counts are
+multinomial, and adding independent draws or keeping a uniform subset of exchangeable draws keeps
+them so: the counts are multinomial(n; 1/n, ...) up to the 2^-32 rounding of the Poisson CDF.
+:func:`replicate_counts` is the numpy reference; the Rust core (``rust/src/compare/resample.rs``)
+draws the same counts, vectorised and in parallel. (Earlier generators, numpy's PCG64 and then n
+scattered SplitMix64 draws, gave other replicates; intervals move by their Monte Carlo noise only.)
 
 >>> w = np.concatenate(list(weights(5, 10, seed=0)))
 >>> w.shape, w.sum(axis=1).tolist() == [5.0] * 10
@@ -28,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["weights", "replicate_counts", "seed64", "interval", "significant", "BATCH"]
+__all__ = ["weights", "replicate_counts", "seed64", "interval", "significant", "BATCH", "POISSON"]
 
 #: Replicates drawn together, at most: (BATCH x n) weights...
 BATCH = 50
@@ -38,6 +45,11 @@ BATCH_CELLS = 1 << 23
 _MASK = (1 << 64) - 1
 _GAMMA = 0x9E3779B97F4A7C15
 _M1, _M2 = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
+#: Mixed into a replicate's key to start its correction stream.
+CORRECTION = 0x5851F42D4C957F2D
+#: Poisson(1) inverse CDF on 32-bit uniforms: ``POISSON[k - 1] == round(2**32 * P(X < k))``, k = 1..12.
+POISSON = np.array([0x5E2D58D9, 0xBC5AB1B1, 0xEB715E1E, 0xFB239797, 0xFF1025F6, 0xFFD90F3C, 0xFFFA8B72,
+                    0xFFFF540C, 0xFFFFED1F, 0xFFFFFE21, 0xFFFFFFD5, 0xFFFFFFFC], dtype=np.uint32)
 
 
 def _finalize_int(z: int) -> int:
@@ -61,6 +73,15 @@ def seed64(seed: int) -> int:
     return int(seed) & _MASK
 
 
+def _mix(z: int) -> int:
+    return _finalize_int((z + _GAMMA) & _MASK)
+
+
+def _outputs(key: int, count: int) -> list[int]:
+    """Outputs ``0..count`` of SplitMix64 started at ``key``."""
+    return [_finalize_int((key + _GAMMA * (i + 1)) & _MASK) for i in range(count)]
+
+
 def replicate_counts(n: int, seed: int, r: int) -> np.ndarray:
     """How often each of ``n`` lines is drawn in replicate ``r`` (numpy reference of the core's draws).
 
@@ -69,13 +90,24 @@ def replicate_counts(n: int, seed: int, r: int) -> np.ndarray:
     """
     if n >= 1 << 32:
         raise ValueError(f"at most 2^32 - 1 lines can be resampled, got {n}")
-    key = _finalize_int((_finalize_int((seed64(seed) + _GAMMA) & _MASK) ^ r) + _GAMMA & _MASK)
+    key = _mix(_mix(seed64(seed)) ^ r)
+    # Step 1: a Poisson(1) count per line from the halves of SplitMix64 outputs (uint64 arrays wrap).
     with np.errstate(over="ignore"):
-        x = _finalize(np.uint64(key) + np.uint64(_GAMMA) * np.arange(1, n + 1, dtype=np.uint64))
-        # The high 64 bits of x * n, from 32-bit halves (n < 2^32, so no product overflows).
-        hi, lo = x >> np.uint64(32), x & np.uint64(0xFFFFFFFF)
-        line = (hi * np.uint64(n) + ((lo * np.uint64(n)) >> np.uint64(32))) >> np.uint64(32)
-    return np.bincount(line.astype(np.int64), minlength=n)
+        x = _finalize(np.uint64(key) + np.uint64(_GAMMA) * np.arange(1, (n + 1) // 2 + 1, dtype=np.uint64))
+    u = x.astype("<u8").view("<u4")[:n]
+    counts = np.searchsorted(POISSON, u, side="right").astype(np.int64)
+    # Step 2: add n - S uniform draws, or remove a uniform subset of S - n of the S draws.
+    total = int(counts.sum())
+    extra = _outputs(_mix(key ^ CORRECTION), abs(total - n))
+    if total < n:
+        np.add.at(counts, [(x * n) >> 64 for x in extra], 1)
+    elif total > n:
+        chosen: set[int] = set()  # Floyd's algorithm: m = total - n distinct positions of 0..total
+        for x, j in zip(extra, range(n, total)):
+            t = (x * (j + 1)) >> 64
+            chosen.add(j if t in chosen else t)
+        np.subtract.at(counts, np.searchsorted(np.cumsum(counts), sorted(chosen), side="right"), 1)
+    return counts
 
 
 def _core_weights() -> Any:

@@ -1,20 +1,56 @@
-//! The paired bootstrap's resampling counts, and the replicates of the type-count metrics.
+//! The paired bootstrap's resampling counts: how often each of `n` lines is drawn in replicate `r`.
 //!
-//! Replicate `r` of seed `s` draws `n` lines with replacement; draw `i` is a pure function of
-//! `(s, r, i)` (a counter-based SplitMix64: the `i`-th output of SplitMix64 started at
-//! `mix(mix(s) ^ r)`), mapped to a line by the high 64 bits of `x * n` (bias at most n / 2^64).
-//! So every replicate can be drawn on any thread, in any order, with the same result, and the numpy
-//! reference (`subword/compare/bootstrap.py`) computes the same draws.
-
-use rayon::prelude::*;
+//! A replicate is Efron's bootstrap: `n` draws with replacement, so its counts are
+//! multinomial(n; 1/n, ..., 1/n). They are drawn in two steps, both pure functions of
+//! `(seed, r)` (so any replicate can be drawn on any thread, in any order, with the same result, and
+//! the numpy reference `subword/compare/bootstrap.py` computes the same counts):
+//!
+//! 1. Every line gets a Poisson(1) count `p(l)`, by inverse CDF from a 32-bit uniform: line `l` takes
+//!    half `l % 2` (low 32 bits first) of output `l / 2` of a counter-based SplitMix64 started at
+//!    `key = mix(mix(seed) ^ r)`, and `p(l)` is how many of the thresholds [`POISSON`]
+//!    (`round(2^32 P(X < k))`, k = 1..12) it reaches. Sequential writes, no scatter.
+//! 2. The total `S = sum p(l)` is corrected to `n`, from a second SplitMix64 stream started at
+//!    `mix(key ^ CORRECTION)`: if `S < n`, `n - S` more uniform draws are added (output `i` to line
+//!    `hi64(x_i * n)`); if `S > n`, `S - n` of the `S` draws are removed, a uniform subset of the draw
+//!    positions `0..S` chosen by Floyd's algorithm (output `i`, for `j = S - m + i`, picks
+//!    `t = hi64(x_i * (j + 1))`, or `j` if `t` is taken), position `q` being a draw of the line `l`
+//!    with `p(0) + ... + p(l - 1) <= q < p(0) + ... + p(l)`.
+//!
+//! Given `S`, Poisson counts are multinomial(S; 1/n, ...); adding independent uniform draws, or
+//! keeping a uniform subset of `n` of the `S` exchangeable draws, leaves multinomial(n; 1/n, ...)
+//! exactly, up to the 2^-32 rounding of the Poisson CDF (and the `j / 2^64` bias of `hi64`).
+//! Step 1 costs about one SplitMix64 output per two lines and a few compares (AVX2: 32 lines per
+//! loop); step 2 touches about `sqrt(2n / pi)` lines.
 
 const GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
+const M1: u64 = 0xbf58_476d_1ce4_e5b9;
+const M2: u64 = 0x94d0_49bb_1331_11eb;
+
+/// Mixed into a replicate's key to start its correction stream (any odd constant would do).
+pub const CORRECTION: u64 = 0x5851_f42d_4c95_7f2d;
+
+/// Thresholds of the Poisson(1) inverse CDF on 32-bit uniforms: `POISSON[k - 1] = round(2^32 P(X < k))`
+/// for k = 1..12 (`round(2^32 P(X < 13))` is 2^32, so no line is drawn more than 12 times in step 1).
+pub const POISSON: [u32; 12] = [
+    0x5e2d_58d9,
+    0xbc5a_b1b1,
+    0xeb71_5e1e,
+    0xfb23_9797,
+    0xff10_25f6,
+    0xffd9_0f3c,
+    0xfffa_8b72,
+    0xffff_540c,
+    0xffff_ed1f,
+    0xffff_fe21,
+    0xffff_ffd5,
+    0xffff_fffc,
+];
 
 /// SplitMix64's output function of state `z` (after its increment).
 #[inline]
 pub fn finalize(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z = (z ^ (z >> 30)).wrapping_mul(M1);
+    z = (z ^ (z >> 27)).wrapping_mul(M2);
     z ^ (z >> 31)
 }
 
@@ -29,73 +65,240 @@ pub fn replicate_key(seed: u64, r: u64) -> u64 {
     mix(mix(seed) ^ r)
 }
 
-/// Draw `i` (0-based) of replicate key `key`, as a line in `0..n`.
+/// Output `i` (0-based) of the SplitMix64 stream started at `key`.
 #[inline]
-pub fn draw(key: u64, i: u64, n: u64) -> u64 {
-    let x = finalize(key.wrapping_add(GAMMA.wrapping_mul(i + 1)));
-    ((u128::from(x) * u128::from(n)) >> 64) as u64
+fn output(key: u64, i: u64) -> u64 {
+    finalize(key.wrapping_add(GAMMA.wrapping_mul(i + 1)))
 }
 
-/// Adds replicate `r`'s draw counts into `counts` (length `n`).
-pub fn add_counts(seed: u64, r: u64, counts: &mut [u32]) {
-    let n = counts.len() as u64;
-    let key = replicate_key(seed, r);
-    for i in 0..n {
-        counts[draw(key, i, n) as usize] += 1;
-    }
+/// The high 64 bits of `x * m`: `x` as a uniform integer in `0..m`.
+#[inline]
+fn below(x: u64, m: u64) -> u64 {
+    ((u128::from(x) * u128::from(m)) >> 64) as u64
 }
 
-/// Replicate `r`'s counts as bytes (an `n`-byte array stays in cache, where `u32` counts do not),
-/// or `None` if a line is drawn 255 times or more (then the caller counts in `u32`).
-pub fn counts_u8(seed: u64, r: u64, n: usize) -> Option<Vec<u8>> {
-    let mut counts = vec![0u8; n];
-    let key = replicate_key(seed, r);
-    let mut full = false;
-    for i in 0..n as u64 {
-        let c = &mut counts[draw(key, i, n as u64) as usize];
-        full |= *c == u8::MAX;
-        *c = c.wrapping_add(1);
-    }
-    (!full).then_some(counts)
+/// The Poisson(1) count of a 32-bit uniform.
+#[inline]
+pub fn poisson(u: u32) -> u8 {
+    POISSON.iter().map(|&t| u8::from(u >= t)).sum()
 }
 
-/// Rows `rows[k][l]` as one line-major array `t[l * rows.len() + k]`, in tiles of lines so that
-/// both sides stay in cache.
-fn transpose<T: Copy + Default>(rows: &[Vec<T>], n: usize) -> Vec<T> {
-    let b = rows.len();
-    let mut t = vec![T::default(); n * b];
-    for l0 in (0..n).step_by(64) {
-        let l1 = (l0 + 64).min(n);
-        for (k, row) in rows.iter().enumerate() {
-            for l in l0..l1 {
-                t[l * b + k] = row[l];
-            }
+/// Step 1 for lines `l0..l0 + out.len()` of the replicate with key `key` (`l0` even).
+pub fn poisson_counts(key: u64, l0: usize, out: &mut [u8]) {
+    debug_assert!(l0 % 2 == 0);
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            done = unsafe { poisson_avx2(key, l0, out) };
         }
     }
-    t
+    poisson_generic(key, l0 + done, &mut out[done..]);
+}
+
+/// [`poisson_counts`] without SIMD (the tails of the AVX2 loop, and CPUs without AVX2).
+pub fn poisson_generic(key: u64, l0: usize, out: &mut [u8]) {
+    debug_assert!(l0 % 2 == 0);
+    for (j, pair) in out.chunks_mut(2).enumerate() {
+        let x = output(key, (l0 / 2 + j) as u64);
+        pair[0] = poisson(x as u32);
+        if let Some(c) = pair.get_mut(1) {
+            *c = poisson((x >> 32) as u32);
+        }
+    }
+}
+
+/// [`poisson_generic`] on whole groups of 32 lines, four SplitMix64 states per vector (the 64-bit
+/// multiplies from 32-bit ones); returns how many lines it did.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn poisson_avx2(key: u64, l0: usize, out: &mut [u8]) -> usize {
+    use std::arch::x86_64::*;
+    let len = out.len() / 32 * 32;
+    let k = Avx2Consts::new();
+    let j0 = (l0 / 2) as u64;
+    let state = |j: u64| key.wrapping_add(GAMMA.wrapping_mul(j + 1)) as i64;
+    let lanes = |j: u64| _mm256_set_epi64x(state(j + 3), state(j + 2), state(j + 1), state(j));
+    let (mut s0, mut s1, mut s2, mut s3) = (lanes(j0), lanes(j0 + 4), lanes(j0 + 8), lanes(j0 + 12));
+    let step = _mm256_set1_epi64x(GAMMA.wrapping_mul(16) as i64);
+    // Bytes of the packed counts come out as dwords [0-3, 8-11, 16-19, 24-27 | 4-7, 12-15, 20-23, 28-31].
+    let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    let p = out.as_mut_ptr();
+    for i in (0..len).step_by(32) {
+        let a = counts8(finalize4(s0, &k), &k);
+        let b = counts8(finalize4(s1, &k), &k);
+        let c = counts8(finalize4(s2, &k), &k);
+        let d = counts8(finalize4(s3, &k), &k);
+        let bytes = _mm256_packus_epi16(_mm256_packs_epi32(a, b), _mm256_packs_epi32(c, d));
+        _mm256_storeu_si256(p.add(i).cast(), _mm256_permutevar8x32_epi32(bytes, order));
+        s0 = _mm256_add_epi64(s0, step);
+        s1 = _mm256_add_epi64(s1, step);
+        s2 = _mm256_add_epi64(s2, step);
+        s3 = _mm256_add_epi64(s3, step);
+    }
+    len
+}
+
+/// The constants of [`poisson_avx2`] in registers.
+#[cfg(target_arch = "x86_64")]
+struct Avx2Consts {
+    m1: std::arch::x86_64::__m256i,
+    m1h: std::arch::x86_64::__m256i,
+    m2: std::arch::x86_64::__m256i,
+    m2h: std::arch::x86_64::__m256i,
+    sign: std::arch::x86_64::__m256i,
+    t: [std::arch::x86_64::__m256i; 12],
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Avx2Consts {
+    #[inline(always)]
+    unsafe fn new() -> Self {
+        use std::arch::x86_64::*;
+        Avx2Consts {
+            m1: _mm256_set1_epi64x(M1 as i64),
+            m1h: _mm256_set1_epi64x((M1 >> 32) as i64),
+            m2: _mm256_set1_epi64x(M2 as i64),
+            m2h: _mm256_set1_epi64x((M2 >> 32) as i64),
+            sign: _mm256_set1_epi32(i32::MIN),
+            // Unsigned compares as signed ones, both sides with the sign bit flipped.
+            t: std::array::from_fn(|k| _mm256_set1_epi32((POISSON[k] ^ 0x8000_0000) as i32)),
+        }
+    }
+}
+
+/// `a * m` in four 64-bit lanes from 32-bit multiplies (`lo` = m, `hi` = m >> 32, broadcast).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn mul64(a: std::arch::x86_64::__m256i, lo: std::arch::x86_64::__m256i, hi: std::arch::x86_64::__m256i) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    let low = _mm256_mul_epu32(a, lo);
+    let cross = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(a, 32), lo), _mm256_mul_epu32(a, hi));
+    _mm256_add_epi64(low, _mm256_slli_epi64(cross, 32))
+}
+
+/// [`finalize`] of four states.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn finalize4(z: std::arch::x86_64::__m256i, k: &Avx2Consts) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    let z = mul64(_mm256_xor_si256(z, _mm256_srli_epi64(z, 30)), k.m1, k.m1h);
+    let z = mul64(_mm256_xor_si256(z, _mm256_srli_epi64(z, 27)), k.m2, k.m2h);
+    _mm256_xor_si256(z, _mm256_srli_epi64(z, 31))
+}
+
+/// [`poisson`] of eight 32-bit uniforms, as `i32` lanes.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn counts8(u: std::arch::x86_64::__m256i, k: &Avx2Consts) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    let u = _mm256_xor_si256(u, k.sign);
+    // cmpgt(t_k, u) is -1 where u < T_k. Lines at or above T_5 (0.37%) take the slow path.
+    let mut c = _mm256_set1_epi32(4);
+    for tk in &k.t[..4] {
+        c = _mm256_add_epi32(c, _mm256_cmpgt_epi32(*tk, u));
+    }
+    if _mm256_movemask_epi8(_mm256_cmpgt_epi32(k.t[4], u)) != -1 {
+        c = _mm256_set1_epi32(12);
+        for tk in &k.t {
+            c = _mm256_add_epi32(c, _mm256_cmpgt_epi32(*tk, u));
+        }
+    }
+    c
+}
+
+/// Step 2: the changes `(line, +1 or -1)` that make the Poisson counts `p` (all `n` lines of the
+/// replicate with key `key`) sum to `n`; a line may appear more than once.
+pub fn corrections(key: u64, p: &[u8]) -> Vec<(u32, i32)> {
+    const CHUNK: usize = 64;
+    let n = p.len() as u64;
+    let chunk_sums: Vec<u32> = p.chunks(CHUNK).map(|c| c.iter().map(|&x| u32::from(x)).sum()).collect();
+    let total: u64 = chunk_sums.iter().map(|&s| u64::from(s)).sum();
+    let ckey = mix(key ^ CORRECTION);
+    if total <= n {
+        return (0..n - total).map(|i| (below(output(ckey, i), n) as u32, 1)).collect();
+    }
+    // Floyd: m distinct positions out of 0..total, uniformly.
+    let m = total - n;
+    let mut chosen: ahash::AHashSet<u64> = ahash::AHashSet::with_capacity(m as usize);
+    for (i, j) in (total - m..total).enumerate() {
+        let t = below(output(ckey, i as u64), j + 1);
+        if !chosen.insert(t) {
+            chosen.insert(j);
+        }
+    }
+    let mut positions: Vec<u64> = chosen.into_iter().collect();
+    positions.sort_unstable();
+    // Position -> line: whole chunks by their sums, then the lines of the chunk.
+    let mut out = Vec::with_capacity(positions.len());
+    let (mut k, mut base) = (0usize, 0u64);
+    let mut next = positions.iter().peekable();
+    while let Some(&&q) = next.peek() {
+        while base + u64::from(chunk_sums[k]) <= q {
+            base += u64::from(chunk_sums[k]);
+            k += 1;
+        }
+        let mut cum = base;
+        for (i, &c) in p[k * CHUNK..(k * CHUNK + CHUNK).min(p.len())].iter().enumerate() {
+            cum += u64::from(c);
+            while next.peek().is_some_and(|&&q| q < cum) {
+                next.next();
+                out.push(((k * CHUNK + i) as u32, -1));
+            }
+        }
+        base = cum;
+        k += 1;
+    }
+    out
+}
+
+/// The counts of replicate `r` of `seed` over `n` lines as bytes, or `None` if a line is drawn more
+/// than 255 times (next to impossible: step 1 gives at most 12).
+pub fn counts_u8(seed: u64, r: u64, n: usize) -> Option<Vec<u8>> {
+    let mut counts = vec![0u8; n];
+    counts_u8_into(seed, r, &mut counts).then_some(counts)
+}
+
+/// [`counts_u8`] into `out` (length `n`); `false` (and `out` unspecified) if a count exceeds 255.
+pub fn counts_u8_into(seed: u64, r: u64, out: &mut [u8]) -> bool {
+    let key = replicate_key(seed, r);
+    poisson_counts(key, 0, out);
+    for (l, d) in corrections(key, out) {
+        let c = &mut out[l as usize];
+        match (*c).checked_add_signed(d as i8) {
+            Some(v) => *c = v,
+            None => return false,
+        }
+    }
+    true
+}
+
+/// Replicate `r`'s counts as `u32` (any count).
+pub fn counts_u32(seed: u64, r: u64, n: usize) -> Vec<u32> {
+    let key = replicate_key(seed, r);
+    let mut p = vec![0u8; n];
+    poisson_counts(key, 0, &mut p);
+    let mut counts: Vec<u32> = p.iter().map(|&c| u32::from(c)).collect();
+    for (l, d) in corrections(key, &p) {
+        let c = &mut counts[l as usize];
+        *c = c.wrapping_add_signed(d);
+    }
+    counts
 }
 
 /// Resampling counts of replicates `first..first + rows` as little-endian `f64` bytes, row-major
 /// `rows x n` (`out` holds `rows * n * 8` bytes): the buffer numpy reads as the weights matrix.
 pub fn weights_f64_le(n: usize, seed: u64, first: u64, out: &mut [u8]) {
+    use rayon::prelude::*;
     if n == 0 {
         return;
     }
     let fill = |(k, row): (usize, &mut [u8])| {
         let r = first + k as u64;
-        match counts_u8(seed, r, n) {
-            Some(counts) => {
-                for (w, &c) in row.chunks_exact_mut(8).zip(&counts) {
-                    w.copy_from_slice(&f64::from(c).to_le_bytes());
-                }
-            }
-            None => {
-                let mut counts = vec![0u32; n];
-                add_counts(seed, r, &mut counts);
-                for (w, &c) in row.chunks_exact_mut(8).zip(&counts) {
-                    w.copy_from_slice(&f64::from(c).to_le_bytes());
-                }
-            }
+        let counts = counts_u32(seed, r, n);
+        for (w, &c) in row.chunks_exact_mut(8).zip(&counts) {
+            w.copy_from_slice(&f64::from(c).to_le_bytes());
         }
     };
     if crate::parallel::parallel_allowed() {
@@ -105,364 +308,96 @@ pub fn weights_f64_le(n: usize, seed: u64, first: u64, out: &mut [u8]) {
     }
 }
 
-/// Per replicate, the sums the type-count metrics need: `[types used, tokens, sum c^alpha, sum c log2 c]`
-/// over the token types' counts `c` in the replicate.
-///
-/// `types[t]` is token `t`'s type (`0..ntypes`), `lines[t]` its line (`0..n`, non-decreasing).
-/// The count of type v in replicate r is `sum over lines l of count(v, l) * w_r(l)`, computed for a
-/// block of replicates at once per (type, line) pair, with the block's counts stored line-major.
-pub fn type_count_replicates(
-    types: &[u32],
-    lines: &[u32],
-    ntypes: usize,
-    n: usize,
-    seed: u64,
-    replicates: usize,
-    alpha: f64,
-) -> Result<Vec<[f64; 4]>, String> {
-    let mut all = type_count_replicates_many(&[(types, lines, ntypes)], n, seed, replicates, alpha)?;
-    Ok(all.pop().unwrap_or_default())
-}
-
-/// [`type_count_replicates`] of several tokenizers `(types, lines, ntypes)` over the same lines:
-/// each block of resampling counts is drawn once for all of them.
-pub fn type_count_replicates_many(
-    sets: &[(&[u32], &[u32], usize)],
-    n: usize,
-    seed: u64,
-    replicates: usize,
-    alpha: f64,
-) -> Result<Vec<Vec<[f64; 4]>>, String> {
-    let grouped: Vec<(Vec<(u32, u32)>, Vec<usize>)> =
-        sets.iter().map(|&(t, l, v)| type_line_pairs(t, l, v, n)).collect::<Result<_, _>>()?;
-    let mut out = vec![vec![[0.0f64; 4]; replicates]; sets.len()];
-    // Blocks of replicates: counts as u8 (a line drawn 255+ times in one replicate is next to
-    // impossible; then the block is redone with u32), at most 32 MB of them per block.
-    let block = (32usize << 20).checked_div(n.max(1)).unwrap_or(1).clamp(1, 256);
-    let mut first = 0;
-    while first < replicates {
-        let b = block.min(replicates - first);
-        let small: Vec<Option<Vec<u8>>> = par_collect(b, |k| counts_u8(seed, (first + k) as u64, n));
-        if small.iter().all(Option::is_some) {
-            let rows: Vec<Vec<u8>> = small.into_iter().flatten().collect();
-            let t = transpose(&rows, n);
-            drop(rows);
-            for (o, (pairs, starts)) in out.iter_mut().zip(&grouped) {
-                o[first..first + b].copy_from_slice(&block_sums(&t, b, pairs, starts, alpha));
-            }
-        } else {
-            drop(small);
-            let rows: Vec<Vec<u32>> = par_collect(b, |k| {
-                let mut c = vec![0u32; n];
-                add_counts(seed, (first + k) as u64, &mut c);
-                c
-            });
-            let t = transpose(&rows, n);
-            drop(rows);
-            for (o, (pairs, starts)) in out.iter_mut().zip(&grouped) {
-                o[first..first + b].copy_from_slice(&block_sums(&t, b, pairs, starts, alpha));
-            }
-        }
-        first += b;
-    }
-    Ok(out)
-}
-
-/// `(pairs, pair_start)`: the (line, tokens) pairs of each type, type after type (`pair_start[v]..
-/// pair_start[v + 1]`), lines increasing.
-fn type_line_pairs(
-    types: &[u32],
-    lines: &[u32],
-    ntypes: usize,
-    n: usize,
-) -> Result<(Vec<(u32, u32)>, Vec<usize>), String> {
-    if types.len() != lines.len() {
-        return Err(format!("{} token types but {} token lines", types.len(), lines.len()));
-    }
-    if let Some(&t) = types.iter().find(|&&t| t as usize >= ntypes) {
-        return Err(format!("token type {t} is not below {ntypes}"));
-    }
-    if let Some(&l) = lines.iter().find(|&&l| l as usize >= n) {
-        return Err(format!("token line {l} is not below {n}"));
-    }
-    // (type, line) pairs with their token counts, grouped by type, lines increasing (counting sort).
-    let mut start = vec![0usize; ntypes + 1];
-    for &t in types {
-        start[t as usize + 1] += 1;
-    }
-    for v in 0..ntypes {
-        start[v + 1] += start[v];
-    }
-    let mut fill = start.clone();
-    let mut by_type = vec![0u32; types.len()];
-    for (&t, &l) in types.iter().zip(lines) {
-        by_type[fill[t as usize]] = l;
-        fill[t as usize] += 1;
-    }
-    let mut pair_start = Vec::with_capacity(ntypes + 1);
-    let mut pairs: Vec<(u32, u32)> = Vec::with_capacity(types.len());
-    for v in 0..ntypes {
-        pair_start.push(pairs.len());
-        let mut last: Option<u32> = None;
-        for &l in &by_type[start[v]..start[v + 1]] {
-            if last == Some(l) {
-                if let Some(p) = pairs.last_mut() {
-                    p.1 += 1;
-                }
-            } else {
-                pairs.push((l, 1));
-                last = Some(l);
-            }
-        }
-    }
-    pair_start.push(pairs.len());
-    drop(by_type);
-
-    Ok((pairs, pair_start))
-}
-
-/// The accumulator of [`block_sums`]: u32 or u64.
-trait Acc: Copy + Send + Sync {
-    const ZERO: Self;
-    fn from_u32(x: u32) -> Self;
-    fn mul_add(self, x: Self, c: Self) -> Self;
-    fn add(self, x: Self) -> Self;
-    fn to_u64(self) -> u64;
-}
-
-impl Acc for u32 {
-    const ZERO: Self = 0;
-    #[inline(always)]
-    fn from_u32(x: u32) -> Self {
-        x
-    }
-    #[inline(always)]
-    fn mul_add(self, x: Self, c: Self) -> Self {
-        self + x * c
-    }
-    #[inline(always)]
-    fn add(self, x: Self) -> Self {
-        self + x
-    }
-    #[inline(always)]
-    fn to_u64(self) -> u64 {
-        u64::from(self)
-    }
-}
-
-impl Acc for u64 {
-    const ZERO: Self = 0;
-    #[inline(always)]
-    fn from_u32(x: u32) -> Self {
-        u64::from(x)
-    }
-    #[inline(always)]
-    fn mul_add(self, x: Self, c: Self) -> Self {
-        self + x * c
-    }
-    #[inline(always)]
-    fn add(self, x: Self) -> Self {
-        self + x
-    }
-    #[inline(always)]
-    fn to_u64(self) -> u64 {
-        self
-    }
-}
-
-fn par_collect<T: Send>(k: usize, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
-    if crate::parallel::parallel_allowed() {
-        (0..k).into_par_iter().map(f).collect()
-    } else {
-        (0..k).map(f).collect()
-    }
-}
-
-/// The four sums for a block of `b` replicates whose counts are `w[l * b + k]`. Types are taken in
-/// fixed groups and the groups' partial sums added in order, so the result does not depend on threads.
-fn block_sums<W: Copy + Into<u32> + Sync>(
-    w: &[W],
-    b: usize,
-    pairs: &[(u32, u32)],
-    pair_start: &[usize],
-    alpha: f64,
-) -> Vec<[f64; 4]> {
-    // A type's count in a replicate is at most (its tokens) x (the largest line count): 32-bit
-    // accumulators (twice the SIMD lanes) when that cannot overflow.
-    let tokens: u64 = pairs.iter().map(|&(_, c)| u64::from(c)).sum();
-    let most = w.iter().map(|&x| u64::from(x.into())).max().unwrap_or(0);
-    if tokens.saturating_mul(most) < u64::from(u32::MAX) {
-        block_sums_with::<W, u32>(w, b, pairs, pair_start, alpha)
-    } else {
-        block_sums_with::<W, u64>(w, b, pairs, pair_start, alpha)
-    }
-}
-
-/// `acc[r] += c * w[l * b + r]` over the `(l, c)` pairs of one type. The body is compiled twice, once
-/// with AVX2 (32-bit multiplies in eight lanes; the baseline x86-64 target has no packed 32-bit
-/// multiply, so the portable build spends most of the type-count replicates here), chosen at run time.
-fn accumulate<W: Copy + Into<u32>, A: Acc>(acc: &mut [A], pairs: &[(u32, u32)], w: &[W], b: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2 (checked just above); the body is the portable one.
-            unsafe { accumulate_avx2(acc, pairs, w, b) };
-            return;
-        }
-    }
-    accumulate_generic(acc, pairs, w, b);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn accumulate_avx2<W: Copy + Into<u32>, A: Acc>(acc: &mut [A], pairs: &[(u32, u32)], w: &[W], b: usize) {
-    accumulate_generic(acc, pairs, w, b);
-}
-
-#[inline(always)]
-fn accumulate_generic<W: Copy + Into<u32>, A: Acc>(acc: &mut [A], pairs: &[(u32, u32)], w: &[W], b: usize) {
-    let acc = &mut acc[..b];
-    for &(l, c) in pairs {
-        let row = &w[l as usize * b..(l as usize + 1) * b];
-        if c == 1 {
-            // Most (type, line) pairs are one token: no multiply.
-            for (a, &x) in acc.iter_mut().zip(row) {
-                *a = a.add(A::from_u32(x.into()));
-            }
-        } else {
-            let c = A::from_u32(c);
-            for (a, &x) in acc.iter_mut().zip(row) {
-                *a = a.mul_add(A::from_u32(x.into()), c);
-            }
-        }
-    }
-}
-
-fn block_sums_with<W: Copy + Into<u32> + Sync, A: Acc>(
-    w: &[W],
-    b: usize,
-    pairs: &[(u32, u32)],
-    pair_start: &[usize],
-    alpha: f64,
-) -> Vec<[f64; 4]> {
-    let ntypes = pair_start.len() - 1;
-    const GROUP: usize = 512;
-    let table: Vec<(f64, f64)> = (0..1u32 << 14)
-        .map(|c| {
-            let x = f64::from(c);
-            (if c == 0 { 0.0 } else { x.powf(alpha) }, if c == 0 { 0.0 } else { x * x.log2() })
-        })
-        .collect();
-    // A task takes TASK groups of types and walks the lines in tiles, each type's pairs inside the
-    // tile at a time: the tile's counts are read from cache by every type of the task, where a type at
-    // a time would fetch a frequent type's rows from memory again for every type. The sums stay per
-    // group of GROUP types, added in type order, so the result does not depend on TASK or TILE.
-    const TASK: usize = 4;
-    const TILE: usize = 4096;
-    let n_lines = w.len() / b.max(1);
-    let task = |k: usize| -> Vec<Vec<[f64; 4]>> {
-        let v0 = k * TASK * GROUP;
-        let v1 = ((k + 1) * TASK * GROUP).min(ntypes);
-        let mut acc = vec![A::ZERO; (v1 - v0) * b];
-        let mut pos: Vec<usize> = pair_start[v0..v1].to_vec();
-        for t1 in (TILE..n_lines + TILE).step_by(TILE) {
-            for (vi, v) in (v0..v1).enumerate() {
-                let (from, end) = (pos[vi], pair_start[v + 1]);
-                let upto = from + pairs[from..end].partition_point(|&(l, _)| (l as usize) < t1);
-                if upto > from {
-                    accumulate(&mut acc[vi * b..(vi + 1) * b], &pairs[from..upto], w, b);
-                    pos[vi] = upto;
-                }
-            }
-        }
-        let mut parts = Vec::with_capacity(TASK);
-        for g0 in (v0..v1).step_by(GROUP) {
-            let mut part = vec![[0.0f64; 4]; b];
-            for v in g0..(g0 + GROUP).min(v1) {
-                for (p, &a) in part.iter_mut().zip(&acc[(v - v0) * b..(v - v0 + 1) * b]) {
-                    let a = a.to_u64();
-                    if a == 0 {
-                        continue;
-                    }
-                    let (pa, pl) = match table.get(a as usize) {
-                        Some(&t) => t,
-                        None => {
-                            let x = a as f64;
-                            (x.powf(alpha), x * x.log2())
-                        }
-                    };
-                    p[0] += 1.0;
-                    p[1] += a as f64;
-                    p[2] += pa;
-                    p[3] += pl;
-                }
-            }
-            parts.push(part);
-        }
-        parts
-    };
-    let tasks = ntypes.div_ceil(GROUP * TASK);
-    let parts: Vec<Vec<[f64; 4]>> = par_collect(tasks, task).into_iter().flatten().collect();
-    let mut out = vec![[0.0f64; 4]; b];
-    for part in parts {
-        for (o, p) in out.iter_mut().zip(part) {
-            for q in 0..4 {
-                o[q] += p[q];
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn draws_are_a_function_of_seed_replicate_and_index() {
-        let mut a = vec![0u32; 100];
-        let mut b = vec![0u32; 100];
-        add_counts(7, 3, &mut a);
-        add_counts(7, 3, &mut b);
-        assert_eq!(a, b);
-        assert_eq!(a.iter().sum::<u32>(), 100);
-        add_counts(7, 4, &mut b);
-        assert_ne!(a.iter().map(|&x| 2 * x).collect::<Vec<_>>(), b);
-        assert!((0..1000).all(|i| draw(replicate_key(1, 2), i, 10) < 10));
+    fn thresholds_are_the_rounded_poisson_cdf() {
+        let (mut cdf, mut p) = (0.0f64, (-1.0f64).exp());
+        for (k, &t) in POISSON.iter().enumerate() {
+            cdf += p;
+            p /= (k + 1) as f64;
+            let want = cdf * 4_294_967_296.0;
+            assert!((f64::from(t) - want).abs() <= 0.5 + 1e-3, "threshold {k}: {t} vs {want}");
+        }
+        assert!((cdf + p) * 4_294_967_296.0 > 4_294_967_295.5); // the next one rounds to 2^32
+        assert_eq!(poisson(0), 0);
+        assert_eq!(poisson(u32::MAX), 12);
+        assert_eq!(poisson(POISSON[0] - 1), 0);
+        assert_eq!(poisson(POISSON[0]), 1);
     }
 
     #[test]
-    fn byte_counts_equal_wide_counts_and_transpose_is_exact() {
-        let mut wide = vec![0u32; 1000];
-        add_counts(3, 9, &mut wide);
-        let small = counts_u8(3, 9, 1000).unwrap();
-        assert!(wide.iter().zip(&small).all(|(&a, &b)| a == u32::from(b)));
-        let rows = vec![vec![1u8, 2, 3], vec![4, 5, 6]];
-        assert_eq!(transpose(&rows, 3), [1, 4, 2, 5, 3, 6]);
-        // 300 draws of one line overflow a byte: the caller then counts in u32.
-        assert!(counts_u8(0, 0, 1).is_some());
+    fn simd_and_portable_poisson_counts_agree() {
+        let key = replicate_key(3, 5);
+        for (l0, len) in [(0, 1000), (2, 33), (64, 31), (10, 0), (4, 4097)] {
+            let mut a = vec![0u8; len];
+            let mut b = vec![0u8; len];
+            poisson_counts(key, l0, &mut a);
+            poisson_generic(key, l0, &mut b);
+            assert_eq!(a, b, "l0 {l0} len {len}");
+            // Lines are a function of their index: the same as a run from line 0.
+            let mut whole = vec![0u8; l0 + len];
+            poisson_generic(key, 0, &mut whole);
+            assert_eq!(&whole[l0..], &b[..]);
+        }
+        // The counts are Poisson(1): mean and variance 1 (n = 200k: both within 0.02).
+        let mut p = vec![0u8; 200_000];
+        poisson_counts(key, 0, &mut p);
+        let mean = p.iter().map(|&c| f64::from(c)).sum::<f64>() / p.len() as f64;
+        let var = p.iter().map(|&c| (f64::from(c) - mean).powi(2)).sum::<f64>() / p.len() as f64;
+        assert!((mean - 1.0).abs() < 0.02 && (var - 1.0).abs() < 0.02, "{mean} {var}");
     }
 
     #[test]
-    fn type_counts_match_a_direct_count() {
-        // Tokens of types [0, 1, 0 | 1 | 2, 2] on lines 0, 1, 2.
-        let types = [0u32, 1, 0, 1, 2, 2];
-        let lines = [0u32, 0, 0, 1, 2, 2];
-        let got = type_count_replicates(&types, &lines, 3, 3, 5, 4, 2.5).unwrap();
-        for (r, sums) in got.iter().enumerate() {
-            let mut w = vec![0u32; 3];
-            add_counts(5, r as u64, &mut w);
-            let c: Vec<f64> = (0..3)
-                .map(|v| {
-                    types.iter().zip(&lines).filter(|(&t, _)| t == v).map(|(_, &l)| f64::from(w[l as usize])).sum()
-                })
-                .collect();
-            let used = c.iter().filter(|&&x| x > 0.0).count() as f64;
-            let pa: f64 = c.iter().filter(|&&x| x > 0.0).map(|x| x.powf(2.5)).sum();
-            let pl: f64 = c.iter().filter(|&&x| x > 0.0).map(|x| x * x.log2()).sum();
-            assert_eq!(sums[0], used);
-            assert_eq!(sums[1], c.iter().sum::<f64>());
-            assert!((sums[2] - pa).abs() < 1e-9 && (sums[3] - pl).abs() < 1e-9);
+    fn counts_sum_to_n_and_are_a_function_of_seed_and_replicate() {
+        for n in [1usize, 2, 7, 100, 1000, 65_537] {
+            let mut seen_both = [false, false];
+            for r in 0..20 {
+                let c = counts_u32(7, r, n);
+                assert_eq!(c.iter().map(|&x| u64::from(x)).sum::<u64>(), n as u64, "n {n} r {r}");
+                assert_eq!(c, counts_u32(7, r, n));
+                let small = counts_u8(7, r, n).unwrap();
+                assert!(small.iter().zip(&c).all(|(&a, &b)| u32::from(a) == b));
+                let key = replicate_key(7, r);
+                let mut p = vec![0u8; n];
+                poisson_counts(key, 0, &mut p);
+                let total: usize = p.iter().map(|&x| x as usize).sum();
+                seen_both[usize::from(total > n)] |= total != n;
+                // Removals only take lines that were drawn.
+                for (l, d) in corrections(key, &p) {
+                    assert!(d == 1 || p[l as usize] > 0);
+                }
+            }
+            if n >= 100 {
+                assert!(seen_both[0] && seen_both[1], "n {n}: both corrections should occur in 20 replicates");
+            }
+        }
+        assert_ne!(counts_u32(7, 1, 1000), counts_u32(7, 2, 1000));
+        assert_ne!(counts_u32(7, 1, 1000), counts_u32(8, 1, 1000));
+    }
+
+    #[test]
+    fn counts_are_multinomial() {
+        // n = 4 lines, 20000 replicates: each line's count is Binomial(4, 1/4) (mean 1, variance 3/4),
+        // and the count of line 0 is 4 with probability 1/256.
+        let n = 4;
+        let reps = 20_000;
+        let mut hist = [0u32; 5];
+        let (mut sum, mut sq) = (0.0, 0.0);
+        for r in 0..reps {
+            let c = counts_u32(11, r, n);
+            hist[c[0] as usize] += 1;
+            sum += f64::from(c[1]);
+            sq += f64::from(c[1]) * f64::from(c[1]);
+        }
+        let mean = sum / reps as f64;
+        let var = sq / reps as f64 - mean * mean;
+        assert!((mean - 1.0).abs() < 0.03 && (var - 0.75).abs() < 0.04, "{mean} {var}");
+        let want = [81.0, 108.0, 54.0, 12.0, 1.0].map(|x: f64| x / 256.0 * reps as f64);
+        for (k, (&h, w)) in hist.iter().zip(want).enumerate() {
+            assert!((f64::from(h) - w).abs() < 4.0 * w.sqrt() + 5.0, "count {k}: {h} vs {w}");
         }
     }
 }

@@ -14,6 +14,7 @@ use crate::compare::lines::{reduce_chunk, round_trips, Encoder, TokInfo, TypeCla
 use crate::compare::roundtrip::RoundTrip;
 use crate::compare::colsums;
 use crate::compare::resample;
+use crate::compare::typecounts;
 use crate::compare::segment::{segment_chunk, ChunkSegments, TypeIndex};
 use crate::tokenizer::sentencepiece::SpmPipeline;
 use crate::tokenizer::Tokenizer;
@@ -324,7 +325,7 @@ fn type_count_replicates<'py>(
     let sets: Vec<(&[u32], &[u32], usize)> =
         types.iter().zip(&lines).zip(&ntypes).map(|((t, l), &v)| (t.as_slice(), l.as_slice(), v)).collect();
     let all = py
-        .detach(|| resample::type_count_replicates_many(&sets, n, seed, replicates, alpha))
+        .detach(|| typecounts::type_count_replicates_many(&sets, n, seed, replicates, alpha))
         .map_err(PyValueError::new_err)?;
     all.iter()
         .map(|sums| {

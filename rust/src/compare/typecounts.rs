@@ -1,0 +1,565 @@
+//! The replicates of the type-count metrics (types used, Rényi efficiency, entropy) of `subword compare`.
+//!
+//! Per replicate of the paired bootstrap ([`super::resample`]'s counts `w`), every token type's count
+//! is `c(v) = sum over lines l of count(v, l) * w(l)`, and the metrics need `[types used, tokens,
+//! sum c^alpha, sum c log2 c]` over the types.
+//!
+//! Performance notes: a block of replicates is drawn at once (in parallel, as bytes) and stored
+//! line-major (`w[l * bp + k]`, `bp` a multiple of 8 so that every line's counts are whole vectors).
+//! Types go in tasks of `TASK * GROUP` types; a task's (type, line) pairs are stored once, before the
+//! first block, in the order (tile of lines, type, line), as runs of one type ("segments"): a task walks
+//! its segments in order and adds the rows of each segment's lines into that type's accumulators, so a
+//! tile's counts are read from cache by every type of the task (a type at a time would fetch a frequent
+//! type's rows from memory again for every type), with no search for where each type's pairs of a tile
+//! start (that search was most of the cost before). The sums stay per group of `GROUP` types, added in
+//! type order, so the result does not depend on the threads or on the blocks.
+
+use rayon::prelude::*;
+
+use super::resample::{counts_u32, counts_u8};
+
+/// Types per group of partial sums, groups per task, lines per tile.
+const GROUP: usize = 512;
+const TASK: usize = 4;
+const TILE: usize = 4096;
+
+/// Per replicate, the sums the type-count metrics need: `[types used, tokens, sum c^alpha, sum c log2 c]`
+/// over the token types' counts `c` in the replicate.
+///
+/// `types[t]` is token `t`'s type (`0..ntypes`), `lines[t]` its line (`0..n`, non-decreasing).
+pub fn type_count_replicates(
+    types: &[u32],
+    lines: &[u32],
+    ntypes: usize,
+    n: usize,
+    seed: u64,
+    replicates: usize,
+    alpha: f64,
+) -> Result<Vec<[f64; 4]>, String> {
+    let mut all = type_count_replicates_many(&[(types, lines, ntypes)], n, seed, replicates, alpha)?;
+    Ok(all.pop().unwrap_or_default())
+}
+
+/// One task's (type, line) pairs in (tile, type, line) order, as segments `(type - v0, end)`.
+struct TaskPairs {
+    v0: usize,
+    v1: usize,
+    pairs: Vec<(u32, u32)>,
+    segments: Vec<(u32, u32)>,
+}
+
+/// [`type_count_replicates`] of several tokenizers `(types, lines, ntypes)` over the same lines:
+/// each block of resampling counts is drawn once for all of them.
+pub fn type_count_replicates_many(
+    sets: &[(&[u32], &[u32], usize)],
+    n: usize,
+    seed: u64,
+    replicates: usize,
+    alpha: f64,
+) -> Result<Vec<Vec<[f64; 4]>>, String> {
+    let tasks: Vec<(Vec<TaskPairs>, u64)> = sets
+        .iter()
+        .map(|&(t, l, v)| {
+            let (pairs, starts) = type_line_pairs(t, l, v, n)?;
+            let tokens: u64 = pairs.iter().map(|&(_, c)| u64::from(c)).sum();
+            Ok((task_pairs(&pairs, &starts, n), tokens))
+        })
+        .collect::<Result<_, String>>()?;
+    let mut out = vec![vec![[0.0f64; 4]; replicates]; sets.len()];
+    // Blocks of at most 32 MB of byte counts, a multiple of 16 replicates (the kernel's lanes).
+    let block = ((32usize << 20) / n.max(1) / 16 * 16).clamp(16, 256);
+    let mut first = 0;
+    while first < replicates {
+        let b = block.min(replicates - first);
+        let bp = b.next_multiple_of(16);
+        let small: Vec<Option<Vec<u8>>> = par_collect(b, |k| counts_u8(seed, (first + k) as u64, n));
+        if small.iter().all(Option::is_some) {
+            let rows: Vec<Vec<u8>> = small.into_iter().flatten().collect();
+            let most = rows.iter().map(|r| r.iter().fold(0u8, |m, &x| m.max(x))).fold(0u8, u8::max);
+            let w = line_major(&rows, n, bp);
+            drop(rows);
+            for (o, (tp, tokens)) in out.iter_mut().zip(&tasks) {
+                o[first..first + b].copy_from_slice(&block_sums(&w, u64::from(most), b, bp, tp, *tokens, alpha));
+            }
+        } else {
+            // A line drawn 256+ times in one replicate (next to impossible): this block in u32.
+            drop(small);
+            let rows: Vec<Vec<u32>> = par_collect(b, |k| counts_u32(seed, (first + k) as u64, n));
+            let most = rows.iter().map(|r| r.iter().fold(0u32, |m, &x| m.max(x))).fold(0u32, u32::max);
+            let w = line_major(&rows, n, bp);
+            drop(rows);
+            for (o, (tp, tokens)) in out.iter_mut().zip(&tasks) {
+                o[first..first + b].copy_from_slice(&block_sums(&w, u64::from(most), b, bp, tp, *tokens, alpha));
+            }
+        }
+        first += b;
+    }
+    Ok(out)
+}
+
+/// Rows `rows[k][l]` as one line-major array `t[l * bp + k]` (lanes `rows.len()..bp` zero), in
+/// parallel over tiles of lines.
+fn line_major<T: Copy + Default + Send + Sync>(rows: &[Vec<T>], n: usize, bp: usize) -> Vec<T> {
+    let mut t = vec![T::default(); n * bp];
+    let fill = |(i, tile): (usize, &mut [T])| {
+        let l0 = i * 256;
+        for (k, row) in rows.iter().enumerate() {
+            for (j, &x) in row[l0..(l0 + 256).min(n)].iter().enumerate() {
+                tile[j * bp + k] = x;
+            }
+        }
+    };
+    if crate::parallel::parallel_allowed() {
+        t.par_chunks_mut(256 * bp).enumerate().for_each(fill);
+    } else {
+        t.chunks_mut(256 * bp).enumerate().for_each(fill);
+    }
+    t
+}
+
+/// The tasks of one tokenizer: per `TASK * GROUP` types, their pairs in (tile, type, line) order.
+fn task_pairs(pairs: &[(u32, u32)], pair_start: &[usize], n: usize) -> Vec<TaskPairs> {
+    let ntypes = pair_start.len() - 1;
+    let tiles = n.div_ceil(TILE).max(1);
+    (0..ntypes.div_ceil(GROUP * TASK))
+        .map(|k| {
+            let (v0, v1) = (k * TASK * GROUP, ((k + 1) * TASK * GROUP).min(ntypes));
+            let own = &pairs[pair_start[v0]..pair_start[v1]];
+            // Counting sort by tile (stable: types in order, lines increasing within a type).
+            let mut start = vec![0usize; tiles + 1];
+            for &(l, _) in own {
+                start[l as usize / TILE + 1] += 1;
+            }
+            for t in 0..tiles {
+                start[t + 1] += start[t];
+            }
+            let mut fill = start.clone();
+            let mut sorted = vec![(0u32, 0u32); own.len()];
+            let mut kind = vec![0u32; own.len()];
+            for v in v0..v1 {
+                for &p in &pairs[pair_start[v]..pair_start[v + 1]] {
+                    let t = p.0 as usize / TILE;
+                    sorted[fill[t]] = p;
+                    kind[fill[t]] = (v - v0) as u32;
+                    fill[t] += 1;
+                }
+            }
+            let mut segments: Vec<(u32, u32)> = Vec::new();
+            for t in 0..tiles {
+                for i in start[t]..start[t + 1] {
+                    if i + 1 == start[t + 1] || kind[i + 1] != kind[i] {
+                        segments.push((kind[i], (i + 1) as u32));
+                    }
+                }
+            }
+            TaskPairs { v0, v1, pairs: sorted, segments }
+        })
+        .collect()
+}
+
+/// `(pairs, pair_start)`: the (line, tokens) pairs of each type, type after type (`pair_start[v]..
+/// pair_start[v + 1]`), lines increasing.
+fn type_line_pairs(
+    types: &[u32],
+    lines: &[u32],
+    ntypes: usize,
+    n: usize,
+) -> Result<(Vec<(u32, u32)>, Vec<usize>), String> {
+    if types.len() != lines.len() {
+        return Err(format!("{} token types but {} token lines", types.len(), lines.len()));
+    }
+    if let Some(&t) = types.iter().find(|&&t| t as usize >= ntypes) {
+        return Err(format!("token type {t} is not below {ntypes}"));
+    }
+    if let Some(&l) = lines.iter().find(|&&l| l as usize >= n) {
+        return Err(format!("token line {l} is not below {n}"));
+    }
+    // (type, line) pairs with their token counts, grouped by type, lines increasing (counting sort).
+    let mut start = vec![0usize; ntypes + 1];
+    for &t in types {
+        start[t as usize + 1] += 1;
+    }
+    for v in 0..ntypes {
+        start[v + 1] += start[v];
+    }
+    let mut fill = start.clone();
+    let mut by_type = vec![0u32; types.len()];
+    for (&t, &l) in types.iter().zip(lines) {
+        by_type[fill[t as usize]] = l;
+        fill[t as usize] += 1;
+    }
+    let mut pair_start = Vec::with_capacity(ntypes + 1);
+    let mut pairs: Vec<(u32, u32)> = Vec::with_capacity(types.len());
+    for v in 0..ntypes {
+        pair_start.push(pairs.len());
+        let mut last: Option<u32> = None;
+        for &l in &by_type[start[v]..start[v + 1]] {
+            if last == Some(l) {
+                if let Some(p) = pairs.last_mut() {
+                    p.1 += 1;
+                }
+            } else {
+                pairs.push((l, 1));
+                last = Some(l);
+            }
+        }
+    }
+    pair_start.push(pairs.len());
+    drop(by_type);
+
+    Ok((pairs, pair_start))
+}
+
+/// The accumulator of [`block_sums`]: u32 or u64.
+trait Acc: Copy + Send + Sync {
+    const ZERO: Self;
+    fn from_u32(x: u32) -> Self;
+    fn mul_add(self, x: Self, c: Self) -> Self;
+    fn add(self, x: Self) -> Self;
+    fn to_u64(self) -> u64;
+    /// The accumulators as `u32` when they are (the kernel of [`accumulate_u16_avx2`] adds into `u32`).
+    fn as_u32(acc: &mut [Self]) -> Option<&mut [u32]>;
+}
+
+/// A count of the line-major block: u8 (almost always) or u32.
+trait Count: Copy + Into<u32> + Sync {
+    fn as_u8(w: &[Self]) -> Option<&[u8]>;
+}
+
+impl Count for u8 {
+    fn as_u8(w: &[Self]) -> Option<&[u8]> {
+        Some(w)
+    }
+}
+
+impl Count for u32 {
+    fn as_u8(_: &[Self]) -> Option<&[u8]> {
+        None
+    }
+}
+
+impl Acc for u32 {
+    const ZERO: Self = 0;
+    #[inline(always)]
+    fn from_u32(x: u32) -> Self {
+        x
+    }
+    #[inline(always)]
+    fn mul_add(self, x: Self, c: Self) -> Self {
+        self + x * c
+    }
+    #[inline(always)]
+    fn add(self, x: Self) -> Self {
+        self + x
+    }
+    #[inline(always)]
+    fn to_u64(self) -> u64 {
+        u64::from(self)
+    }
+    fn as_u32(acc: &mut [Self]) -> Option<&mut [u32]> {
+        Some(acc)
+    }
+}
+
+impl Acc for u64 {
+    const ZERO: Self = 0;
+    #[inline(always)]
+    fn from_u32(x: u32) -> Self {
+        u64::from(x)
+    }
+    #[inline(always)]
+    fn mul_add(self, x: Self, c: Self) -> Self {
+        self + x * c
+    }
+    #[inline(always)]
+    fn add(self, x: Self) -> Self {
+        self + x
+    }
+    #[inline(always)]
+    fn to_u64(self) -> u64 {
+        self
+    }
+    fn as_u32(_: &mut [Self]) -> Option<&mut [u32]> {
+        None
+    }
+}
+
+fn par_collect<T: Send>(k: usize, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
+    if crate::parallel::parallel_allowed() {
+        (0..k).into_par_iter().map(f).collect()
+    } else {
+        (0..k).map(f).collect()
+    }
+}
+
+/// The four sums for a block of `b` replicates whose counts are `w[l * bp + k]`.
+fn block_sums<W: Count>(
+    w: &[W],
+    most: u64,
+    b: usize,
+    bp: usize,
+    tasks: &[TaskPairs],
+    tokens: u64,
+    alpha: f64,
+) -> Vec<[f64; 4]> {
+    // A type's count in a replicate is at most (its tokens) x (the largest line count): 32-bit
+    // accumulators (twice the SIMD lanes) when that cannot overflow.
+    if tokens.saturating_mul(most) < u64::from(u32::MAX) {
+        block_sums_with::<W, u32>(w, most as u32, b, bp, tasks, alpha)
+    } else {
+        block_sums_with::<W, u64>(w, most as u32, b, bp, tasks, alpha)
+    }
+}
+
+/// `acc[r] += c * w[l * b + r]` over the `(l, c)` pairs of one type. The body is compiled twice, once
+/// with AVX2 (32-bit multiplies in eight lanes; the baseline x86-64 target has no packed 32-bit
+/// multiply, so the portable build spends most of the type-count replicates here), chosen at run time.
+fn accumulate<W: Count, A: Acc>(acc: &mut [A], pairs: &[(u32, u32)], w: &[W], b: usize, most: u32) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx2") && !force_portable() {
+            if let (Some(acc), Some(w)) = (A::as_u32(acc), W::as_u8(w)) {
+                if b % 16 == 0 {
+                    // SAFETY: AVX2 is present; `acc` holds `b` lanes and every pair's line has a row
+                    // `l * b..(l + 1) * b` in `w` (the callers' layout), which the kernel checks.
+                    unsafe { accumulate_u16_avx2(acc, pairs, w, b, most) };
+                    return;
+                }
+            }
+            // SAFETY: the CPU has AVX2 (checked just above); the body is the portable one.
+            unsafe { accumulate_avx2(acc, pairs, w, b) };
+            return;
+        }
+    }
+    accumulate_generic(acc, pairs, w, b);
+}
+
+/// Whether the tests asked for the portable kernels (so that they are tested where AVX2 is present).
+fn force_portable() -> bool {
+    #[cfg(test)]
+    {
+        tests::PORTABLE.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    #[cfg(not(test))]
+    {
+        false
+    }
+}
+
+/// [`accumulate_generic`] for byte counts into `u32`, `b` a multiple of 16: runs of pairs whose
+/// partial counts cannot pass 65535 (tokens x `most`, the largest count) are summed in `u16` lanes in
+/// registers, 64 lanes at a time, then added into `acc` (twice the lanes of `u32`, one load and store
+/// of the accumulators per run instead of per pair).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn accumulate_u16_avx2(acc: &mut [u32], pairs: &[(u32, u32)], w: &[u8], b: usize, most: u32) {
+    assert!(acc.len() >= b && pairs.iter().all(|&(l, _)| (l as usize + 1) * b <= w.len()));
+    let limit = 65_535 / most.max(1);
+    let mut from = 0;
+    while from < pairs.len() {
+        let (mut tokens, mut to) = (0u32, from);
+        while to < pairs.len() && tokens + pairs[to].1 <= limit {
+            tokens += pairs[to].1;
+            to += 1;
+        }
+        if to == from {
+            // One pair of more tokens than a u16 run holds.
+            accumulate_generic(acc, &pairs[from..from + 1], w, b);
+            from += 1;
+            continue;
+        }
+        let run = &pairs[from..to];
+        let mut q0 = 0;
+        while q0 < b {
+            let a = acc.as_mut_ptr().add(q0);
+            q0 += 16 * match (b - q0) / 16 {
+                1 => run_u16::<1>(a, run, w.as_ptr().add(q0), b),
+                2 => run_u16::<2>(a, run, w.as_ptr().add(q0), b),
+                3 => run_u16::<3>(a, run, w.as_ptr().add(q0), b),
+                _ => run_u16::<4>(a, run, w.as_ptr().add(q0), b),
+            };
+        }
+        from = to;
+    }
+}
+
+/// `N x 16` lanes of [`accumulate_u16_avx2`]: `acc[i] += sum over the run of c * w[l * b + i]`; returns `N`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn run_u16<const N: usize>(acc: *mut u32, run: &[(u32, u32)], w: *const u8, b: usize) -> usize {
+    use std::arch::x86_64::*;
+    let mut s = [_mm256_setzero_si256(); N];
+    for &(l, c) in run {
+        let row = w.add(l as usize * b);
+        if c == 1 {
+            for (i, si) in s.iter_mut().enumerate() {
+                *si = _mm256_add_epi16(*si, _mm256_cvtepu8_epi16(_mm_loadu_si128(row.add(16 * i).cast())));
+            }
+        } else {
+            // c * w <= 65535 (the run's bound), so the low 16 bits of the product are the product.
+            let cc = _mm256_set1_epi16(c as u16 as i16);
+            for (i, si) in s.iter_mut().enumerate() {
+                let x = _mm256_cvtepu8_epi16(_mm_loadu_si128(row.add(16 * i).cast()));
+                *si = _mm256_add_epi16(*si, _mm256_mullo_epi16(x, cc));
+            }
+        }
+    }
+    for (i, si) in s.iter().enumerate() {
+        let a = acc.add(16 * i);
+        let lo = _mm256_cvtepu16_epi32(_mm256_castsi256_si128(*si));
+        let hi = _mm256_cvtepu16_epi32(_mm256_extracti128_si256::<1>(*si));
+        _mm256_storeu_si256(a.cast(), _mm256_add_epi32(_mm256_loadu_si256(a.cast()), lo));
+        _mm256_storeu_si256(a.add(8).cast(), _mm256_add_epi32(_mm256_loadu_si256(a.add(8).cast()), hi));
+    }
+    N
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn accumulate_avx2<W: Count, A: Acc>(acc: &mut [A], pairs: &[(u32, u32)], w: &[W], b: usize) {
+    accumulate_generic(acc, pairs, w, b);
+}
+
+#[inline(always)]
+fn accumulate_generic<W: Count, A: Acc>(acc: &mut [A], pairs: &[(u32, u32)], w: &[W], b: usize) {
+    let acc = &mut acc[..b];
+    for &(l, c) in pairs {
+        let row = &w[l as usize * b..(l as usize + 1) * b];
+        if c == 1 {
+            // Most (type, line) pairs are one token: no multiply.
+            for (a, &x) in acc.iter_mut().zip(row) {
+                *a = a.add(A::from_u32(x.into()));
+            }
+        } else {
+            let c = A::from_u32(c);
+            for (a, &x) in acc.iter_mut().zip(row) {
+                *a = a.mul_add(A::from_u32(x.into()), c);
+            }
+        }
+    }
+}
+
+fn block_sums_with<W: Count, A: Acc>(
+    w: &[W],
+    most: u32,
+    b: usize,
+    bp: usize,
+    tasks: &[TaskPairs],
+    alpha: f64,
+) -> Vec<[f64; 4]> {
+    let table: Vec<(f64, f64)> = (0..1u32 << 14)
+        .map(|c| {
+            let x = f64::from(c);
+            (if c == 0 { 0.0 } else { x.powf(alpha) }, if c == 0 { 0.0 } else { x * x.log2() })
+        })
+        .collect();
+    let task = |k: usize| -> Vec<Vec<[f64; 4]>> {
+        let tp = &tasks[k];
+        let mut acc = vec![A::ZERO; (tp.v1 - tp.v0) * bp];
+        let mut from = 0usize;
+        for &(vi, end) in &tp.segments {
+            let vi = vi as usize;
+            accumulate(&mut acc[vi * bp..(vi + 1) * bp], &tp.pairs[from..end as usize], w, bp, most);
+            from = end as usize;
+        }
+        let mut parts = Vec::with_capacity(TASK);
+        for g0 in (tp.v0..tp.v1).step_by(GROUP) {
+            let mut part = vec![[0.0f64; 4]; b];
+            for v in g0..(g0 + GROUP).min(tp.v1) {
+                let row = &acc[(v - tp.v0) * bp..(v - tp.v0) * bp + b];
+                for (p, &a) in part.iter_mut().zip(row) {
+                    let a = a.to_u64();
+                    if a == 0 {
+                        continue;
+                    }
+                    let (pa, pl) = match table.get(a as usize) {
+                        Some(&t) => t,
+                        None => {
+                            let x = a as f64;
+                            (x.powf(alpha), x * x.log2())
+                        }
+                    };
+                    p[0] += 1.0;
+                    p[1] += a as f64;
+                    p[2] += pa;
+                    p[3] += pl;
+                }
+            }
+            parts.push(part);
+        }
+        parts
+    };
+    let parts: Vec<Vec<[f64; 4]>> = par_collect(tasks.len(), task).into_iter().flatten().collect();
+    let mut out = vec![[0.0f64; 4]; b];
+    for part in parts {
+        for (o, p) in out.iter_mut().zip(part) {
+            for q in 0..4 {
+                o[q] += p[q];
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Set by the test of the portable kernel (the other tests pass either way: both kernels agree).
+    pub static PORTABLE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+    fn direct(types: &[u32], lines: &[u32], ntypes: u32, w: &[u32]) -> [f64; 4] {
+        let c: Vec<f64> = (0..ntypes)
+            .map(|v| types.iter().zip(lines).filter(|(&t, _)| t == v).map(|(_, &l)| f64::from(w[l as usize])).sum())
+            .collect();
+        let used = c.iter().filter(|&&x| x > 0.0).count() as f64;
+        let pa: f64 = c.iter().filter(|&&x| x > 0.0).map(|x| x.powf(2.5)).sum();
+        let pl: f64 = c.iter().filter(|&&x| x > 0.0).map(|x| x * x.log2()).sum();
+        [used, c.iter().sum::<f64>(), pa, pl]
+    }
+
+    #[test]
+    fn type_counts_match_a_direct_count() {
+        // Tokens of types [0, 1, 0 | 1 | 2, 2] on lines 0, 1, 2.
+        let types = [0u32, 1, 0, 1, 2, 2];
+        let lines = [0u32, 0, 0, 1, 2, 2];
+        let got = type_count_replicates(&types, &lines, 3, 3, 5, 4, 2.5).unwrap();
+        for (r, sums) in got.iter().enumerate() {
+            let want = direct(&types, &lines, 3, &counts_u32(5, r as u64, 3));
+            assert_eq!(sums[0], want[0]);
+            assert_eq!(sums[1], want[1]);
+            assert!((sums[2] - want[2]).abs() < 1e-9 && (sums[3] - want[3]).abs() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn many_types_across_tiles_and_tasks_match_a_direct_count() {
+        // More types than one task holds and more lines than one tile: segments cross both.
+        let n = 3 * TILE + 17;
+        let ntypes = 2 * TASK * GROUP + 5;
+        let mut state = 12345u64;
+        let mut next = |m: u64| {
+            state = super::super::resample::mix(state);
+            state % m
+        };
+        let mut lines: Vec<u32> = (0..20_000).map(|_| next(n as u64) as u32).collect();
+        lines.sort_unstable();
+        // A third of the tokens in 7 frequent types (long runs, split at the u16 bound), one type with
+        // a pair of 6000 tokens (more than a run holds), the rest spread.
+        let mut types: Vec<u32> =
+            (0..lines.len()).map(|i| if i % 3 == 0 { next(7) as u32 } else { next(ntypes as u64) as u32 }).collect();
+        lines.extend(std::iter::repeat_n(lines[lines.len() - 1], 6000));
+        types.extend(std::iter::repeat_n(ntypes as u32 - 1, 6000));
+        let r = 21;
+        let got = type_count_replicates(&types, &lines, ntypes, n, 9, r, 2.5).unwrap();
+        PORTABLE.store(true, std::sync::atomic::Ordering::Relaxed);
+        let portable = type_count_replicates(&types, &lines, ntypes, n, 9, r, 2.5).unwrap();
+        PORTABLE.store(false, std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(got, portable);
+        for (k, sums) in got.iter().enumerate() {
+            let want = direct(&types, &lines, ntypes as u32, &counts_u32(9, k as u64, n));
+            assert_eq!((sums[0], sums[1]), (want[0], want[1]), "replicate {k}");
+            assert!((sums[2] / want[2] - 1.0).abs() < 1e-12 && (sums[3] / want[3] - 1.0).abs() < 1e-12);
+        }
+    }
+}
