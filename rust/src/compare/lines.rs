@@ -182,6 +182,33 @@ pub struct ChunkStats {
     pub shared: Vec<Vec<i64>>,
 }
 
+/// Little-endian bytes of the values, as the Python side reads the columns: a view of them in
+/// place on a little-endian machine (the per-script columns are mostly zeros, megabytes per chunk).
+pub fn i64_le_bytes(v: &[i64]) -> std::borrow::Cow<'_, [u8]> {
+    #[cfg(target_endian = "little")]
+    {
+        // SAFETY: any initialised i64 memory is valid as bytes; the length covers exactly the slice.
+        std::borrow::Cow::Borrowed(unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) })
+    }
+    #[cfg(not(target_endian = "little"))]
+    {
+        std::borrow::Cow::Owned(v.iter().flat_map(|x| x.to_le_bytes()).collect())
+    }
+}
+
+/// [`i64_le_bytes`] of `u32` values.
+pub fn u32_le_bytes(v: &[u32]) -> std::borrow::Cow<'_, [u8]> {
+    #[cfg(target_endian = "little")]
+    {
+        // SAFETY: as in `i64_le_bytes`.
+        std::borrow::Cow::Borrowed(unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) })
+    }
+    #[cfg(not(target_endian = "little"))]
+    {
+        std::borrow::Cow::Owned(v.iter().flat_map(|x| x.to_le_bytes()).collect())
+    }
+}
+
 /// Lines per task of the parallel encoding and reduction (a chunk has some 20k).
 const BLOCK_LINES: usize = 256;
 
@@ -263,7 +290,6 @@ fn char_span(table: &[u32], (s, e): (usize, usize)) -> (i64, i64) {
 struct Scratch {
     ns: Vec<i64>,
     char_of_byte: Vec<u32>,
-    offsets: Vec<(i64, i64)>,
     starts: Vec<i64>,
     ends: Vec<i64>,
     keys_of: Vec<Vec<i64>>,
@@ -283,12 +309,16 @@ struct Chunk<'a> {
     /// Per tokenizer, its blocks.
     encoded: &'a [Vec<Encoded>],
     toks: &'a [TokInfo<'a>],
-    classes: &'a TypeClasses<'a>,
+    /// Per segment type: its script index when it is a word, else [`NOT_WORD`].
+    word_script: &'a [u8],
 }
+
+/// [`Chunk::word_script`] of a type that is not a word (script indices are below 255).
+const NOT_WORD: u8 = u8::MAX;
 
 /// Reduces block `b` (lines `b * BLOCK_LINES..`) of the chunk.
 fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
-    let Scratch { ns, char_of_byte, offsets, starts, ends, keys_of, scripts } = scratch;
+    let Scratch { ns, char_of_byte, starts, ends, keys_of, scripts } = scratch;
     let first = b * BLOCK_LINES;
     let last = (first + BLOCK_LINES).min(c.lines.len());
     let k = c.toks.len();
@@ -301,7 +331,6 @@ fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
         ..Default::default()
     };
     keys_of.resize_with(k, Vec::new);
-    let classes = c.classes;
     for j in first..last {
         let line = c.lines[j];
         let segs = c.segs.line(j);
@@ -327,10 +356,11 @@ fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
         let nchars = (ns.len() - 1) as i64;
         scripts.clear();
         let mut words = 0i64;
-        for s in segs {
-            if classes.word[s.ty as usize] {
+        for g in segs {
+            let sc = c.word_script[g.ty as usize];
+            if sc != NOT_WORD {
                 words += 1;
-                bump(scripts, classes.script[s.ty as usize]);
+                bump(scripts, sc);
             }
         }
         out.chars.push(nchars);
@@ -342,27 +372,25 @@ fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
         for (ti, (blocks, tok)) in c.encoded.iter().zip(c.toks).enumerate() {
             let (ids, offs) = blocks[b].line(j - first);
             let bt = &mut out.toks[ti];
-            offsets.clear();
-            if ascii {
-                offsets.extend(offs.iter().map(|&(s, e)| (s as i64, e as i64)));
-            } else {
-                offsets.extend(offs.iter().map(|&o| char_span(char_of_byte, o)));
-            }
-            let mut unk_chars = 0i64;
-            let mut byte_tokens = 0i64;
+            let keys = &mut keys_of[ti];
+            let (mut unk_chars, mut byte_tokens) = (0i64, 0i64);
             let top = tok.byte_token.len().saturating_sub(1);
-            for (&id, &(s, e)) in ids.iter().zip(offsets.iter()) {
+            scripts.clear();
+            starts.clear();
+            ends.clear();
+            keys.clear();
+            let mut at = 0usize;
+            // One pass over the tokens: offsets in chars, UNK characters, byte tokens, the segment
+            // each token is attributed to, the spans of the continued-word count, boundary keys.
+            for (&id, &o) in ids.iter().zip(offs) {
+                let (s, e) = if ascii { (o.0 as i64, o.1 as i64) } else { char_span(char_of_byte, o) };
                 if tok.unk == Some(id) {
                     unk_chars += e - s;
                 }
                 if tok.byte_token.get((id as usize).min(top)).copied().unwrap_or(false) {
                     byte_tokens += 1;
                 }
-            }
-            // Attribution: the segment holding the token's last character.
-            scripts.clear();
-            let mut at = 0usize;
-            for &(s, e) in offsets.iter() {
+                // Attribution: the segment holding the token's last character.
                 let ty = if segs.is_empty() {
                     c.fallback[j].unwrap_or(u32::MAX)
                 } else {
@@ -384,21 +412,25 @@ fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
                     };
                     segs[at].ty
                 };
-                if ty != u32::MAX && classes.word[ty as usize] {
-                    bump(scripts, classes.script[ty as usize]);
+                if let Some(&sc) = c.word_script.get(ty as usize) {
+                    if sc != NOT_WORD {
+                        bump(scripts, sc);
+                    }
                 }
                 bt.types.push(ty);
-            }
-            bt.script_tokens.extend(scripts.iter().map(|&(sc, n)| (j as u32, sc, n)));
-            // Continued words: tokens of non-zero width that overlap the word, 2 or more.
-            starts.clear();
-            ends.clear();
-            for &(s, e) in offsets.iter() {
                 if e > s {
                     starts.push(s);
                     ends.push(e);
                 }
+                // Internal boundaries, whitespace transparent.
+                for key in [ns_at(s), ns_at(e)] {
+                    if key > 0 && key < nonspace {
+                        keys.push(key);
+                    }
+                }
             }
+            bt.script_tokens.extend(scripts.iter().map(|&(sc, n)| (j as u32, sc, n)));
+            // Continued words: tokens of non-zero width that overlap the word, 2 or more.
             // Offsets are nearly always in order already: sort only when they are not.
             if !starts.is_sorted() {
                 starts.sort_unstable();
@@ -409,7 +441,7 @@ fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
             // overlapping = #(starts < word end) - #(ends <= word start); the words come in order,
             // so both counts are walks over the sorted starts and ends.
             let (mut below_end, mut ended, mut continued) = (0usize, 0usize, 0i64);
-            for g in segs.iter().filter(|g| classes.word[g.ty as usize]) {
+            for g in segs.iter().filter(|g| c.word_script[g.ty as usize] != NOT_WORD) {
                 let (ws, we) = (i64::from(g.start), i64::from(g.end));
                 while below_end < starts.len() && starts[below_end] < we {
                     below_end += 1;
@@ -419,16 +451,6 @@ fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
                 }
                 if below_end as i64 - ended as i64 >= 2 {
                     continued += 1;
-                }
-            }
-            // Internal boundaries, whitespace transparent.
-            let keys = &mut keys_of[ti];
-            keys.clear();
-            for &(s, e) in offsets.iter() {
-                for key in [ns_at(s), ns_at(e)] {
-                    if key > 0 && key < nonspace {
-                        keys.push(key);
-                    }
                 }
             }
             if !keys.is_sorted() {
@@ -499,7 +521,9 @@ pub fn reduce_chunk(
             })
         })
         .collect();
-    let chunk = Chunk { lines, segs, fallback: &fallback, encoded: &encoded, toks, classes };
+    let word_script: Vec<u8> =
+        (0..ntypes).map(|t| if classes.word[t] { classes.script[t] } else { NOT_WORD }).collect();
+    let chunk = Chunk { lines, segs, fallback: &fallback, encoded: &encoded, toks, word_script: &word_script };
     let work = |b: usize| SCRATCH.with(|s| reduce_block(&chunk, b, &mut s.borrow_mut()));
     let parallel = nblocks > 1 && crate::parallel::parallel_allowed();
     let outs: Vec<BlockOut> =
@@ -577,6 +601,12 @@ pub fn reduce_chunk(
 mod tests {
     use super::*;
     use crate::encoding::CharOffsets;
+
+    #[test]
+    fn column_bytes_are_little_endian() {
+        assert_eq!(&*i64_le_bytes(&[1, -2]), &[1, 0, 0, 0, 0, 0, 0, 0, 254, 255, 255, 255, 255, 255, 255, 255]);
+        assert_eq!(&*u32_le_bytes(&[0x0102_0304]), &[4, 3, 2, 1]);
+    }
 
     #[test]
     fn char_spans_are_those_of_char_offsets() {
