@@ -158,8 +158,8 @@ pub struct TokStats {
     pub byte_tokens: Vec<i64>,
     pub lossless: Vec<u8>,
     pub boundaries: Vec<i64>,
-    /// `scripts x lines`, script-major.
-    pub script_tokens: Vec<i64>,
+    /// Per script with tokens of its words (in script order): its row, per line.
+    pub script_tokens: Vec<(u8, Vec<i64>)>,
     /// Per segment type (all types known after this chunk): tokens attributed to it.
     pub type_tokens: Vec<i64>,
     /// All ids of the chunk, line after line.
@@ -173,8 +173,8 @@ pub struct ChunkStats {
     pub bytes: Vec<i64>,
     pub words: Vec<i64>,
     pub ws_words: Vec<i64>,
-    /// `scripts x lines`, script-major.
-    pub script_words: Vec<i64>,
+    /// Per script with words (in script order): its row, per line.
+    pub script_words: Vec<(u8, Vec<i64>)>,
     /// Per segment type: occurrences in this chunk (line feeds between lines included).
     pub type_count: Vec<i64>,
     pub tokenizers: Vec<TokStats>,
@@ -294,6 +294,8 @@ struct Scratch {
     ends: Vec<i64>,
     keys_of: Vec<Vec<i64>>,
     scripts: Vec<(u8, i64)>,
+    /// The line's word segments, `(start, end)` in chars.
+    word_spans: Vec<(i64, i64)>,
 }
 
 thread_local! {
@@ -311,6 +313,8 @@ struct Chunk<'a> {
     toks: &'a [TokInfo<'a>],
     /// Per segment type: its script index when it is a word, else [`NOT_WORD`].
     word_script: &'a [u8],
+    /// Per tokenizer: whether any id is a byte token.
+    has_byte_tokens: &'a [bool],
 }
 
 /// [`Chunk::word_script`] of a type that is not a word (script indices are below 255).
@@ -318,7 +322,7 @@ const NOT_WORD: u8 = u8::MAX;
 
 /// Reduces block `b` (lines `b * BLOCK_LINES..`) of the chunk.
 fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
-    let Scratch { ns, char_of_byte, starts, ends, keys_of, scripts } = scratch;
+    let Scratch { ns, char_of_byte, starts, ends, keys_of, scripts, word_spans } = scratch;
     let first = b * BLOCK_LINES;
     let last = (first + BLOCK_LINES).min(c.lines.len());
     let k = c.toks.len();
@@ -326,7 +330,21 @@ fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
         chars: Vec::with_capacity(last - first),
         words: Vec::with_capacity(last - first),
         ws_words: Vec::with_capacity(last - first),
-        toks: (0..k).map(|_| BlockTok::default()).collect(),
+        toks: (0..k)
+            .map(|ti| {
+                let col = || Vec::with_capacity(last - first);
+                BlockTok {
+                    tokens: col(),
+                    continued: col(),
+                    unk_chars: col(),
+                    byte_tokens: col(),
+                    lossless: Vec::with_capacity(last - first),
+                    boundaries: col(),
+                    script_tokens: Vec::with_capacity(last - first),
+                    types: Vec::with_capacity(c.encoded[ti][b].ids.len()),
+                }
+            })
+            .collect(),
         shared: vec![Vec::with_capacity(last - first); k * k.saturating_sub(1) / 2],
         ..Default::default()
     };
@@ -355,16 +373,16 @@ fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
         }
         let nchars = (ns.len() - 1) as i64;
         scripts.clear();
-        let mut words = 0i64;
+        word_spans.clear();
         for g in segs {
             let sc = c.word_script[g.ty as usize];
             if sc != NOT_WORD {
-                words += 1;
+                word_spans.push((i64::from(g.start), i64::from(g.end)));
                 bump(scripts, sc);
             }
         }
         out.chars.push(nchars);
-        out.words.push(words);
+        out.words.push(word_spans.len() as i64);
         out.ws_words.push(ws_words);
         out.script_words.extend(scripts.iter().map(|&(sc, n)| (j as u32, sc, n)));
         let ns_at = |p: i64| ns[p.clamp(0, nchars) as usize];
@@ -380,6 +398,8 @@ fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
             ends.clear();
             keys.clear();
             let mut at = 0usize;
+            // The previous token's end: a start there gives the same key again (dropped by the dedup).
+            let mut prev_end = i64::MIN;
             // One pass over the tokens: offsets in chars, UNK characters, byte tokens, the segment
             // each token is attributed to, the spans of the continued-word count, boundary keys.
             for (&id, &o) in ids.iter().zip(offs) {
@@ -387,7 +407,7 @@ fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
                 if tok.unk == Some(id) {
                     unk_chars += e - s;
                 }
-                if tok.byte_token.get((id as usize).min(top)).copied().unwrap_or(false) {
+                if c.has_byte_tokens[ti] && tok.byte_token.get((id as usize).min(top)).copied().unwrap_or(false) {
                     byte_tokens += 1;
                 }
                 // Attribution: the segment holding the token's last character.
@@ -423,11 +443,17 @@ fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
                     ends.push(e);
                 }
                 // Internal boundaries, whitespace transparent.
-                for key in [ns_at(s), ns_at(e)] {
+                if s != prev_end {
+                    let key = ns_at(s);
                     if key > 0 && key < nonspace {
                         keys.push(key);
                     }
                 }
+                let key = ns_at(e);
+                if key > 0 && key < nonspace {
+                    keys.push(key);
+                }
+                prev_end = e;
             }
             bt.script_tokens.extend(scripts.iter().map(|&(sc, n)| (j as u32, sc, n)));
             // Continued words: tokens of non-zero width that overlap the word, 2 or more.
@@ -441,8 +467,7 @@ fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
             // overlapping = #(starts < word end) - #(ends <= word start); the words come in order,
             // so both counts are walks over the sorted starts and ends.
             let (mut below_end, mut ended, mut continued) = (0usize, 0usize, 0i64);
-            for g in segs.iter().filter(|g| c.word_script[g.ty as usize] != NOT_WORD) {
-                let (ws, we) = (i64::from(g.start), i64::from(g.end));
+            for &(ws, we) in word_spans.iter() {
                 while below_end < starts.len() && starts[below_end] < we {
                     below_end += 1;
                 }
@@ -473,6 +498,27 @@ fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
         }
     }
     out
+}
+
+/// The rows of the scripts that occur in sparse `(line, script, count)` entries, in script order.
+fn script_rows<'a>(entries: impl Iterator<Item = &'a (u32, u8, i64)> + Clone, m: usize) -> Vec<(u8, Vec<i64>)> {
+    let mut row_of = [usize::MAX; 256];
+    let mut present: Vec<u8> = Vec::new();
+    for &(_, sc, _) in entries.clone() {
+        if row_of[sc as usize] == usize::MAX {
+            row_of[sc as usize] = 0;
+            present.push(sc);
+        }
+    }
+    present.sort_unstable();
+    let mut rows: Vec<(u8, Vec<i64>)> = present.iter().map(|&sc| (sc, vec![0; m])).collect();
+    for (r, &sc) in present.iter().enumerate() {
+        row_of[sc as usize] = r;
+    }
+    for &(j, sc, n) in entries {
+        rows[row_of[sc as usize]].1[j as usize] += n;
+    }
+    rows
 }
 
 /// Encodes `lines` with every tokenizer and reduces them (see the module docs).
@@ -523,13 +569,21 @@ pub fn reduce_chunk(
         .collect();
     let word_script: Vec<u8> =
         (0..ntypes).map(|t| if classes.word[t] { classes.script[t] } else { NOT_WORD }).collect();
-    let chunk = Chunk { lines, segs, fallback: &fallback, encoded: &encoded, toks, word_script: &word_script };
+    let has_byte_tokens: Vec<bool> = toks.iter().map(|t| t.byte_token.iter().any(|&b| b)).collect();
+    let chunk = Chunk {
+        lines,
+        segs,
+        fallback: &fallback,
+        encoded: &encoded,
+        toks,
+        word_script: &word_script,
+        has_byte_tokens: &has_byte_tokens,
+    };
     let work = |b: usize| SCRATCH.with(|s| reduce_block(&chunk, b, &mut s.borrow_mut()));
     let parallel = nblocks > 1 && crate::parallel::parallel_allowed();
     let outs: Vec<BlockOut> =
         if parallel { (0..nblocks).into_par_iter().map(work).collect() } else { (0..nblocks).map(work).collect() };
 
-    let s = classes.scripts;
     let cat = |f: &dyn Fn(&BlockOut) -> &[i64]| -> Vec<i64> {
         let mut v = Vec::with_capacity(m);
         outs.iter().for_each(|o| v.extend_from_slice(f(o)));
@@ -540,16 +594,11 @@ pub fn reduce_chunk(
         bytes: lines.iter().map(|l| l.len() as i64).collect(),
         words: cat(&|o| &o.words),
         ws_words: cat(&|o| &o.ws_words),
-        script_words: vec![0; s * m],
+        script_words: script_rows(outs.iter().flat_map(|o| o.script_words.iter()), m),
         type_count: vec![0; ntypes],
         tokenizers: Vec::new(),
         shared: (0..toks.len() * toks.len().saturating_sub(1) / 2).map(|p| cat(&|o| &o.shared[p])).collect(),
     };
-    for o in &outs {
-        for &(j, sc, c) in &o.script_words {
-            stats.script_words[sc as usize * m + j as usize] += c;
-        }
-    }
     for g in &segs.segs {
         stats.type_count[g.ty as usize] += 1;
     }
@@ -570,7 +619,7 @@ pub fn reduce_chunk(
             byte_tokens: col(&|t| &t.byte_tokens),
             lossless: outs.iter().flat_map(|o| o.toks[ti].lossless.iter().copied()).collect(),
             boundaries: col(&|t| &t.boundaries),
-            script_tokens: vec![0; s * m],
+            script_tokens: script_rows(outs.iter().flat_map(|o| o.toks[ti].script_tokens.iter()), m),
             type_tokens: vec![0; ntypes],
             ids: Vec::with_capacity(encoded[ti].iter().map(|e| e.ids.len()).sum()),
             encode_seconds: seconds[ti],
@@ -578,9 +627,6 @@ pub fn reduce_chunk(
         encoded[ti].iter().for_each(|e| t.ids.extend_from_slice(&e.ids));
         for o in &outs {
             let bt = &o.toks[ti];
-            for &(j, sc, c) in &bt.script_tokens {
-                t.script_tokens[sc as usize * m + j as usize] += c;
-            }
             for &ty in &bt.types {
                 if ty != u32::MAX {
                     t.type_tokens[ty as usize] += 1;

@@ -67,7 +67,8 @@ fn u32s(b: &[u8], what: &str) -> PyResult<Vec<u32>> {
 /// `subword compare` for the given `CoreTokenizer` / `CoreSpmTokenizer` objects. Per chunk:
 /// `segment(lines)` -> the new segment types (and the chunk line of each one's first occurrence),
 /// `classify(is_word, script)` for those types, then `reduce(lines)` -> a dict of little-endian
-/// `i64` buffers (see `subword/compare/native.py`).
+/// `i64` buffers, the per-script ones as `{script index: row}` of the scripts that occur (see
+/// `subword/compare/native.py`).
 #[pyclass(name = "CompareCollector", module = "subword._core")]
 pub struct PyCompareCollector {
     cores: Vec<Core>,
@@ -181,7 +182,14 @@ impl PyCompareCollector {
         d.set_item("bytes", col(&stats.bytes)?)?;
         d.set_item("words", col(&stats.words)?)?;
         d.set_item("ws_words", col(&stats.ws_words)?)?;
-        d.set_item("script_words", col(&stats.script_words)?)?;
+        let rows = |rows: &[(u8, Vec<i64>)]| -> PyResult<Bound<'py, PyDict>> {
+            let out = PyDict::new(py);
+            for (sc, row) in rows {
+                out.set_item(*sc, col(row)?)?;
+            }
+            Ok(out)
+        };
+        d.set_item("script_words", rows(&stats.script_words)?)?;
         d.set_item("type_count", col(&stats.type_count)?)?;
         let toks = PyList::empty(py);
         for t in &stats.tokenizers {
@@ -192,7 +200,7 @@ impl PyCompareCollector {
             e.set_item("byte_tokens", col(&t.byte_tokens)?)?;
             e.set_item("lossless", PyBytes::new(py, &t.lossless))?;
             e.set_item("boundaries", col(&t.boundaries)?)?;
-            e.set_item("script_tokens", col(&t.script_tokens)?)?;
+            e.set_item("script_tokens", rows(&t.script_tokens)?)?;
             e.set_item("type_tokens", col(&t.type_tokens)?)?;
             e.set_item("ids", PyBytes::new(py, &u32_le_bytes(&t.ids)))?;
             e.set_item("seconds", t.encode_seconds)?;
