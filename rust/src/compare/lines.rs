@@ -285,17 +285,27 @@ fn char_span(table: &[u32], (s, e): (usize, usize)) -> (i64, i64) {
     (at(s), if e == 0 { 0 } else { at(e - 1) + 1 })
 }
 
-/// Buffers of [`reduce_block`] reused from line to line on each thread.
+/// Buffers of [`reduce_block`] reused from block to block on each thread.
 #[derive(Default)]
 struct Scratch {
+    /// Per line of the block, back to back: `ns[p]`, the non-whitespace characters before char
+    /// offset `p` (`0..=chars`), from `ns_start[line]`.
     ns: Vec<i64>,
-    char_of_byte: Vec<u32>,
+    ns_start: Vec<usize>,
+    /// Per non-ASCII line, back to back: its byte -> char table (see [`char_table`]), from
+    /// `table_start[line]` (`usize::MAX` for an ASCII line).
+    tables: Vec<u32>,
+    table_start: Vec<usize>,
+    /// Per line, back to back: its word segments, `(start, end)` in chars, up to `words_end[line]`.
+    word_spans: Vec<(i64, i64)>,
+    words_end: Vec<usize>,
+    /// Per tokenizer, per line back to back: the sorted unique boundary keys, up to `keys_end`.
+    keys: Vec<Vec<i64>>,
+    keys_end: Vec<Vec<usize>>,
     starts: Vec<i64>,
     ends: Vec<i64>,
-    keys_of: Vec<Vec<i64>>,
     scripts: Vec<(u8, i64)>,
-    /// The line's word segments, `(start, end)` in chars.
-    word_spans: Vec<(i64, i64)>,
+    table: Vec<u32>,
 }
 
 thread_local! {
@@ -320,41 +330,48 @@ struct Chunk<'a> {
 /// [`Chunk::word_script`] of a type that is not a word (script indices are below 255).
 const NOT_WORD: u8 = u8::MAX;
 
-/// Reduces block `b` (lines `b * BLOCK_LINES..`) of the chunk.
+/// Reduces block `b` (lines `b * BLOCK_LINES..`) of the chunk: the lines' own counts first, then
+/// tokenizer after tokenizer over all the block's lines (each one's tables, the round trip's pieces
+/// above all, stay in cache through the block), then the shared boundaries of each pair.
 fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
-    let Scratch { ns, char_of_byte, starts, ends, keys_of, scripts, word_spans } = scratch;
+    let Scratch { ns, ns_start, tables, table_start, word_spans, words_end, keys, keys_end, starts, ends, scripts, table } =
+        scratch;
     let first = b * BLOCK_LINES;
     let last = (first + BLOCK_LINES).min(c.lines.len());
+    let n = last - first;
     let k = c.toks.len();
     let mut out = BlockOut {
-        chars: Vec::with_capacity(last - first),
-        words: Vec::with_capacity(last - first),
-        ws_words: Vec::with_capacity(last - first),
+        chars: Vec::with_capacity(n),
+        words: Vec::with_capacity(n),
+        ws_words: Vec::with_capacity(n),
         toks: (0..k)
             .map(|ti| {
-                let col = || Vec::with_capacity(last - first);
+                let col = || Vec::with_capacity(n);
                 BlockTok {
                     tokens: col(),
                     continued: col(),
                     unk_chars: col(),
                     byte_tokens: col(),
-                    lossless: Vec::with_capacity(last - first),
+                    lossless: Vec::with_capacity(n),
                     boundaries: col(),
-                    script_tokens: Vec::with_capacity(last - first),
+                    script_tokens: Vec::with_capacity(n),
                     types: Vec::with_capacity(c.encoded[ti][b].ids.len()),
                 }
             })
             .collect(),
-        shared: vec![Vec::with_capacity(last - first); k * k.saturating_sub(1) / 2],
+        shared: vec![Vec::with_capacity(n); k * k.saturating_sub(1) / 2],
         ..Default::default()
     };
-    keys_of.resize_with(k, Vec::new);
+    ns.clear();
+    ns_start.clear();
+    tables.clear();
+    table_start.clear();
+    word_spans.clear();
+    words_end.clear();
     for j in first..last {
         let line = c.lines[j];
-        let segs = c.segs.line(j);
-        let ascii = line.is_ascii();
         // ns[p]: non-whitespace characters before char offset p.
-        ns.clear();
+        ns_start.push(ns.len());
         ns.push(0);
         let (mut prev_space, mut ws_words, mut nonspace) = (true, 0i64, 0i64);
         let mut step = |space: bool| {
@@ -365,45 +382,71 @@ fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
             nonspace += i64::from(!space);
             ns.push(nonspace);
         };
-        if ascii {
+        if line.is_ascii() {
             line.bytes().for_each(|x| step(is_space(char::from(x))));
+            table_start.push(usize::MAX);
         } else {
             line.chars().for_each(|x| step(is_space(x)));
-            char_table(line, char_of_byte);
+            char_table(line, table);
+            table_start.push(tables.len());
+            tables.extend_from_slice(table);
         }
-        let nchars = (ns.len() - 1) as i64;
+        let nchars = (ns.len() - ns_start[j - first] - 1) as i64;
         scripts.clear();
-        word_spans.clear();
-        for g in segs {
+        let before = word_spans.len();
+        for g in c.segs.line(j) {
             let sc = c.word_script[g.ty as usize];
             if sc != NOT_WORD {
                 word_spans.push((i64::from(g.start), i64::from(g.end)));
                 bump(scripts, sc);
             }
         }
+        words_end.push(word_spans.len());
         out.chars.push(nchars);
-        out.words.push(word_spans.len() as i64);
+        out.words.push((word_spans.len() - before) as i64);
         out.ws_words.push(ws_words);
         out.script_words.extend(scripts.iter().map(|&(sc, n)| (j as u32, sc, n)));
-        let ns_at = |p: i64| ns[p.clamp(0, nchars) as usize];
-        let hi = (nchars - 1).max(0);
-        for (ti, (blocks, tok)) in c.encoded.iter().zip(c.toks).enumerate() {
-            let (ids, offs) = blocks[b].line(j - first);
-            let bt = &mut out.toks[ti];
-            let keys = &mut keys_of[ti];
+    }
+    keys.resize_with(k, Vec::new);
+    keys_end.resize_with(k, Vec::new);
+    for (ti, (blocks, tok)) in c.encoded.iter().zip(c.toks).enumerate() {
+        let enc = &blocks[b];
+        let bt = &mut out.toks[ti];
+        let keys = &mut keys[ti];
+        let keys_end = &mut keys_end[ti];
+        keys.clear();
+        keys_end.clear();
+        let top = tok.byte_token.len().saturating_sub(1);
+        for j in first..last {
+            let jb = j - first;
+            let line = c.lines[j];
+            let segs = c.segs.line(j);
+            let ns = &ns[ns_start[jb]..if jb + 1 < n { ns_start[jb + 1] } else { ns.len() }];
+            let nchars = (ns.len() - 1) as i64;
+            let nonspace = ns[ns.len() - 1];
+            let ns_at = |p: i64| ns[p.clamp(0, nchars) as usize];
+            let hi = (nchars - 1).max(0);
+            let table = match table_start[jb] {
+                usize::MAX => None,
+                at => Some(&tables[at..at + line.len() + 1]),
+            };
+            let line_words = &word_spans[if jb == 0 { 0 } else { words_end[jb - 1] }..words_end[jb]];
+            let (ids, offs) = enc.line(jb);
             let (mut unk_chars, mut byte_tokens) = (0i64, 0i64);
-            let top = tok.byte_token.len().saturating_sub(1);
             scripts.clear();
             starts.clear();
             ends.clear();
-            keys.clear();
+            let keys_from = keys.len();
             let mut at = 0usize;
             // The previous token's end: a start there gives the same key again (dropped by the dedup).
             let mut prev_end = i64::MIN;
             // One pass over the tokens: offsets in chars, UNK characters, byte tokens, the segment
             // each token is attributed to, the spans of the continued-word count, boundary keys.
             for (&id, &o) in ids.iter().zip(offs) {
-                let (s, e) = if ascii { (o.0 as i64, o.1 as i64) } else { char_span(char_of_byte, o) };
+                let (s, e) = match table {
+                    None => (o.0 as i64, o.1 as i64),
+                    Some(t) => char_span(t, o),
+                };
                 if tok.unk == Some(id) {
                     unk_chars += e - s;
                 }
@@ -467,7 +510,7 @@ fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
             // overlapping = #(starts < word end) - #(ends <= word start); the words come in order,
             // so both counts are walks over the sorted starts and ends.
             let (mut below_end, mut ended, mut continued) = (0usize, 0usize, 0i64);
-            for &(ws, we) in word_spans.iter() {
+            for &(ws, we) in line_words {
                 while below_end < starts.len() && starts[below_end] < we {
                     below_end += 1;
                 }
@@ -478,23 +521,39 @@ fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
                     continued += 1;
                 }
             }
-            if !keys.is_sorted() {
-                keys.sort_unstable();
+            let line_keys = &mut keys[keys_from..];
+            if !line_keys.is_sorted() {
+                line_keys.sort_unstable();
             }
-            keys.dedup();
+            // Dedup in place within this line's part.
+            let mut w = keys_from;
+            for r in keys_from..keys.len() {
+                if w == keys_from || keys[r] != keys[w - 1] {
+                    keys[w] = keys[r];
+                    w += 1;
+                }
+            }
+            keys.truncate(w);
+            keys_end.push(w);
             bt.tokens.push(ids.len() as i64);
             bt.continued.push(continued);
             bt.unk_chars.push(unk_chars);
             bt.byte_tokens.push(byte_tokens);
             bt.lossless.push(u8::from(round_trips(tok.encoder, tok.round_trip, ids, line)));
-            bt.boundaries.push(keys.len() as i64);
+            bt.boundaries.push((w - keys_from) as i64);
         }
-        let mut p = 0;
-        for x in 0..k {
-            for y in x + 1..k {
-                out.shared[p].push(shared_count(&keys_of[x], &keys_of[y]));
-                p += 1;
+    }
+    let line_keys = |ti: usize, jb: usize| -> &[i64] {
+        let from = if jb == 0 { 0 } else { keys_end[ti][jb - 1] };
+        &keys[ti][from..keys_end[ti][jb]]
+    };
+    let mut p = 0;
+    for x in 0..k {
+        for y in x + 1..k {
+            for jb in 0..n {
+                out.shared[p].push(shared_count(line_keys(x, jb), line_keys(y, jb)));
             }
+            p += 1;
         }
     }
     out
