@@ -66,11 +66,12 @@ class _Timed:
             return fn
 
         def run(*a: Any) -> Any:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             try:
                 return fn(*a)
             finally:
                 self._clock[name] += time.perf_counter() - t0
+                self._clock[name + "_cpu"] += time.process_time() - c0
         return run
 
 
@@ -135,26 +136,28 @@ def main() -> None:
     real = native._core_module()
     rows = []
     for run in range(args.runs):
-        clock = {"segment": 0.0, "reduce": 0.0}
+        clock = {"segment": 0.0, "reduce": 0.0, "segment_cpu": 0.0, "reduce_cpu": 0.0}
         native._core_module = lambda: _Core(real, clock)  # noqa: E731 - the timed core, for this run
         t0 = time.perf_counter()
         c = native.collect_native(toks, list(specs), lines)
         total = time.perf_counter() - t0
         encode = [sum(d.chunk_seconds) for d in c.tokenizers]
         row = {"total": total, "segment": clock["segment"], "reduce": clock["reduce"], "encode": sum(encode),
-               "reduction": clock["reduce"] - sum(encode), "python": total - clock["segment"] - clock["reduce"]}
+               "reduction": clock["reduce"] - sum(encode), "python": total - clock["segment"] - clock["reduce"],
+               "segment_cpu": clock["segment_cpu"], "reduce_cpu": clock["reduce_cpu"]}
         rows.append(row)
         log.info("run %d: total %.2f s = segment %.2f + reduce %.2f (encode %.2f [%s], reduction %.2f) + python %.2f; "
-                 "segment + reduction %.2f s", run + 1, total, row["segment"], row["reduce"], row["encode"],
+                 "segment + reduction %.2f s; CPU seconds (all threads): segment %.2f, reduce %.2f", run + 1, total, row["segment"], row["reduce"], row["encode"],
                  " ".join(f"{e:.2f}" for e in encode), row["reduction"], row["python"],
-                 row["segment"] + row["reduction"])
+                 row["segment"] + row["reduction"], row["segment_cpu"], row["reduce_cpu"])
         if args.digest and run == 0:
             log.info("digest %s", digest(c))
         del c
     med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
     print(f"median of {len(rows)}: total {med['total']:.2f} s, segment {med['segment']:.2f}, reduce {med['reduce']:.2f} "
           f"(encode {med['encode']:.2f}, reduction {med['reduction']:.2f}), python {med['python']:.2f}; "
-          f"segment + reduction {med['segment'] + med['reduction']:.2f} s")
+          f"segment + reduction {med['segment'] + med['reduction']:.2f} s; CPU s: segment {med['segment_cpu']:.2f}, "
+          f"reduce {med['reduce_cpu']:.2f}; load average now {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

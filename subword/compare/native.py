@@ -94,7 +94,6 @@ def collect_native(tokenizers: Sequence[Any], names: Sequence[str], lines: Seque
     lengths = np.fromiter(map(len, lines), dtype=np.int64, count=n)
     for first, last in chunk_bounds(lengths):
         chunk = lines[first:last]
-        m = last - first
         new, first_lines = collector.segment(chunk)
         collector.classify(bytes(map(is_word, new)), bytes(_SCRIPT_INDEX[classify(s)[0]] for s in new))
         types.extend(new)
@@ -105,9 +104,8 @@ def collect_native(tokenizers: Sequence[Any], names: Sequence[str], lines: Seque
         chunk_bytes.append(int(nbytes[first:last].sum()))
         words[first:last] = _i64(out["words"])
         ws_words[first:last] = _i64(out["ws_words"])
-        for label, row in zip(SCRIPT_LABELS, _i64(out["script_words"]).reshape(len(SCRIPT_LABELS), m)):
-            if row.any():
-                script_words.setdefault(label, np.zeros(n, np.int64))[first:last] += row
+        for si, row in out["script_words"].items():  # the scripts that occur, in order
+            script_words.setdefault(SCRIPT_LABELS[si], np.zeros(n, np.int64))[first:last] += _i64(row)
         counts = _i64(out["type_count"])
         type_count = np.concatenate([type_count, np.zeros(len(counts) - len(type_count), np.int64)]) + counts
         for ti, (d, t) in enumerate(zip(data, out["tokenizers"])):
@@ -120,9 +118,8 @@ def collect_native(tokenizers: Sequence[Any], names: Sequence[str], lines: Seque
             ok = np.frombuffer(t["lossless"], dtype=np.uint8).astype(bool)
             d.lossless[first:last] = ok
             d.boundaries[first:last] = _i64(t["boundaries"])
-            for label, row in zip(SCRIPT_LABELS, _i64(t["script_tokens"]).reshape(len(SCRIPT_LABELS), m)):
-                if row.any():
-                    d.script_tokens.setdefault(label, np.zeros(n, np.int64))[first:last] += row
+            for si, row in t["script_tokens"].items():
+                d.script_tokens.setdefault(SCRIPT_LABELS[si], np.zeros(n, np.int64))[first:last] += _i64(row)
             tt = _i64(t["type_tokens"])
             d.type_tokens = np.concatenate([d.type_tokens, np.zeros(len(tt) - len(d.type_tokens), np.int64)]) + tt
             ids = np.frombuffer(t["ids"], dtype="<u4").astype(np.int32)

@@ -10,9 +10,11 @@
 //! per replicate) and streams the columns over them in tiles of lines. Columns are first sorted by
 //! shape: a column equal to an earlier one is summed once; a constant column `v` sums to `v * n` (the
 //! counts of a replicate sum to `n`); a column with few non-zero lines is summed over those lines only;
-//! the other ("dense") columns whose values fit in `i16` are multiplied as `i16` by the counts (`u8`
-//! widened to `i16`) with AVX2's `vpmaddwd` (16 products per instruction, into `i32` lanes that cannot
-//! overflow within a tile, added into `i64` per tile); wider dense columns take a plain `i64` loop.
+//! the other ("dense") columns whose values fit in `i8` are multiplied by the byte counts with AVX2's
+//! `vpmaddubsw` (32 products per instruction, into `i16` lanes widened before they can overflow),
+//! those that fit in `i16` with `vpmaddwd` (the counts widened to `i16`, 16 products per
+//! instruction), both into `i32` lanes that cannot overflow within a tile, added into `i64` per tile;
+//! wider dense columns take a plain `i64` loop.
 //! Every sum is an exact integer (below 2^53, checked), so the result equals the BLAS product bit for
 //! bit, on every path.
 
@@ -31,6 +33,7 @@ enum Plan {
     Same(usize),
     Constant(f64),
     Sparse,
+    Byte(usize),
     Narrow(usize),
     Wide(usize),
 }
@@ -43,6 +46,7 @@ pub fn column_sums(cols: &[&[i64]], n: usize, seed: u64, replicates: usize) -> R
     }
     let mut plans: Vec<Plan> = Vec::with_capacity(c);
     let mut seen: ahash::AHashMap<&[i64], usize> = ahash::AHashMap::new();
+    let mut byte: Vec<usize> = Vec::new();
     let mut narrow: Vec<usize> = Vec::new();
     let mut wide: Vec<usize> = Vec::new();
     // Non-zero values of the sparse columns, by line: (line, column, value).
@@ -64,6 +68,9 @@ pub fn column_sums(cols: &[&[i64]], n: usize, seed: u64, replicates: usize) -> R
         } else if nonzero * 16 <= n {
             sparse.extend(col.iter().enumerate().filter(|(_, &x)| x != 0).map(|(l, &x)| (l as u32, j as u32, x)));
             plans.push(Plan::Sparse);
+        } else if col.iter().all(|&x| i8::try_from(x).is_ok()) {
+            plans.push(Plan::Byte(byte.len()));
+            byte.push(j);
         } else if col.iter().all(|&x| i16::try_from(x).is_ok()) {
             plans.push(Plan::Narrow(narrow.len()));
             narrow.push(j);
@@ -73,8 +80,16 @@ pub fn column_sums(cols: &[&[i64]], n: usize, seed: u64, replicates: usize) -> R
         }
     }
     sparse.sort_unstable_by_key(|&(l, j, _)| (l, j));
-    // The narrow columns as i16, column after column over `np` lines (zero padded), an even number of them.
-    let np = n.next_multiple_of(16);
+    // The byte and narrow columns as i8 / i16, column after column over `np` lines (zero padded), an
+    // even number of each.
+    let np = n.next_multiple_of(32);
+    let db = byte.len().next_multiple_of(2);
+    let mut x8 = vec![0i8; db * np];
+    for (k, &j) in byte.iter().enumerate() {
+        for (a, &x) in x8[k * np..k * np + n].iter_mut().zip(cols[j]) {
+            *a = x as i8; // fits: checked above
+        }
+    }
     let dp = narrow.len().next_multiple_of(2);
     let mut x16 = vec![0i16; dp * np];
     for (k, &j) in narrow.iter().enumerate() {
@@ -95,13 +110,20 @@ pub fn column_sums(cols: &[&[i64]], n: usize, seed: u64, replicates: usize) -> R
                 wider.push(r);
             }
         }
+        let most = counts.iter().fold(0u8, |m, &x| m.max(x));
+        let mut byte_sums = vec![0i64; BLOCK * db];
         let mut narrow_sums = vec![0i64; BLOCK * dp];
         let mut wide_sums = vec![0i64; BLOCK * wide.len()];
         let mut sums = vec![0i64; BLOCK * c];
         let mut next_sparse = 0;
         for t0 in (0..np).step_by(TILE) {
             let t1 = (t0 + TILE).min(np);
-            narrow_tile(&counts, np, &x16, dp, t0, t1, &mut narrow_sums);
+            if most <= 127 {
+                byte_tile(counts, np, &x8, db, t0, t1, most, &mut byte_sums);
+            } else {
+                byte_tile_generic(counts, np, &x8, db, t0, t1, &mut byte_sums);
+            }
+            narrow_tile(counts, np, &x16, dp, t0, t1, &mut narrow_sums);
             for (k, col) in wide_cols.iter().enumerate() {
                 let x = &col[t0..t1.min(n)];
                 for r in 0..b {
@@ -119,6 +141,7 @@ pub fn column_sums(cols: &[&[i64]], n: usize, seed: u64, replicates: usize) -> R
         for r in 0..b {
             for (j, p) in plans.iter().enumerate() {
                 match *p {
+                    Plan::Byte(k) => sums[r * c + j] = byte_sums[r * db + k],
                     Plan::Narrow(k) => sums[r * c + j] = narrow_sums[r * dp + k],
                     Plan::Wide(k) => sums[r * c + j] = wide_sums[r * wide.len() + k],
                     Plan::Same(_) | Plan::Sparse | Plan::Constant(_) => {}
@@ -181,6 +204,80 @@ fn narrow_tile_generic(counts: &[u8], np: usize, x16: &[i16], dp: usize, t0: usi
     }
 }
 
+/// `sums[r * db + k] += sum over lines t0..t1 of counts[r * np + l] * x8[k * np + l]`, all `BLOCK`
+/// replicates, `db` (even) columns of bytes; `t1 - t0` is a multiple of 32; every count is at most
+/// `most` (<= 127).
+#[allow(clippy::too_many_arguments)]
+fn byte_tile(counts: &[u8], np: usize, x8: &[i8], db: usize, t0: usize, t1: usize, most: u8, sums: &mut [i64]) {
+    assert!(counts.len() == BLOCK * np && x8.len() == db * np && t1 <= np && (t1 - t0) % 32 == 0 && most <= 127);
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx2") && !force_portable() {
+            // SAFETY: AVX2 is present; the kernel reads rows `r * np + t0..r * np + t1` (r < BLOCK) of
+            // `counts` and `k * np + t0..k * np + t1` (k < db) of `x8`, inside both (asserted above).
+            unsafe { byte_tile_avx2(counts, np, x8, db, t0, t1, most, sums) };
+            return;
+        }
+    }
+    byte_tile_generic(counts, np, x8, db, t0, t1, sums);
+}
+
+/// The portable [`byte_tile`] (any counts).
+fn byte_tile_generic(counts: &[u8], np: usize, x8: &[i8], db: usize, t0: usize, t1: usize, sums: &mut [i64]) {
+    for r in 0..BLOCK {
+        let w = &counts[r * np + t0..r * np + t1];
+        for k in 0..db {
+            let x = &x8[k * np + t0..k * np + t1];
+            sums[r * db + k] += w.iter().zip(x).map(|(&w, &x)| i64::from(w) * i64::from(x)).sum::<i64>();
+        }
+    }
+}
+
+/// [`byte_tile`] with `vpmaddubsw` (32 products of an unsigned count and a signed byte per
+/// instruction, pairs added into `i16`): a pair is at most 2 x 127 x 128 in size, so `i16` lanes take
+/// `32767 / (256 x most)` steps before they are widened into `i32` (`vpmaddwd` by ones).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn byte_tile_avx2(counts: &[u8], np: usize, x8: &[i8], db: usize, t0: usize, t1: usize, most: u8, sums: &mut [i64]) {
+    use std::arch::x86_64::*;
+    let steps = (32_767 / (256 * usize::from(most.max(1)))).max(1);
+    let ones = _mm256_set1_epi16(1);
+    let pc = counts.as_ptr();
+    let px = x8.as_ptr();
+    for r0 in (0..BLOCK).step_by(4) {
+        for k0 in (0..db).step_by(2) {
+            let mut wide = [_mm256_setzero_si256(); 8];
+            let (x0, x1) = (px.add(k0 * np), px.add((k0 + 1) * np));
+            let mut l = t0;
+            while l < t1 {
+                let end = (l + 32 * steps).min(t1);
+                let mut acc = [_mm256_setzero_si256(); 8];
+                while l < end {
+                    let a = _mm256_loadu_si256(x0.add(l).cast());
+                    let b = _mm256_loadu_si256(x1.add(l).cast());
+                    for i in 0..4 {
+                        let w = _mm256_loadu_si256(pc.add((r0 + i) * np + l).cast());
+                        acc[2 * i] = _mm256_add_epi16(acc[2 * i], _mm256_maddubs_epi16(w, a));
+                        acc[2 * i + 1] = _mm256_add_epi16(acc[2 * i + 1], _mm256_maddubs_epi16(w, b));
+                    }
+                    l += 32;
+                }
+                for (wq, aq) in wide.iter_mut().zip(&acc) {
+                    *wq = _mm256_add_epi32(*wq, _mm256_madd_epi16(*aq, ones));
+                }
+            }
+            for i in 0..4 {
+                for q in 0..2 {
+                    let mut lanes = [0i32; 8];
+                    _mm256_storeu_si256(lanes.as_mut_ptr().cast(), wide[2 * i + q]);
+                    sums[(r0 + i) * db + k0 + q] += lanes.iter().map(|&v| i64::from(v)).sum::<i64>();
+                }
+            }
+        }
+    }
+}
+
 /// Whether the tests asked for the portable kernels (so that they are tested where AVX2 is present).
 fn force_portable() -> bool {
     #[cfg(test)]
@@ -233,12 +330,13 @@ mod tests {
 
     fn check(n: usize, replicates: usize) {
         let dense: Vec<i64> = (0..n as i64).map(|l| (l * 7) % 13).collect();
+        let bytes: Vec<i64> = (0..n as i64).map(|l| [-128, 127, 0, 5][l as usize % 4]).collect();
         let signed: Vec<i64> = (0..n as i64).map(|l| if l % 5 == 0 { -32768 } else { 32767 - l % 3 }).collect();
         let wide: Vec<i64> = (0..n as i64).map(|l| (l % 3) * 100_000 - 7).collect();
         let sparse: Vec<i64> = (0..n as i64).map(|l| if l % 100 == 3 { l } else { 0 }).collect();
         let constant = vec![1i64; n];
         let zeros = vec![0i64; n];
-        let cols: Vec<&[i64]> = vec![&dense, &sparse, &constant, &dense, &zeros, &signed, &wide];
+        let cols: Vec<&[i64]> = vec![&dense, &sparse, &constant, &dense, &zeros, &signed, &wide, &bytes];
         let got = column_sums(&cols, n, 11, replicates).unwrap();
         for r in 0..replicates {
             let w = counts_u32(11, r as u64, n);

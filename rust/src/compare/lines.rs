@@ -158,8 +158,8 @@ pub struct TokStats {
     pub byte_tokens: Vec<i64>,
     pub lossless: Vec<u8>,
     pub boundaries: Vec<i64>,
-    /// `scripts x lines`, script-major.
-    pub script_tokens: Vec<i64>,
+    /// Per script with tokens of its words (in script order): its row, per line.
+    pub script_tokens: Vec<(u8, Vec<i64>)>,
     /// Per segment type (all types known after this chunk): tokens attributed to it.
     pub type_tokens: Vec<i64>,
     /// All ids of the chunk, line after line.
@@ -173,13 +173,40 @@ pub struct ChunkStats {
     pub bytes: Vec<i64>,
     pub words: Vec<i64>,
     pub ws_words: Vec<i64>,
-    /// `scripts x lines`, script-major.
-    pub script_words: Vec<i64>,
+    /// Per script with words (in script order): its row, per line.
+    pub script_words: Vec<(u8, Vec<i64>)>,
     /// Per segment type: occurrences in this chunk (line feeds between lines included).
     pub type_count: Vec<i64>,
     pub tokenizers: Vec<TokStats>,
     /// Per pair `(a, b)`, `a < b` in order: shared boundaries per line.
     pub shared: Vec<Vec<i64>>,
+}
+
+/// Little-endian bytes of the values, as the Python side reads the columns: a view of them in
+/// place on a little-endian machine (the per-script columns are mostly zeros, megabytes per chunk).
+pub fn i64_le_bytes(v: &[i64]) -> std::borrow::Cow<'_, [u8]> {
+    #[cfg(target_endian = "little")]
+    {
+        // SAFETY: any initialised i64 memory is valid as bytes; the length covers exactly the slice.
+        std::borrow::Cow::Borrowed(unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) })
+    }
+    #[cfg(not(target_endian = "little"))]
+    {
+        std::borrow::Cow::Owned(v.iter().flat_map(|x| x.to_le_bytes()).collect())
+    }
+}
+
+/// [`i64_le_bytes`] of `u32` values.
+pub fn u32_le_bytes(v: &[u32]) -> std::borrow::Cow<'_, [u8]> {
+    #[cfg(target_endian = "little")]
+    {
+        // SAFETY: as in `i64_le_bytes`.
+        std::borrow::Cow::Borrowed(unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) })
+    }
+    #[cfg(not(target_endian = "little"))]
+    {
+        std::borrow::Cow::Owned(v.iter().flat_map(|x| x.to_le_bytes()).collect())
+    }
 }
 
 /// Lines per task of the parallel encoding and reduction (a chunk has some 20k).
@@ -258,16 +285,27 @@ fn char_span(table: &[u32], (s, e): (usize, usize)) -> (i64, i64) {
     (at(s), if e == 0 { 0 } else { at(e - 1) + 1 })
 }
 
-/// Buffers of [`reduce_block`] reused from line to line on each thread.
+/// Buffers of [`reduce_block`] reused from block to block on each thread.
 #[derive(Default)]
 struct Scratch {
+    /// Per line of the block, back to back: `ns[p]`, the non-whitespace characters before char
+    /// offset `p` (`0..=chars`), from `ns_start[line]`.
     ns: Vec<i64>,
-    char_of_byte: Vec<u32>,
-    offsets: Vec<(i64, i64)>,
+    ns_start: Vec<usize>,
+    /// Per non-ASCII line, back to back: its byte -> char table (see [`char_table`]), from
+    /// `table_start[line]` (`usize::MAX` for an ASCII line).
+    tables: Vec<u32>,
+    table_start: Vec<usize>,
+    /// Per line, back to back: its word segments, `(start, end)` in chars, up to `words_end[line]`.
+    word_spans: Vec<(i64, i64)>,
+    words_end: Vec<usize>,
+    /// Per tokenizer, per line back to back: the sorted unique boundary keys, up to `keys_end`.
+    keys: Vec<Vec<i64>>,
+    keys_end: Vec<Vec<usize>>,
     starts: Vec<i64>,
     ends: Vec<i64>,
-    keys_of: Vec<Vec<i64>>,
     scripts: Vec<(u8, i64)>,
+    table: Vec<u32>,
 }
 
 thread_local! {
@@ -283,31 +321,57 @@ struct Chunk<'a> {
     /// Per tokenizer, its blocks.
     encoded: &'a [Vec<Encoded>],
     toks: &'a [TokInfo<'a>],
-    classes: &'a TypeClasses<'a>,
+    /// Per segment type: its script index when it is a word, else [`NOT_WORD`].
+    word_script: &'a [u8],
+    /// Per tokenizer: whether any id is a byte token.
+    has_byte_tokens: &'a [bool],
 }
 
-/// Reduces block `b` (lines `b * BLOCK_LINES..`) of the chunk.
+/// [`Chunk::word_script`] of a type that is not a word (script indices are below 255).
+const NOT_WORD: u8 = u8::MAX;
+
+/// Reduces block `b` (lines `b * BLOCK_LINES..`) of the chunk: the lines' own counts first, then
+/// tokenizer after tokenizer over all the block's lines (each one's tables, the round trip's pieces
+/// above all, stay in cache through the block), then the shared boundaries of each pair.
 fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
-    let Scratch { ns, char_of_byte, offsets, starts, ends, keys_of, scripts } = scratch;
+    let Scratch { ns, ns_start, tables, table_start, word_spans, words_end, keys, keys_end, starts, ends, scripts, table } =
+        scratch;
     let first = b * BLOCK_LINES;
     let last = (first + BLOCK_LINES).min(c.lines.len());
+    let n = last - first;
     let k = c.toks.len();
     let mut out = BlockOut {
-        chars: Vec::with_capacity(last - first),
-        words: Vec::with_capacity(last - first),
-        ws_words: Vec::with_capacity(last - first),
-        toks: (0..k).map(|_| BlockTok::default()).collect(),
-        shared: vec![Vec::with_capacity(last - first); k * k.saturating_sub(1) / 2],
+        chars: Vec::with_capacity(n),
+        words: Vec::with_capacity(n),
+        ws_words: Vec::with_capacity(n),
+        toks: (0..k)
+            .map(|ti| {
+                let col = || Vec::with_capacity(n);
+                BlockTok {
+                    tokens: col(),
+                    continued: col(),
+                    unk_chars: col(),
+                    byte_tokens: col(),
+                    lossless: Vec::with_capacity(n),
+                    boundaries: col(),
+                    script_tokens: Vec::with_capacity(n),
+                    types: Vec::with_capacity(c.encoded[ti][b].ids.len()),
+                }
+            })
+            .collect(),
+        shared: vec![Vec::with_capacity(n); k * k.saturating_sub(1) / 2],
         ..Default::default()
     };
-    keys_of.resize_with(k, Vec::new);
-    let classes = c.classes;
+    ns.clear();
+    ns_start.clear();
+    tables.clear();
+    table_start.clear();
+    word_spans.clear();
+    words_end.clear();
     for j in first..last {
         let line = c.lines[j];
-        let segs = c.segs.line(j);
-        let ascii = line.is_ascii();
         // ns[p]: non-whitespace characters before char offset p.
-        ns.clear();
+        ns_start.push(ns.len());
         ns.push(0);
         let (mut prev_space, mut ws_words, mut nonspace) = (true, 0i64, 0i64);
         let mut step = |space: bool| {
@@ -318,51 +382,78 @@ fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
             nonspace += i64::from(!space);
             ns.push(nonspace);
         };
-        if ascii {
+        if line.is_ascii() {
             line.bytes().for_each(|x| step(is_space(char::from(x))));
+            table_start.push(usize::MAX);
         } else {
             line.chars().for_each(|x| step(is_space(x)));
-            char_table(line, char_of_byte);
+            char_table(line, table);
+            table_start.push(tables.len());
+            tables.extend_from_slice(table);
         }
-        let nchars = (ns.len() - 1) as i64;
+        let nchars = (ns.len() - ns_start[j - first] - 1) as i64;
         scripts.clear();
-        let mut words = 0i64;
-        for s in segs {
-            if classes.word[s.ty as usize] {
-                words += 1;
-                bump(scripts, classes.script[s.ty as usize]);
+        let before = word_spans.len();
+        for g in c.segs.line(j) {
+            let sc = c.word_script[g.ty as usize];
+            if sc != NOT_WORD {
+                word_spans.push((i64::from(g.start), i64::from(g.end)));
+                bump(scripts, sc);
             }
         }
+        words_end.push(word_spans.len());
         out.chars.push(nchars);
-        out.words.push(words);
+        out.words.push((word_spans.len() - before) as i64);
         out.ws_words.push(ws_words);
         out.script_words.extend(scripts.iter().map(|&(sc, n)| (j as u32, sc, n)));
-        let ns_at = |p: i64| ns[p.clamp(0, nchars) as usize];
-        let hi = (nchars - 1).max(0);
-        for (ti, (blocks, tok)) in c.encoded.iter().zip(c.toks).enumerate() {
-            let (ids, offs) = blocks[b].line(j - first);
-            let bt = &mut out.toks[ti];
-            offsets.clear();
-            if ascii {
-                offsets.extend(offs.iter().map(|&(s, e)| (s as i64, e as i64)));
-            } else {
-                offsets.extend(offs.iter().map(|&o| char_span(char_of_byte, o)));
-            }
-            let mut unk_chars = 0i64;
-            let mut byte_tokens = 0i64;
-            let top = tok.byte_token.len().saturating_sub(1);
-            for (&id, &(s, e)) in ids.iter().zip(offsets.iter()) {
+    }
+    keys.resize_with(k, Vec::new);
+    keys_end.resize_with(k, Vec::new);
+    for (ti, (blocks, tok)) in c.encoded.iter().zip(c.toks).enumerate() {
+        let enc = &blocks[b];
+        let bt = &mut out.toks[ti];
+        let keys = &mut keys[ti];
+        let keys_end = &mut keys_end[ti];
+        keys.clear();
+        keys_end.clear();
+        let top = tok.byte_token.len().saturating_sub(1);
+        for j in first..last {
+            let jb = j - first;
+            let line = c.lines[j];
+            let segs = c.segs.line(j);
+            let ns = &ns[ns_start[jb]..if jb + 1 < n { ns_start[jb + 1] } else { ns.len() }];
+            let nchars = (ns.len() - 1) as i64;
+            let nonspace = ns[ns.len() - 1];
+            let ns_at = |p: i64| ns[p.clamp(0, nchars) as usize];
+            let hi = (nchars - 1).max(0);
+            let table = match table_start[jb] {
+                usize::MAX => None,
+                at => Some(&tables[at..at + line.len() + 1]),
+            };
+            let line_words = &word_spans[if jb == 0 { 0 } else { words_end[jb - 1] }..words_end[jb]];
+            let (ids, offs) = enc.line(jb);
+            let (mut unk_chars, mut byte_tokens) = (0i64, 0i64);
+            scripts.clear();
+            starts.clear();
+            ends.clear();
+            let keys_from = keys.len();
+            let mut at = 0usize;
+            // The previous token's end: a start there gives the same key again (dropped by the dedup).
+            let mut prev_end = i64::MIN;
+            // One pass over the tokens: offsets in chars, UNK characters, byte tokens, the segment
+            // each token is attributed to, the spans of the continued-word count, boundary keys.
+            for (&id, &o) in ids.iter().zip(offs) {
+                let (s, e) = match table {
+                    None => (o.0 as i64, o.1 as i64),
+                    Some(t) => char_span(t, o),
+                };
                 if tok.unk == Some(id) {
                     unk_chars += e - s;
                 }
-                if tok.byte_token.get((id as usize).min(top)).copied().unwrap_or(false) {
+                if c.has_byte_tokens[ti] && tok.byte_token.get((id as usize).min(top)).copied().unwrap_or(false) {
                     byte_tokens += 1;
                 }
-            }
-            // Attribution: the segment holding the token's last character.
-            scripts.clear();
-            let mut at = 0usize;
-            for &(s, e) in offsets.iter() {
+                // Attribution: the segment holding the token's last character.
                 let ty = if segs.is_empty() {
                     c.fallback[j].unwrap_or(u32::MAX)
                 } else {
@@ -384,21 +475,31 @@ fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
                     };
                     segs[at].ty
                 };
-                if ty != u32::MAX && classes.word[ty as usize] {
-                    bump(scripts, classes.script[ty as usize]);
+                if let Some(&sc) = c.word_script.get(ty as usize) {
+                    if sc != NOT_WORD {
+                        bump(scripts, sc);
+                    }
                 }
                 bt.types.push(ty);
-            }
-            bt.script_tokens.extend(scripts.iter().map(|&(sc, n)| (j as u32, sc, n)));
-            // Continued words: tokens of non-zero width that overlap the word, 2 or more.
-            starts.clear();
-            ends.clear();
-            for &(s, e) in offsets.iter() {
                 if e > s {
                     starts.push(s);
                     ends.push(e);
                 }
+                // Internal boundaries, whitespace transparent.
+                if s != prev_end {
+                    let key = ns_at(s);
+                    if key > 0 && key < nonspace {
+                        keys.push(key);
+                    }
+                }
+                let key = ns_at(e);
+                if key > 0 && key < nonspace {
+                    keys.push(key);
+                }
+                prev_end = e;
             }
+            bt.script_tokens.extend(scripts.iter().map(|&(sc, n)| (j as u32, sc, n)));
+            // Continued words: tokens of non-zero width that overlap the word, 2 or more.
             // Offsets are nearly always in order already: sort only when they are not.
             if !starts.is_sorted() {
                 starts.sort_unstable();
@@ -409,8 +510,7 @@ fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
             // overlapping = #(starts < word end) - #(ends <= word start); the words come in order,
             // so both counts are walks over the sorted starts and ends.
             let (mut below_end, mut ended, mut continued) = (0usize, 0usize, 0i64);
-            for g in segs.iter().filter(|g| classes.word[g.ty as usize]) {
-                let (ws, we) = (i64::from(g.start), i64::from(g.end));
+            for &(ws, we) in line_words {
                 while below_end < starts.len() && starts[below_end] < we {
                     below_end += 1;
                 }
@@ -421,36 +521,63 @@ fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
                     continued += 1;
                 }
             }
-            // Internal boundaries, whitespace transparent.
-            let keys = &mut keys_of[ti];
-            keys.clear();
-            for &(s, e) in offsets.iter() {
-                for key in [ns_at(s), ns_at(e)] {
-                    if key > 0 && key < nonspace {
-                        keys.push(key);
-                    }
+            let line_keys = &mut keys[keys_from..];
+            if !line_keys.is_sorted() {
+                line_keys.sort_unstable();
+            }
+            // Dedup in place within this line's part.
+            let mut w = keys_from;
+            for r in keys_from..keys.len() {
+                if w == keys_from || keys[r] != keys[w - 1] {
+                    keys[w] = keys[r];
+                    w += 1;
                 }
             }
-            if !keys.is_sorted() {
-                keys.sort_unstable();
-            }
-            keys.dedup();
+            keys.truncate(w);
+            keys_end.push(w);
             bt.tokens.push(ids.len() as i64);
             bt.continued.push(continued);
             bt.unk_chars.push(unk_chars);
             bt.byte_tokens.push(byte_tokens);
             bt.lossless.push(u8::from(round_trips(tok.encoder, tok.round_trip, ids, line)));
-            bt.boundaries.push(keys.len() as i64);
+            bt.boundaries.push((w - keys_from) as i64);
         }
-        let mut p = 0;
-        for x in 0..k {
-            for y in x + 1..k {
-                out.shared[p].push(shared_count(&keys_of[x], &keys_of[y]));
-                p += 1;
+    }
+    let line_keys = |ti: usize, jb: usize| -> &[i64] {
+        let from = if jb == 0 { 0 } else { keys_end[ti][jb - 1] };
+        &keys[ti][from..keys_end[ti][jb]]
+    };
+    let mut p = 0;
+    for x in 0..k {
+        for y in x + 1..k {
+            for jb in 0..n {
+                out.shared[p].push(shared_count(line_keys(x, jb), line_keys(y, jb)));
             }
+            p += 1;
         }
     }
     out
+}
+
+/// The rows of the scripts that occur in sparse `(line, script, count)` entries, in script order.
+fn script_rows<'a>(entries: impl Iterator<Item = &'a (u32, u8, i64)> + Clone, m: usize) -> Vec<(u8, Vec<i64>)> {
+    let mut row_of = [usize::MAX; 256];
+    let mut present: Vec<u8> = Vec::new();
+    for &(_, sc, _) in entries.clone() {
+        if row_of[sc as usize] == usize::MAX {
+            row_of[sc as usize] = 0;
+            present.push(sc);
+        }
+    }
+    present.sort_unstable();
+    let mut rows: Vec<(u8, Vec<i64>)> = present.iter().map(|&sc| (sc, vec![0; m])).collect();
+    for (r, &sc) in present.iter().enumerate() {
+        row_of[sc as usize] = r;
+    }
+    for &(j, sc, n) in entries {
+        rows[row_of[sc as usize]].1[j as usize] += n;
+    }
+    rows
 }
 
 /// Encodes `lines` with every tokenizer and reduces them (see the module docs).
@@ -499,13 +626,23 @@ pub fn reduce_chunk(
             })
         })
         .collect();
-    let chunk = Chunk { lines, segs, fallback: &fallback, encoded: &encoded, toks, classes };
+    let word_script: Vec<u8> =
+        (0..ntypes).map(|t| if classes.word[t] { classes.script[t] } else { NOT_WORD }).collect();
+    let has_byte_tokens: Vec<bool> = toks.iter().map(|t| t.byte_token.iter().any(|&b| b)).collect();
+    let chunk = Chunk {
+        lines,
+        segs,
+        fallback: &fallback,
+        encoded: &encoded,
+        toks,
+        word_script: &word_script,
+        has_byte_tokens: &has_byte_tokens,
+    };
     let work = |b: usize| SCRATCH.with(|s| reduce_block(&chunk, b, &mut s.borrow_mut()));
     let parallel = nblocks > 1 && crate::parallel::parallel_allowed();
     let outs: Vec<BlockOut> =
         if parallel { (0..nblocks).into_par_iter().map(work).collect() } else { (0..nblocks).map(work).collect() };
 
-    let s = classes.scripts;
     let cat = |f: &dyn Fn(&BlockOut) -> &[i64]| -> Vec<i64> {
         let mut v = Vec::with_capacity(m);
         outs.iter().for_each(|o| v.extend_from_slice(f(o)));
@@ -516,16 +653,11 @@ pub fn reduce_chunk(
         bytes: lines.iter().map(|l| l.len() as i64).collect(),
         words: cat(&|o| &o.words),
         ws_words: cat(&|o| &o.ws_words),
-        script_words: vec![0; s * m],
+        script_words: script_rows(outs.iter().flat_map(|o| o.script_words.iter()), m),
         type_count: vec![0; ntypes],
         tokenizers: Vec::new(),
         shared: (0..toks.len() * toks.len().saturating_sub(1) / 2).map(|p| cat(&|o| &o.shared[p])).collect(),
     };
-    for o in &outs {
-        for &(j, sc, c) in &o.script_words {
-            stats.script_words[sc as usize * m + j as usize] += c;
-        }
-    }
     for g in &segs.segs {
         stats.type_count[g.ty as usize] += 1;
     }
@@ -546,7 +678,7 @@ pub fn reduce_chunk(
             byte_tokens: col(&|t| &t.byte_tokens),
             lossless: outs.iter().flat_map(|o| o.toks[ti].lossless.iter().copied()).collect(),
             boundaries: col(&|t| &t.boundaries),
-            script_tokens: vec![0; s * m],
+            script_tokens: script_rows(outs.iter().flat_map(|o| o.toks[ti].script_tokens.iter()), m),
             type_tokens: vec![0; ntypes],
             ids: Vec::with_capacity(encoded[ti].iter().map(|e| e.ids.len()).sum()),
             encode_seconds: seconds[ti],
@@ -554,9 +686,6 @@ pub fn reduce_chunk(
         encoded[ti].iter().for_each(|e| t.ids.extend_from_slice(&e.ids));
         for o in &outs {
             let bt = &o.toks[ti];
-            for &(j, sc, c) in &bt.script_tokens {
-                t.script_tokens[sc as usize * m + j as usize] += c;
-            }
             for &ty in &bt.types {
                 if ty != u32::MAX {
                     t.type_tokens[ty as usize] += 1;
@@ -577,6 +706,12 @@ pub fn reduce_chunk(
 mod tests {
     use super::*;
     use crate::encoding::CharOffsets;
+
+    #[test]
+    fn column_bytes_are_little_endian() {
+        assert_eq!(&*i64_le_bytes(&[1, -2]), &[1, 0, 0, 0, 0, 0, 0, 0, 254, 255, 255, 255, 255, 255, 255, 255]);
+        assert_eq!(&*u32_le_bytes(&[0x0102_0304]), &[4, 3, 2, 1]);
+    }
 
     #[test]
     fn char_spans_are_those_of_char_offsets() {

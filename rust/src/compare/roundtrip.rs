@@ -25,12 +25,25 @@ use crate::tokenizer::Tokenizer;
 
 /// Each id's piece, back to back (`start[id]..start[id + 1]`), and its byte when it is a `<0xXX>`
 /// token that a `ByteFallback` stage merges (-1 otherwise).
+///
+/// `short[id]` holds the piece itself when it has at most [`SHORT`] bytes (length, then the bytes),
+/// else [`LONG`], or [`NO_TOKEN`] for an id with no token: the check reads one 16-byte entry per
+/// token instead of a flag, two offsets and the bytes elsewhere (the tables of a 100k vocabulary
+/// do not fit in a core's cache, so each of those was a miss).
 #[derive(Debug, Default)]
 struct Pieces {
     data: Vec<u8>,
     start: Vec<u32>,
     byte: Vec<i16>,
+    short: Vec<[u8; 16]>,
 }
+
+/// The longest piece kept in [`Pieces::short`].
+const SHORT: usize = 15;
+/// [`Pieces::short`] marker: the piece is in `data` only.
+const LONG: u8 = 255;
+/// [`Pieces::short`] marker: the id has no token.
+const NO_TOKEN: u8 = 254;
 
 impl Pieces {
     fn push(&mut self, piece: &[u8], byte: Option<u8>) {
@@ -40,11 +53,39 @@ impl Pieces {
         self.data.extend_from_slice(piece);
         self.start.push(self.data.len() as u32);
         self.byte.push(byte.map_or(-1, i16::from));
+        let mut e = [LONG; 16];
+        if piece.len() <= SHORT {
+            e[0] = piece.len() as u8;
+            e[1..=piece.len()].copy_from_slice(piece);
+        }
+        self.short.push(e);
+    }
+
+    /// An id with no token (its piece is empty).
+    fn push_no_token(&mut self) {
+        self.push(b"", None);
+        if let Some(e) = self.short.last_mut() {
+            e[0] = NO_TOKEN;
+        }
     }
 
     #[inline]
     fn get(&self, id: usize) -> &[u8] {
-        &self.data[self.start[id] as usize..self.start[id + 1] as usize]
+        match self.short[id][0] {
+            n if n as usize <= SHORT => &self.short[id][1..=n as usize],
+            _ => &self.data[self.start[id] as usize..self.start[id + 1] as usize],
+        }
+    }
+
+    /// The piece of `id`, or `None` when it has no token or is out of range.
+    #[inline]
+    fn piece(&self, id: usize) -> Option<&[u8]> {
+        let e = self.short.get(id)?;
+        match e[0] {
+            n if n as usize <= SHORT => Some(&e[1..=n as usize]),
+            NO_TOKEN => None,
+            _ => Some(&self.data[self.start[id] as usize..self.start[id + 1] as usize]),
+        }
     }
 }
 
@@ -127,8 +168,8 @@ impl PieceDecode {
         for id in 0..n {
             let Some(t) = tok.decode_token(id as u32) else {
                 out.known.push(false);
-                out.first.push(b"", None);
-                out.later.push(b"", None);
+                out.first.push_no_token();
+                out.later.push_no_token();
                 continue;
             };
             out.known.push(true);
@@ -204,11 +245,7 @@ impl PieceDecode {
         let differs = || if self.lossy { self.lossy_mismatch(line) } else { Some(false) };
         let mut at = 0usize;
         for (i, &id) in ids.iter().enumerate() {
-            let id = id as usize;
-            if !self.known.get(id).copied().unwrap_or(false) {
-                return None;
-            }
-            let piece = if i == 0 { self.first.get(id) } else { self.later.get(id) };
+            let piece = if i == 0 { self.first.piece(id as usize)? } else { self.later.piece(id as usize)? };
             if !lands(line_bytes, at, piece) {
                 return differs();
             }

@@ -57,14 +57,12 @@ pub fn type_count_replicates_many(
     replicates: usize,
     alpha: f64,
 ) -> Result<Vec<Vec<[f64; 4]>>, String> {
-    let tasks: Vec<(Vec<TaskPairs>, u64)> = sets
-        .iter()
-        .map(|&(t, l, v)| {
-            let (pairs, starts) = type_line_pairs(t, l, v, n)?;
-            let tokens: u64 = pairs.iter().map(|&(_, c)| u64::from(c)).sum();
-            Ok((task_pairs(&pairs, &starts, n), tokens))
-        })
-        .collect::<Result<_, String>>()?;
+    let prepare = |&(t, l, v): &(&[u32], &[u32], usize)| task_pairs(t, l, v, n);
+    let tasks: Vec<(Vec<TaskPairs>, u64)> = if crate::parallel::parallel_allowed() {
+        sets.par_iter().map(prepare).collect::<Result<_, String>>()?
+    } else {
+        sets.iter().map(prepare).collect::<Result<_, String>>()?
+    };
     let mut out = vec![vec![[0.0f64; 4]; replicates]; sets.len()];
     // Blocks of at most 32 MB of byte counts, a multiple of 16 replicates (the kernel's lanes).
     let block = ((32usize << 20) / n.max(1) / 16 * 16).clamp(16, 256);
@@ -117,54 +115,13 @@ fn line_major<T: Copy + Default + Send + Sync>(rows: &[Vec<T>], n: usize, bp: us
     t
 }
 
-/// The tasks of one tokenizer: per `TASK * GROUP` types, their pairs in (tile, type, line) order.
-fn task_pairs(pairs: &[(u32, u32)], pair_start: &[usize], n: usize) -> Vec<TaskPairs> {
-    let ntypes = pair_start.len() - 1;
-    let tiles = n.div_ceil(TILE).max(1);
-    (0..ntypes.div_ceil(GROUP * TASK))
-        .map(|k| {
-            let (v0, v1) = (k * TASK * GROUP, ((k + 1) * TASK * GROUP).min(ntypes));
-            let own = &pairs[pair_start[v0]..pair_start[v1]];
-            // Counting sort by tile (stable: types in order, lines increasing within a type).
-            let mut start = vec![0usize; tiles + 1];
-            for &(l, _) in own {
-                start[l as usize / TILE + 1] += 1;
-            }
-            for t in 0..tiles {
-                start[t + 1] += start[t];
-            }
-            let mut fill = start.clone();
-            let mut sorted = vec![(0u32, 0u32); own.len()];
-            let mut kind = vec![0u32; own.len()];
-            for v in v0..v1 {
-                for &p in &pairs[pair_start[v]..pair_start[v + 1]] {
-                    let t = p.0 as usize / TILE;
-                    sorted[fill[t]] = p;
-                    kind[fill[t]] = (v - v0) as u32;
-                    fill[t] += 1;
-                }
-            }
-            let mut segments: Vec<(u32, u32)> = Vec::new();
-            for t in 0..tiles {
-                for i in start[t]..start[t + 1] {
-                    if i + 1 == start[t + 1] || kind[i + 1] != kind[i] {
-                        segments.push((kind[i], (i + 1) as u32));
-                    }
-                }
-            }
-            TaskPairs { v0, v1, pairs: sorted, segments }
-        })
-        .collect()
-}
-
-/// `(pairs, pair_start)`: the (line, tokens) pairs of each type, type after type (`pair_start[v]..
-/// pair_start[v + 1]`), lines increasing.
-fn type_line_pairs(
-    types: &[u32],
-    lines: &[u32],
-    ntypes: usize,
-    n: usize,
-) -> Result<(Vec<(u32, u32)>, Vec<usize>), String> {
+/// The tasks of one tokenizer and its number of tokens. Types are ranked by their token counts
+/// (most first, ties by type), and task `k` takes ranks `k * TASK * GROUP..`: the first task holds the
+/// frequent types, whose pairs cover most lines, and reads the block's counts once, in line order;
+/// the others touch only the few lines of their rare types (tasks of types in vocabulary order would
+/// each read the whole block). Within a tile, tokens are sorted by rank, and equal (type, line)
+/// neighbours become one pair.
+fn task_pairs(types: &[u32], lines: &[u32], ntypes: usize, n: usize) -> Result<(Vec<TaskPairs>, u64), String> {
     if types.len() != lines.len() {
         return Err(format!("{} token types but {} token lines", types.len(), lines.len()));
     }
@@ -174,40 +131,70 @@ fn type_line_pairs(
     if let Some(&l) = lines.iter().find(|&&l| l as usize >= n) {
         return Err(format!("token line {l} is not below {n}"));
     }
-    // (type, line) pairs with their token counts, grouped by type, lines increasing (counting sort).
-    let mut start = vec![0usize; ntypes + 1];
+    if lines.windows(2).any(|w| w[0] > w[1]) {
+        return Err("token lines must be non-decreasing".to_string());
+    }
+    const TG: usize = TASK * GROUP;
+    let mut count = vec![0u64; ntypes];
     for &t in types {
-        start[t as usize + 1] += 1;
+        count[t as usize] += 1;
     }
-    for v in 0..ntypes {
-        start[v + 1] += start[v];
+    let mut by_rank: Vec<u32> = (0..ntypes as u32).collect();
+    by_rank.sort_by_key(|&t| (std::cmp::Reverse(count[t as usize]), t));
+    let mut rank = vec![0u32; ntypes];
+    for (k, &t) in by_rank.iter().enumerate() {
+        rank[t as usize] = k as u32;
     }
-    let mut fill = start.clone();
-    let mut by_type = vec![0u32; types.len()];
-    for (&t, &l) in types.iter().zip(lines) {
-        by_type[fill[t as usize]] = l;
-        fill[t as usize] += 1;
+    let ntasks = ntypes.div_ceil(TG);
+    // Capacities: at most a pair and a segment per token of the task's types.
+    let mut task_tokens = vec![0usize; ntasks];
+    for (k, &t) in by_rank.iter().enumerate() {
+        task_tokens[k / TG] += count[t as usize] as usize;
     }
-    let mut pair_start = Vec::with_capacity(ntypes + 1);
-    let mut pairs: Vec<(u32, u32)> = Vec::with_capacity(types.len());
-    for v in 0..ntypes {
-        pair_start.push(pairs.len());
-        let mut last: Option<u32> = None;
-        for &l in &by_type[start[v]..start[v + 1]] {
-            if last == Some(l) {
-                if let Some(p) = pairs.last_mut() {
-                    p.1 += 1;
-                }
-            } else {
-                pairs.push((l, 1));
-                last = Some(l);
+    let mut tasks: Vec<TaskPairs> = (0..ntasks)
+        .map(|k| TaskPairs {
+            v0: k * TG,
+            v1: ((k + 1) * TG).min(ntypes),
+            pairs: Vec::with_capacity(task_tokens[k]),
+            segments: Vec::with_capacity(task_tokens[k]),
+        })
+        .collect();
+    // Tokens are in line order, so a tile's tokens are one range; each is sorted by rank (counting
+    // sort: stable, lines stay increasing within a rank) in a buffer that stays in cache.
+    let mut at = vec![0usize; ntypes + 1];
+    let mut order: Vec<(u32, u32)> = Vec::new();
+    let mut from = 0;
+    while from < lines.len() {
+        let tile_end = (lines[from] as usize / TILE + 1) * TILE;
+        let to = from + lines[from..].partition_point(|&l| (l as usize) < tile_end);
+        at.iter_mut().for_each(|c| *c = 0);
+        for &t in &types[from..to] {
+            at[rank[t as usize] as usize + 1] += 1;
+        }
+        for v in 0..ntypes {
+            at[v + 1] += at[v];
+        }
+        order.clear();
+        order.resize(to - from, (0, 0));
+        for (&t, &l) in types[from..to].iter().zip(&lines[from..to]) {
+            let v = rank[t as usize] as usize;
+            order[at[v]] = (v as u32, l);
+            at[v] += 1;
+        }
+        for (i, &(v, l)) in order.iter().enumerate() {
+            let task = &mut tasks[v as usize / TG];
+            match task.pairs.last_mut() {
+                Some(p) if i > 0 && order[i - 1] == (v, l) => p.1 += 1,
+                _ => task.pairs.push((l, 1)),
+            }
+            if order.get(i + 1).is_none_or(|&(w, _)| w != v) {
+                let end = task.pairs.len() as u32;
+                task.segments.push((v % TG as u32, end));
             }
         }
+        from = to;
     }
-    pair_start.push(pairs.len());
-    drop(by_type);
-
-    Ok((pairs, pair_start))
+    Ok((tasks, types.len() as u64))
 }
 
 /// The accumulator of [`block_sums`]: u32 or u64.
@@ -334,6 +321,24 @@ fn accumulate<W: Count, A: Acc>(acc: &mut [A], pairs: &[(u32, u32)], w: &[W], b:
     accumulate_generic(acc, pairs, w, b);
 }
 
+/// Segments ahead whose rows [`prefetch`] asks for.
+const AHEAD: usize = 8;
+
+/// Asks the CPU to bring `x` into cache (a hint only; nothing on other targets).
+#[inline(always)]
+fn prefetch<T>(x: &[T]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let bytes = std::mem::size_of_val(x);
+        let p = x.as_ptr().cast::<i8>();
+        for off in (0..bytes).step_by(64) {
+            // SAFETY: prefetching is a hint and never faults; the address is inside `x`.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.add(off)) };
+        }
+    }
+}
+
 /// Whether the tests asked for the portable kernels (so that they are tested where AVX2 is present).
 fn force_portable() -> bool {
     #[cfg(test)]
@@ -457,7 +462,15 @@ fn block_sums_with<W: Count, A: Acc>(
         let tp = &tasks[k];
         let mut acc = vec![A::ZERO; (tp.v1 - tp.v0) * bp];
         let mut from = 0usize;
-        for &(vi, end) in &tp.segments {
+        for (i, &(vi, end)) in tp.segments.iter().enumerate() {
+            // The rare types' rows are scattered over the block (memory, not cache): fetch the rows
+            // of a few segments ahead, and their accumulators, while this one is summed.
+            if let Some(&(va, ea)) = tp.segments.get(i + AHEAD) {
+                if let Some(&(l, _)) = tp.pairs.get(ea as usize - 1) {
+                    prefetch(&w[l as usize * bp..(l as usize + 1) * bp]);
+                }
+                prefetch(&acc[va as usize * bp..(va as usize + 1) * bp]);
+            }
             let vi = vi as usize;
             accumulate(&mut acc[vi * bp..(vi + 1) * bp], &tp.pairs[from..end as usize], w, bp, most);
             from = end as usize;

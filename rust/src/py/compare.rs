@@ -68,7 +68,8 @@ fn u32s(b: &[u8], what: &str) -> PyResult<Vec<u32>> {
 /// `subword compare` for the given `CoreTokenizer` / `CoreSpmTokenizer` objects. Per chunk:
 /// `segment(lines)` -> the new segment types (and the chunk line of each one's first occurrence),
 /// `classify(is_word, script)` for those types, then `reduce(lines)` -> a dict of little-endian
-/// `i64` buffers (see `subword/compare/native.py`).
+/// `i64` buffers, the per-script ones as `{script index: row}` of the scripts that occur (see
+/// `subword/compare/native.py`).
 #[pyclass(name = "CompareCollector", module = "subword._core")]
 pub struct PyCompareCollector {
     cores: Vec<Core>,
@@ -174,31 +175,35 @@ impl PyCompareCollector {
             .map(|(((c, &unk), bt), rt)| TokInfo { encoder: c.encoder(), unk, byte_token: bt, round_trip: rt.as_ref() })
             .collect();
         let stats = py.detach(|| reduce_chunk(&strs, &segs, ntypes, &classes, &toks)).map_err(PyValueError::new_err)?;
+        // The columns' bytes copied in one piece each (the per-script ones are megabytes of zeros).
+        use crate::compare::lines::{i64_le_bytes, u32_le_bytes};
+        let col = |v: &[i64]| -> PyResult<Bound<'py, PyBytes>> { Ok(PyBytes::new(py, &i64_le_bytes(v))) };
         let d = PyDict::new(py);
-        d.set_item("chars", i64_bytes(py, &stats.chars)?)?;
-        d.set_item("bytes", i64_bytes(py, &stats.bytes)?)?;
-        d.set_item("words", i64_bytes(py, &stats.words)?)?;
-        d.set_item("ws_words", i64_bytes(py, &stats.ws_words)?)?;
-        d.set_item("script_words", i64_bytes(py, &stats.script_words)?)?;
-        d.set_item("type_count", i64_bytes(py, &stats.type_count)?)?;
+        d.set_item("chars", col(&stats.chars)?)?;
+        d.set_item("bytes", col(&stats.bytes)?)?;
+        d.set_item("words", col(&stats.words)?)?;
+        d.set_item("ws_words", col(&stats.ws_words)?)?;
+        let rows = |rows: &[(u8, Vec<i64>)]| -> PyResult<Bound<'py, PyDict>> {
+            let out = PyDict::new(py);
+            for (sc, row) in rows {
+                out.set_item(*sc, col(row)?)?;
+            }
+            Ok(out)
+        };
+        d.set_item("script_words", rows(&stats.script_words)?)?;
+        d.set_item("type_count", col(&stats.type_count)?)?;
         let toks = PyList::empty(py);
         for t in &stats.tokenizers {
             let e = PyDict::new(py);
-            e.set_item("tokens", i64_bytes(py, &t.tokens)?)?;
-            e.set_item("continued", i64_bytes(py, &t.continued)?)?;
-            e.set_item("unk_chars", i64_bytes(py, &t.unk_chars)?)?;
-            e.set_item("byte_tokens", i64_bytes(py, &t.byte_tokens)?)?;
+            e.set_item("tokens", col(&t.tokens)?)?;
+            e.set_item("continued", col(&t.continued)?)?;
+            e.set_item("unk_chars", col(&t.unk_chars)?)?;
+            e.set_item("byte_tokens", col(&t.byte_tokens)?)?;
             e.set_item("lossless", PyBytes::new(py, &t.lossless))?;
-            e.set_item("boundaries", i64_bytes(py, &t.boundaries)?)?;
-            e.set_item("script_tokens", i64_bytes(py, &t.script_tokens)?)?;
-            e.set_item("type_tokens", i64_bytes(py, &t.type_tokens)?)?;
-            let ids = PyBytes::new_with(py, t.ids.len() * 4, |b| {
-                for (c, x) in b.chunks_exact_mut(4).zip(&t.ids) {
-                    c.copy_from_slice(&x.to_le_bytes());
-                }
-                Ok(())
-            })?;
-            e.set_item("ids", ids)?;
+            e.set_item("boundaries", col(&t.boundaries)?)?;
+            e.set_item("script_tokens", rows(&t.script_tokens)?)?;
+            e.set_item("type_tokens", col(&t.type_tokens)?)?;
+            e.set_item("ids", PyBytes::new(py, &u32_le_bytes(&t.ids)))?;
             e.set_item("seconds", t.encode_seconds)?;
             toks.append(e)?;
         }
