@@ -345,6 +345,7 @@ pub fn segment_chunk(lines: &[&str], index: &mut TypeIndex) -> ChunkSegments {
         id
     };
     let last = lines.len().saturating_sub(1);
+    let mut line_feed: Option<u32> = None;
     let mut j = 0usize;
     for blk in blocks {
         let base = segs.len();
@@ -370,7 +371,12 @@ pub fn segment_chunk(lines: &[&str], index: &mut TypeIndex) -> ChunkSegments {
             if merge_cr && end > at {
                 segs[end - 1].ty = intern(index, "\r\n", j);
             }
-            separator.push(if j < last && !merge_cr { Some(intern(index, "\n", j)) } else { None });
+            separator.push(if j < last && !merge_cr {
+                // Interned once: later lines reuse the id (a lookup per line otherwise).
+                Some(*line_feed.get_or_insert_with(|| intern(index, "\n", j)))
+            } else {
+                None
+            });
             at = end;
             j += 1;
         }
