@@ -172,35 +172,47 @@ fn task_pairs(types: &[u32], lines: &[u32], ntypes: usize, n: usize) -> Result<(
         .collect();
     // Tokens are in line order, so a tile's tokens are one range; each is sorted by rank (counting
     // sort: stable, lines stay increasing within a rank) in a buffer that stays in cache.
+    let ranked: Vec<u32> = types.iter().map(|&t| rank[t as usize]).collect();
+    // at[v] (after the scatter): where rank v's lines end in `order`, i.e. where rank v + 1's begin.
     let mut at = vec![0u32; ntypes + 1];
-    let mut order: Vec<(u32, u32)> = Vec::new();
+    let mut order: Vec<u32> = Vec::new();
     let mut from = 0;
     while from < lines.len() {
         let tile_end = (lines[from] as usize / TILE + 1) * TILE;
         let to = from + lines[from..].partition_point(|&l| (l as usize) < tile_end);
         at.iter_mut().for_each(|c| *c = 0);
-        for &t in &types[from..to] {
-            at[rank[t as usize] as usize + 1] += 1;
+        for &v in &ranked[from..to] {
+            at[v as usize + 1] += 1;
         }
         for v in 0..ntypes {
             at[v + 1] += at[v];
         }
         order.clear();
-        order.resize(to - from, (0, 0));
-        for (&t, &l) in types[from..to].iter().zip(&lines[from..to]) {
-            let v = rank[t as usize] as usize;
-            order[at[v] as usize] = (v as u32, l);
-            at[v] += 1;
+        order.resize(to - from, 0);
+        for (&v, &l) in ranked[from..to].iter().zip(&lines[from..to]) {
+            order[at[v as usize] as usize] = l;
+            at[v as usize] += 1;
         }
-        for (i, &(v, l)) in order.iter().enumerate() {
-            let task = &mut tasks[v as usize / TG];
-            match task.pairs.last_mut() {
-                Some(p) if i > 0 && order[i - 1] == (v, l) => p.1 += 1,
-                _ => task.pairs.push((l, 1)),
-            }
-            if order.get(i + 1).is_none_or(|&(w, _)| w != v) {
-                let end = task.pairs.len() as u32;
-                task.segments.push((v % TG as u32, end));
+        for (k, task) in tasks.iter_mut().enumerate() {
+            let mut s = if k == 0 { 0 } else { at[k * TG - 1] as usize };
+            for v in k * TG..((k + 1) * TG).min(ntypes) {
+                let e = at[v] as usize;
+                if e == s {
+                    continue;
+                }
+                let mut last = u32::MAX; // no line: lines are below n < 2^32 - 1
+                for &l in &order[s..e] {
+                    if l == last {
+                        if let Some(p) = task.pairs.last_mut() {
+                            p.1 += 1;
+                        }
+                    } else {
+                        task.pairs.push((l, 1));
+                        last = l;
+                    }
+                }
+                task.segments.push(((v % TG) as u32, task.pairs.len() as u32));
+                s = e;
             }
         }
         from = to;
