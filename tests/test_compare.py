@@ -399,3 +399,16 @@ def test_token_length_histogram_counts_the_decoded_length_of_every_token(real):
         lengths = Counter(len(surface[i].decode("utf-8", errors="replace")) for e in _encodings(tok, lines)
                           for i in e.ids)
         assert doc["token_length_histogram"] == {str(k): v for k, v in sorted(lengths.items())}, doc["name"]
+
+
+def test_vocab_overlap_examples_are_the_shortest_multibyte_tokens_unique_to_each(real):
+    from subword.compare.vocab import VocabTable
+
+    toks, _, result = real
+    cores = {name: {x for x in VocabTable.of(t).core if x} for name, t in zip(["bl", "spm", "bert"], toks)}
+    for pair in result.pairwise:
+        for side, mine, other in (("a", pair["a"], pair["b"]), ("b", pair["b"], pair["a"])):
+            only = cores[mine] - cores[other]
+            pool = [x for x in only if len(x) > 1] or list(only)
+            want = [x.decode("utf-8", errors="backslashreplace") for x in sorted(pool, key=lambda x: (len(x), x))[:10]]
+            assert pair[f"unique_{side}_examples"] == want, (mine, other)

@@ -156,6 +156,48 @@ def test_core_draws_equal_the_numpy_reference(n, seed):
     assert (fast.sum(axis=1) == n).all()
 
 
+def test_reference_thresholds_are_the_rounded_poisson_cdf():
+    from decimal import Decimal, getcontext
+    from math import factorial
+
+    from subword.compare import bootstrap
+
+    getcontext().prec = 50
+    cdf = [sum(Decimal(-1).exp() / factorial(i) for i in range(k)) for k in range(1, 14)]
+    want = [int((c * 2**32).to_integral_value()) for c in cdf]
+    assert bootstrap.POISSON.tolist() == want[:12]
+    assert want[12] == 2**32   # so no line gets more than 12 in the first step
+
+
+def test_reference_counts_are_multinomial_and_both_corrections_occur():
+    from subword.compare import bootstrap
+
+    n, reps = 400, 300
+    counts = np.stack([bootstrap.replicate_counts(n, 3, r) for r in range(reps)])
+    assert (counts.sum(axis=1) == n).all() and (counts >= 0).all()
+    # Multinomial(n, 1/n): each count has mean 1 and variance (1 - 1/n); counts of two lines covary -1/n.
+    assert abs(counts.mean() - 1) < 1e-12
+    assert abs(counts.var() - (1 - 1 / n)) < 0.03
+    assert abs(np.mean(counts[:, 0] * counts[:, 1]) - (1 - 1 / n)) < 0.15
+    # The Poisson totals fall on both sides of n, so adding and removing draws are both exercised.
+    key = [bootstrap._mix(bootstrap._mix(3) ^ r) for r in range(20)]
+    totals = []
+    for k in key:
+        x = bootstrap._finalize(np.uint64(k) + np.uint64(bootstrap._GAMMA) * np.arange(1, n // 2 + 1, dtype=np.uint64))
+        totals.append(int(np.searchsorted(bootstrap.POISSON, x.astype("<u8").view("<u4"), side="right").sum()))
+    assert min(totals) < n < max(totals)
+
+
+@pytest.mark.parametrize("n, seed", [(2, 1), (333, 8)])
+def test_core_draws_equal_the_reference_over_many_replicates(n, seed):
+    from subword import _core
+    from subword.compare import bootstrap
+
+    r = 40  # small n: the totals fall on both sides of n, and lines are drawn several times
+    fast = np.frombuffer(_core.bootstrap_weights(n, bootstrap.seed64(seed), 0, r), dtype="<f8").reshape(r, n)
+    np.testing.assert_array_equal(fast, np.stack([bootstrap.replicate_counts(n, seed, k) for k in range(r)]))
+
+
 def test_core_type_count_replicates_equal_the_sparse_product():
     from subword import _core
     from subword.compare import bootstrap

@@ -236,26 +236,36 @@ def _type_line_counts(used: np.ndarray, compact: np.ndarray, id_line: np.ndarray
     return sp.csr_matrix((np.ones(len(compact)), (compact, id_line)), shape=(len(used), n))
 
 
-def _vocab_overlap(sa: set[bytes], sb: set[bytes], examples: int = 10) -> dict[str, Any]:
-    """Jaccard and the tokens unique to each, of two vocabularies' non-empty cores (``VocabTable.core``)."""
+def _short_first(cores: set[bytes]) -> list[bytes]:
+    """The multi-byte cores of at most 6 bytes, shortest first: where :func:`_vocab_overlap` finds its examples."""
+    return sorted((x for x in cores if 1 < len(x) <= 6), key=lambda x: (len(x), x))
+
+
+def _vocab_overlap(sa: set[bytes], sb: set[bytes], examples: int = 10,
+                   short: tuple[list[bytes], list[bytes]] | None = None) -> dict[str, Any]:
+    """Jaccard and the tokens unique to each, of two vocabularies' non-empty cores (``VocabTable.core``).
+
+    ``short`` are :func:`_short_first` of both, when the caller keeps them across pairs.
+
+    >>> _vocab_overlap({b"ab", b"x"}, {b"ab", b"cd"})["unique_b_examples"]
+    ['cd']
+    """
     shared = len(sa & sb)
     union = len(sa) + len(sb) - shared
-    only_a, only_b = sa - sb, sb - sa
+    short_a, short_b = short if short is not None else (_short_first(sa), _short_first(sb))
 
-    def show(xs: set[bytes]) -> list[str]:
+    def show(mine: set[bytes], mine_short: list[bytes], other: set[bytes]) -> list[str]:
         # The shortest multi-byte strings first: the most telling examples of what one has and one lacks.
-        # Short candidates are gathered in one pass, so only a few are sorted.
-        for longest in (3, 6, 1 << 30):
-            picked = [x for x in xs if 1 < len(x) <= longest]
-            if len(picked) >= examples or longest == 1 << 30:
-                break
-        picked = heapq.nsmallest(examples, picked or xs, key=lambda x: (len(x), x))  # sorted(...)[:examples]
+        picked = list(itertools.islice((x for x in mine_short if x not in other), examples))
+        if len(picked) < examples:  # few short ones: all multi-byte strings, else all strings
+            only = mine - other
+            picked = heapq.nsmallest(examples, [x for x in only if len(x) > 1] or only, key=lambda x: (len(x), x))
         return [x.decode("utf-8", errors="backslashreplace") for x in picked]
 
     return {
         "vocab_jaccard": shared / union if union else None,
-        "unique_a_count": len(only_a), "unique_b_count": len(only_b),
-        "unique_a_examples": show(only_a), "unique_b_examples": show(only_b),
+        "unique_a_count": len(sa) - shared, "unique_b_count": len(sb) - shared,
+        "unique_a_examples": show(sa, short_a, sb), "unique_b_examples": show(sb, short_b, sa),
     }
 
 
@@ -455,6 +465,7 @@ def compare(
     # ---- pairs ----
     doc_pairs = []
     cores = [set(d.table.core) - {b""} for d in c.tokenizers]
+    short = [_short_first(x) for x in cores]
     for a in range(k):
         for b in range(a + 1, k):
             shared = float(c.shared_boundaries[(a, b)].sum())
@@ -475,7 +486,7 @@ def compare(
                 "a": names[a], "b": names[b],
                 "boundary_precision": _num(p), "boundary_recall": _num(r), "boundary_f1": _num(f),
                 "boundary_f1_ci": _ci(f1_ci),
-                **_vocab_overlap(cores[a], cores[b]),
+                **_vocab_overlap(cores[a], cores[b], short=(short[a], short[b])),
                 "differences": differences,
             })
 

@@ -9,6 +9,12 @@
 //! boundaries; per segment type: occurrences, and the tokens attributed to it (a token belongs to
 //! the segment holding its last character). Offsets are in characters, converted from the
 //! encoders' byte offsets the way `Encoding.offsets` converts them.
+//!
+//! Performance notes: the chunk is encoded in blocks of `BLOCK_LINES` lines, each line's
+//! `Encoding` copied into its block's flat ids and offsets and freed at once (the per-line
+//! allocations of the chunk's encodings, kept and freed together, cost as much as the reduction);
+//! each block is then reduced on its own (tokenizer after tokenizer, into flat per-block columns,
+//! no allocation per line), and the blocks' columns are concatenated.
 
 use std::time::Instant;
 

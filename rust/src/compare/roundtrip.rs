@@ -38,6 +38,14 @@ struct Pieces {
     short: Vec<[u8; 16]>,
 }
 
+/// What [`Pieces::lands`] found.
+enum Landing {
+    /// The piece is there; its length.
+    Fits(usize),
+    Differs,
+    NoToken,
+}
+
 /// The longest piece kept in [`Pieces::short`].
 const SHORT: usize = 15;
 /// [`Pieces::short`] marker: the piece is in `data` only.
@@ -77,14 +85,29 @@ impl Pieces {
         }
     }
 
-    /// The piece of `id`, or `None` when it has no token or is out of range.
+    /// Whether the piece of `id` is what `line` holds at byte `at`: its length, or why not. A short
+    /// piece is compared as one 16-byte word (masked to its length) where the line has 16 bytes from
+    /// `at`: no loop, no branch on the piece's length.
     #[inline]
-    fn piece(&self, id: usize) -> Option<&[u8]> {
-        let e = self.short.get(id)?;
-        match e[0] {
-            n if n as usize <= SHORT => Some(&e[1..=n as usize]),
-            NO_TOKEN => None,
-            _ => Some(&self.data[self.start[id] as usize..self.start[id + 1] as usize]),
+    fn lands(&self, id: usize, line: &[u8], at: usize) -> Landing {
+        let Some(e) = self.short.get(id) else { return Landing::NoToken };
+        let n = e[0] as usize;
+        if n <= SHORT {
+            if let Some(there) = line.get(at..at + 16) {
+                let mut w = [0u8; 16];
+                w.copy_from_slice(there);
+                let mask = (1u128 << (8 * n)) - 1; // n <= 15: the shift stays below 128
+                let same = (u128::from_le_bytes(w) ^ (u128::from_le_bytes(*e) >> 8)) & mask == 0;
+                return if same { Landing::Fits(n) } else { Landing::Differs };
+            }
+        } else if e[0] == NO_TOKEN {
+            return Landing::NoToken;
+        }
+        let piece = self.get(id);
+        if lands(line, at, piece) {
+            Landing::Fits(piece.len())
+        } else {
+            Landing::Differs
         }
     }
 }
@@ -245,11 +268,12 @@ impl PieceDecode {
         let differs = || if self.lossy { self.lossy_mismatch(line) } else { Some(false) };
         let mut at = 0usize;
         for (i, &id) in ids.iter().enumerate() {
-            let piece = if i == 0 { self.first.piece(id as usize)? } else { self.later.piece(id as usize)? };
-            if !lands(line_bytes, at, piece) {
-                return differs();
+            let p = if i == 0 { &self.first } else { &self.later };
+            match p.lands(id as usize, line_bytes, at) {
+                Landing::Fits(n) => at += n,
+                Landing::Differs => return differs(),
+                Landing::NoToken => return None,
             }
-            at += piece.len();
         }
         if at == line_bytes.len() {
             Some(true)
@@ -357,21 +381,21 @@ impl SpmDecode {
             if !flush(buf, &mut at) {
                 return false;
             }
-            let piece = match kind {
+            let landed = match kind {
                 PieceType::Control => continue,
-                PieceType::Unknown => &self.unk_surface[..],
-                _ => {
-                    if strip_first {
-                        self.stripped.get(id)
+                PieceType::Unknown => {
+                    if lands(line_bytes, at, &self.unk_surface) {
+                        Landing::Fits(self.unk_surface.len())
                     } else {
-                        self.plain.get(id)
+                        Landing::Differs
                     }
                 }
+                _ => (if strip_first { &self.stripped } else { &self.plain }).lands(id, line_bytes, at),
             };
-            if !lands(line_bytes, at, piece) {
-                return false;
+            match landed {
+                Landing::Fits(n) => at += n,
+                Landing::Differs | Landing::NoToken => return false,
             }
-            at += piece.len();
             // The dummy-prefix space is dropped while nothing has been written.
             strip_first = strip_first && at == 0;
         }
@@ -399,6 +423,41 @@ impl RoundTrip {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pieces_land_as_slices_compare() {
+        let line = b"the quick brown fox jumps over the lazy dog, twice over";
+        let mut p = Pieces::default();
+        let mut pieces = Vec::new();
+        for len in 0..=20 {
+            for from in [0, 4, 10, 30, line.len() - len.min(line.len())] {
+                pieces.push(line[from..from + len].to_vec());
+                let mut other = line[from..from + len].to_vec();
+                if let Some(x) = other.last_mut() {
+                    *x ^= 1;
+                }
+                pieces.push(other);
+            }
+        }
+        pieces.iter().for_each(|x| p.push(x, None));
+        p.push_no_token();
+        for (id, piece) in pieces.iter().enumerate() {
+            for at in 0..=line.len() + 1 {
+                let want = line.get(at..at + piece.len()) == Some(&piece[..]);
+                let got = match p.lands(id, line, at) {
+                    Landing::Fits(n) => {
+                        assert_eq!(n, piece.len());
+                        true
+                    }
+                    Landing::Differs => false,
+                    Landing::NoToken => panic!("id {id} has a token"),
+                };
+                assert_eq!(got, want, "{piece:?} at {at}");
+            }
+        }
+        assert!(matches!(p.lands(pieces.len(), line, 0), Landing::NoToken));
+        assert!(matches!(p.lands(pieces.len() + 1, line, 0), Landing::NoToken));
+    }
 
     #[test]
     fn byte_runs_settle_as_byte_fallback_does() {

@@ -4,19 +4,22 @@
 //! is `c(v) = sum over lines l of count(v, l) * w(l)`, and the metrics need `[types used, tokens,
 //! sum c^alpha, sum c log2 c]` over the types.
 //!
-//! Performance notes: a block of replicates is drawn at once (in parallel, as bytes) and stored
-//! line-major (`w[l * bp + k]`, `bp` a multiple of 8 so that every line's counts are whole vectors).
-//! Types go in tasks of `TASK * GROUP` types; a task's (type, line) pairs are stored once, before the
-//! first block, in the order (tile of lines, type, line), as runs of one type ("segments"): a task walks
-//! its segments in order and adds the rows of each segment's lines into that type's accumulators, so a
-//! tile's counts are read from cache by every type of the task (a type at a time would fetch a frequent
-//! type's rows from memory again for every type), with no search for where each type's pairs of a tile
-//! start (that search was most of the cost before). The sums stay per group of `GROUP` types, added in
-//! type order, so the result does not depend on the threads or on the blocks.
+//! Performance notes: a block of replicates is drawn at once (in parallel, as bytes, into buffers
+//! reused by every block) and stored line-major (`w[l * bp + k]`, `bp` a multiple of 16: whole vectors
+//! of `u16` lanes). Types are ranked by frequency and go in tasks of `TASK * GROUP` ranks; a task's
+//! (type, line) pairs are stored once, before the first block, in the order (tile of lines, type,
+//! line), as runs of one type ("segments"), so a tile's counts are read from cache by every type of
+//! the task, with no search for where each type's pairs of a tile start (that search was most of the
+//! cost before). The first task holds the frequent types and most pairs; it is cut into jobs of about
+//! `JOB_PAIRS` pairs that run in parallel and add their integer accumulators into the task's. A run
+//! of pairs is summed in `u16` lanes in registers (AVX2; runs are cut so that no lane passes 65535),
+//! then added into `u32`. The rows of rare types are fetched ahead (they are far apart in memory).
+//! The floating-point sums stay per group of `GROUP` ranks, added in rank order, so the result does
+//! not depend on the threads, the jobs or the blocks.
 
 use rayon::prelude::*;
 
-use super::resample::{counts_u32, counts_u8};
+use super::resample::{counts_u32, counts_u8_into};
 
 /// Types per group of partial sums, groups per task, lines per tile.
 const GROUP: usize = 512;
@@ -66,26 +69,32 @@ pub fn type_count_replicates_many(
     let mut out = vec![vec![[0.0f64; 4]; replicates]; sets.len()];
     // Blocks of at most 32 MB of byte counts, a multiple of 16 replicates (the kernel's lanes).
     let block = ((32usize << 20) / n.max(1) / 16 * 16).clamp(16, 256);
+    // The buffers are reused by every block (fresh ones cost as much in page faults as the draws).
+    let mut rows = vec![0u8; block.min(replicates) * n];
+    let mut w8 = vec![0u8; block.min(replicates).next_multiple_of(16) * n];
     let mut first = 0;
     while first < replicates {
         let b = block.min(replicates - first);
         let bp = b.next_multiple_of(16);
-        let small: Vec<Option<Vec<u8>>> = par_collect(b, |k| counts_u8(seed, (first + k) as u64, n));
-        if small.iter().all(Option::is_some) {
-            let rows: Vec<Vec<u8>> = small.into_iter().flatten().collect();
-            let most = rows.iter().map(|r| r.iter().fold(0u8, |m, &x| m.max(x))).fold(0u8, u8::max);
-            let w = line_major(&rows, n, bp);
-            drop(rows);
+        let fits: Vec<bool> = if crate::parallel::parallel_allowed() {
+            rows.par_chunks_mut(n.max(1)).take(b).enumerate().map(|(k, row)| counts_u8_into(seed, (first + k) as u64, row)).collect()
+        } else {
+            rows.chunks_mut(n.max(1)).take(b).enumerate().map(|(k, row)| counts_u8_into(seed, (first + k) as u64, row)).collect()
+        };
+        if fits.iter().all(|&f| f) {
+            let most = rows[..b * n].iter().fold(0u8, |m, &x| m.max(x));
+            let w = &mut w8[..n * bp];
+            line_major(&rows[..b * n], b, n, bp, w);
+            let w: &[u8] = w;
             for (o, (tp, tokens)) in out.iter_mut().zip(&tasks) {
-                o[first..first + b].copy_from_slice(&block_sums(&w, u64::from(most), b, bp, tp, *tokens, alpha));
+                o[first..first + b].copy_from_slice(&block_sums(w, u64::from(most), b, bp, tp, *tokens, alpha));
             }
         } else {
             // A line drawn 256+ times in one replicate (next to impossible): this block in u32.
-            drop(small);
-            let rows: Vec<Vec<u32>> = par_collect(b, |k| counts_u32(seed, (first + k) as u64, n));
-            let most = rows.iter().map(|r| r.iter().fold(0u32, |m, &x| m.max(x))).fold(0u32, u32::max);
-            let w = line_major(&rows, n, bp);
-            drop(rows);
+            let wide: Vec<u32> = par_collect(b, |k| counts_u32(seed, (first + k) as u64, n)).concat();
+            let most = wide.iter().fold(0u32, |m, &x| m.max(x));
+            let mut w = vec![0u32; n * bp];
+            line_major(&wide, b, n, bp, &mut w);
             for (o, (tp, tokens)) in out.iter_mut().zip(&tasks) {
                 o[first..first + b].copy_from_slice(&block_sums(&w, u64::from(most), b, bp, tp, *tokens, alpha));
             }
@@ -95,24 +104,26 @@ pub fn type_count_replicates_many(
     Ok(out)
 }
 
-/// Rows `rows[k][l]` as one line-major array `t[l * bp + k]` (lanes `rows.len()..bp` zero), in
+/// Rows `rows[k * n + l]` (`k < b`) as the line-major `t[l * bp + k]` (lanes `b..bp` zero), in
 /// parallel over tiles of lines.
-fn line_major<T: Copy + Default + Send + Sync>(rows: &[Vec<T>], n: usize, bp: usize) -> Vec<T> {
-    let mut t = vec![T::default(); n * bp];
+fn line_major<T: Copy + Default + Send + Sync>(rows: &[T], b: usize, n: usize, bp: usize, t: &mut [T]) {
     let fill = |(i, tile): (usize, &mut [T])| {
         let l0 = i * 256;
-        for (k, row) in rows.iter().enumerate() {
-            for (j, &x) in row[l0..(l0 + 256).min(n)].iter().enumerate() {
+        let m = (n - l0).min(256);
+        for j in 0..m {
+            tile[j * bp + b..(j + 1) * bp].fill(T::default());
+        }
+        for k in 0..b {
+            for (j, &x) in rows[k * n + l0..k * n + l0 + m].iter().enumerate() {
                 tile[j * bp + k] = x;
             }
         }
     };
     if crate::parallel::parallel_allowed() {
-        t.par_chunks_mut(256 * bp).enumerate().for_each(fill);
+        t[..n * bp].par_chunks_mut(256 * bp).enumerate().for_each(fill);
     } else {
-        t.chunks_mut(256 * bp).enumerate().for_each(fill);
+        t[..n * bp].chunks_mut(256 * bp).enumerate().for_each(fill);
     }
-    t
 }
 
 /// The tasks of one tokenizer and its number of tokens. Types are ranked by their token counts
@@ -161,35 +172,47 @@ fn task_pairs(types: &[u32], lines: &[u32], ntypes: usize, n: usize) -> Result<(
         .collect();
     // Tokens are in line order, so a tile's tokens are one range; each is sorted by rank (counting
     // sort: stable, lines stay increasing within a rank) in a buffer that stays in cache.
-    let mut at = vec![0usize; ntypes + 1];
-    let mut order: Vec<(u32, u32)> = Vec::new();
+    let ranked: Vec<u32> = types.iter().map(|&t| rank[t as usize]).collect();
+    // at[v] (after the scatter): where rank v's lines end in `order`, i.e. where rank v + 1's begin.
+    let mut at = vec![0u32; ntypes + 1];
+    let mut order: Vec<u32> = Vec::new();
     let mut from = 0;
     while from < lines.len() {
         let tile_end = (lines[from] as usize / TILE + 1) * TILE;
         let to = from + lines[from..].partition_point(|&l| (l as usize) < tile_end);
         at.iter_mut().for_each(|c| *c = 0);
-        for &t in &types[from..to] {
-            at[rank[t as usize] as usize + 1] += 1;
+        for &v in &ranked[from..to] {
+            at[v as usize + 1] += 1;
         }
         for v in 0..ntypes {
             at[v + 1] += at[v];
         }
         order.clear();
-        order.resize(to - from, (0, 0));
-        for (&t, &l) in types[from..to].iter().zip(&lines[from..to]) {
-            let v = rank[t as usize] as usize;
-            order[at[v]] = (v as u32, l);
-            at[v] += 1;
+        order.resize(to - from, 0);
+        for (&v, &l) in ranked[from..to].iter().zip(&lines[from..to]) {
+            order[at[v as usize] as usize] = l;
+            at[v as usize] += 1;
         }
-        for (i, &(v, l)) in order.iter().enumerate() {
-            let task = &mut tasks[v as usize / TG];
-            match task.pairs.last_mut() {
-                Some(p) if i > 0 && order[i - 1] == (v, l) => p.1 += 1,
-                _ => task.pairs.push((l, 1)),
-            }
-            if order.get(i + 1).is_none_or(|&(w, _)| w != v) {
-                let end = task.pairs.len() as u32;
-                task.segments.push((v % TG as u32, end));
+        for (k, task) in tasks.iter_mut().enumerate() {
+            let mut s = if k == 0 { 0 } else { at[k * TG - 1] as usize };
+            for v in k * TG..((k + 1) * TG).min(ntypes) {
+                let e = at[v] as usize;
+                if e == s {
+                    continue;
+                }
+                let mut last = u32::MAX; // no line: lines are below n < 2^32 - 1
+                for &l in &order[s..e] {
+                    if l == last {
+                        if let Some(p) = task.pairs.last_mut() {
+                            p.1 += 1;
+                        }
+                    } else {
+                        task.pairs.push((l, 1));
+                        last = l;
+                    }
+                }
+                task.segments.push(((v % TG) as u32, task.pairs.len() as u32));
+                s = e;
             }
         }
         from = to;
@@ -320,6 +343,9 @@ fn accumulate<W: Count, A: Acc>(acc: &mut [A], pairs: &[(u32, u32)], w: &[W], b:
     }
     accumulate_generic(acc, pairs, w, b);
 }
+
+/// Pairs per job of [`block_sums_with`] (a few ms of work).
+const JOB_PAIRS: usize = 1 << 18;
 
 /// Segments ahead whose rows [`prefetch`] asks for.
 const AHEAD: usize = 8;
@@ -458,11 +484,31 @@ fn block_sums_with<W: Count, A: Acc>(
             (if c == 0 { 0.0 } else { x.powf(alpha) }, if c == 0 { 0.0 } else { x * x.log2() })
         })
         .collect();
-    let task = |k: usize| -> Vec<Vec<[f64; 4]>> {
+    // Jobs: runs of about JOB_PAIRS pairs of a task's segments (the first task holds most pairs, so
+    // tasks alone would leave a thread idle). Their accumulators are exact integers, added per task.
+    let mut jobs: Vec<(usize, usize, usize)> = Vec::new();
+    for (k, tp) in tasks.iter().enumerate() {
+        let (mut s0, mut p0) = (0usize, 0usize);
+        for (i, &(_, end)) in tp.segments.iter().enumerate() {
+            if end as usize - p0 >= JOB_PAIRS {
+                jobs.push((k, s0, i + 1));
+                (s0, p0) = (i + 1, end as usize);
+            }
+        }
+        if s0 < tp.segments.len() {
+            jobs.push((k, s0, tp.segments.len()));
+        }
+    }
+    let per_task: Vec<std::sync::Mutex<Vec<A>>> =
+        tasks.iter().map(|tp| std::sync::Mutex::new(vec![A::ZERO; (tp.v1 - tp.v0) * bp])).collect();
+    // A job sums into its thread's buffer, then adds it into its task's accumulators.
+    let job = |acc: &mut Vec<A>, q: usize| {
+        let (k, s0, s1) = jobs[q];
         let tp = &tasks[k];
-        let mut acc = vec![A::ZERO; (tp.v1 - tp.v0) * bp];
-        let mut from = 0usize;
-        for (i, &(vi, end)) in tp.segments.iter().enumerate() {
+        acc.clear();
+        acc.resize((tp.v1 - tp.v0) * bp, A::ZERO);
+        let mut from = if s0 == 0 { 0 } else { tp.segments[s0 - 1].1 as usize };
+        for (i, &(vi, end)) in tp.segments.iter().enumerate().take(s1).skip(s0) {
             // The rare types' rows are scattered over the block (memory, not cache): fetch the rows
             // of a few segments ahead, and their accumulators, while this one is summed.
             if let Some(&(va, ea)) = tp.segments.get(i + AHEAD) {
@@ -475,6 +521,22 @@ fn block_sums_with<W: Count, A: Acc>(
             accumulate(&mut acc[vi * bp..(vi + 1) * bp], &tp.pairs[from..end as usize], w, bp, most);
             from = end as usize;
         }
+        // Integer sums: the order in which jobs add them does not change them.
+        let mut total = per_task[k].lock().unwrap_or_else(|e| e.into_inner());
+        for (a, &x) in total.iter_mut().zip(acc.iter()) {
+            *a = a.add(x);
+        }
+    };
+    if crate::parallel::parallel_allowed() {
+        (0..jobs.len()).into_par_iter().for_each_init(Vec::new, job);
+    } else {
+        let mut acc = Vec::new();
+        (0..jobs.len()).for_each(|q| job(&mut acc, q));
+    }
+    let per_task: Vec<Vec<A>> = per_task.into_iter().map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner())).collect();
+    let task = |k: usize| -> Vec<Vec<[f64; 4]>> {
+        let tp = &tasks[k];
+        let acc = &per_task[k];
         let mut parts = Vec::with_capacity(TASK);
         for g0 in (tp.v0..tp.v1).step_by(GROUP) {
             let mut part = vec![[0.0f64; 4]; b];
