@@ -145,6 +145,27 @@ def test_segments_agree_with_the_regex_package():
     assert new == list(dict.fromkeys(segments("\n".join(lines))))
 
 
+def test_core_classes_of_ascii_types_equal_words_py():
+    import random
+
+    from subword import _core
+    from subword import Tokenizer, BPE
+    from subword.compare.words import classify, is_word
+
+    rng = random.Random(3)
+    ascii_lines = ["".join(rng.choice([chr(c) for c in range(1, 128)]) for _ in range(rng.randint(0, 40)))
+                   for _ in range(3000)]
+    collector = _core.CompareCollector([Tokenizer(BPE({"a": 0}, []))._native()], [None], [b"\0"],
+                                       len(native.SCRIPT_LABELS))
+    new, _ = collector.segment(ascii_lines + UNICODE_LINES)
+    latin, common = native.SCRIPT_LABELS.index("Latin"), native.SCRIPT_LABELS.index("Common")
+    word, script, other = collector.ascii_classes(latin, common)
+    assert other == [j for j, t in enumerate(new) if not t.isascii()] and other
+    for j, t in enumerate(new):
+        if t.isascii():
+            assert (bool(word[j]), native.SCRIPT_LABELS[script[j]]) == (is_word(t), classify(t)[0]), repr(t)
+
+
 @pytest.mark.parametrize("n, seed", [(1, 0), (7, 3), (1000, -5), (70_001, 2**70 + 1)])
 def test_core_draws_equal_the_numpy_reference(n, seed):
     from subword import _core

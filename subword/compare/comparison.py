@@ -236,13 +236,18 @@ def _type_line_counts(used: np.ndarray, compact: np.ndarray, id_line: np.ndarray
     return sp.csr_matrix((np.ones(len(compact)), (compact, id_line)), shape=(len(used), n))
 
 
-def _short_first(cores: set[bytes]) -> list[bytes]:
-    """The multi-byte cores of at most 6 bytes, shortest first: where :func:`_vocab_overlap` finds its examples."""
-    return sorted((x for x in cores if 1 < len(x) <= 6), key=lambda x: (len(x), x))
+def _short_first(cores: set[bytes]) -> list[list[bytes]]:
+    """The multi-byte cores of at most 6 bytes by length (``[k]``: those of ``k + 2`` bytes), where
+    :func:`_vocab_overlap` finds its examples: a pass over the vocabulary, no sort."""
+    by_length: list[list[bytes]] = [[] for _ in range(5)]
+    for x in cores:
+        if 1 < len(x) <= 6:
+            by_length[len(x) - 2].append(x)
+    return by_length
 
 
 def _vocab_overlap(sa: set[bytes], sb: set[bytes], examples: int = 10,
-                   short: tuple[list[bytes], list[bytes]] | None = None) -> dict[str, Any]:
+                   short: tuple[list[list[bytes]], list[list[bytes]]] | None = None) -> dict[str, Any]:
     """Jaccard and the tokens unique to each, of two vocabularies' non-empty cores (``VocabTable.core``).
 
     ``short`` are :func:`_short_first` of both, when the caller keeps them across pairs.
@@ -254,9 +259,14 @@ def _vocab_overlap(sa: set[bytes], sb: set[bytes], examples: int = 10,
     union = len(sa) + len(sb) - shared
     short_a, short_b = short if short is not None else (_short_first(sa), _short_first(sb))
 
-    def show(mine: set[bytes], mine_short: list[bytes], other: set[bytes]) -> list[str]:
-        # The shortest multi-byte strings first: the most telling examples of what one has and one lacks.
-        picked = list(itertools.islice((x for x in mine_short if x not in other), examples))
+    def show(mine: set[bytes], mine_short: list[list[bytes]], other: set[bytes]) -> list[str]:
+        # The shortest multi-byte strings first (then in byte order): the most telling examples of what
+        # one has and the other lacks. Only the lengths that hold the examples are sorted.
+        picked: list[bytes] = []
+        for same_length in mine_short:
+            if len(picked) >= examples:
+                break
+            picked += sorted(x for x in same_length if x not in other)[: examples - len(picked)]
         if len(picked) < examples:  # few short ones: all multi-byte strings, else all strings
             only = mine - other
             picked = heapq.nsmallest(examples, [x for x in only if len(x) > 1] or only, key=lambda x: (len(x), x))
@@ -369,17 +379,11 @@ def compare(
     arrays = _column_arrays(c)
     col_names = list(arrays)
     point = _values({name: np.float64(arr.sum()) for name, arr in arrays.items()}, k, scripts)
-    dist_counts = []
-    id_counts = []  # per tokenizer: how often each id occurs (ids are bounded by |V|: bincount, not np.unique)
-    for d in c.tokenizers:
-        counts = np.bincount(d.ids, minlength=1)
-        present = counts > 0
-        used = np.flatnonzero(present)
-        renumber = np.cumsum(present) - 1
-        dist_counts.append((used, renumber[d.ids] if len(d.ids) else np.zeros(0, np.int64)))
-        id_counts.append(counts)
+    # Per tokenizer: how often each id occurs (ids are bounded by |V|: bincount, not np.unique), the ids used.
+    id_counts = [np.bincount(d.ids, minlength=1) for d in c.tokenizers]
+    used_ids = [np.flatnonzero(counts) for counts in id_counts]
     dist_point = [distribution_metrics(counts[used], d.table.vocab_size)
-                  for (used, _), counts, d in zip(dist_counts, id_counts, c.tokenizers)]
+                  for used, counts, d in zip(used_ids, id_counts, c.tokenizers)]
     reps: dict[str, list[np.ndarray]] = {key: [] for key in point}
     dist_reps: list[dict[str, list[np.ndarray]]] = [{m: [] for m in _DIST} for _ in range(k)]
     if bootstrap_replicates:
@@ -387,17 +391,20 @@ def compare(
         dist_r = min(bootstrap_replicates, DISTRIBUTION_REPLICATES)
         sparse = None
         if fast is not None:
-            # One call for all tokenizers: the resampling counts are drawn once.
-            all_sums = fast([compact.astype("<u4").tobytes() for _, compact in dist_counts],
-                            [d.id_line.astype("<u4").tobytes() for d in c.tokenizers],
-                            [len(used) for used, _ in dist_counts], c.n, bootstrap.seed64(seed), dist_r, RENYI_ALPHA)
+            # One call for all tokenizers: the resampling counts are drawn once. The token types are the
+            # ids themselves (the core skips the ids that never occur).
+            all_sums = fast([np.ascontiguousarray(d.ids, dtype="<u4").tobytes() for d in c.tokenizers],
+                            [np.ascontiguousarray(d.id_line, dtype="<u4").tobytes() for d in c.tokenizers],
+                            [len(counts) for counts in id_counts], c.n, bootstrap.seed64(seed), dist_r, RENYI_ALPHA)
             for i, (buf, d) in enumerate(zip(all_sums, c.tokenizers)):
                 sums = np.frombuffer(buf, dtype="<f8").reshape(dist_r, 4)
                 for name, v in distribution_metrics_from_sums(sums, d.table.vocab_size).items():
                     dist_reps[i][name].append(v)
         else:
-            sparse = [_type_line_counts(used, compact, d.id_line, c.n) for (used, compact), d in
-                      zip(dist_counts, c.tokenizers)]
+            sparse = []
+            for used, counts, d in zip(used_ids, id_counts, c.tokenizers):
+                renumber = np.cumsum(counts > 0) - 1  # the used ids as 0, 1, ...
+                sparse.append(_type_line_counts(used, renumber[d.ids], d.id_line, c.n))
         column_sums = _fast_column_sums()
         if column_sums is not None and sparse is None:
             # The core draws the same replicates and sums every column exactly (no weights matrix).
@@ -447,7 +454,7 @@ def compare(
         metrics["tokens"]["value"] = int(d.tokens.sum())
         metrics["mb_per_s"] = _speed(c, i, max(bootstrap_replicates, 1), seed)
         # Token lengths weighted by each id's count: a pass over the vocabulary, not over the tokens.
-        used = dist_counts[i][0]
+        used = used_ids[i]
         lengths = (np.bincount(d.table.char_length[used], weights=id_counts[i][used]).astype(np.int64)
                    if len(d.ids) else np.zeros(0, np.int64))
         doc_tokenizers.append({

@@ -85,7 +85,6 @@ def collect_native(tokenizers: Sequence[Any], names: Sequence[str], lines: Seque
     type_first: list[int] = []
     data = [TokenizerData.empty(name, table, n) for name, table in zip(names, tables)]
     ids_parts: list[list[np.ndarray]] = [[] for _ in range(k)]
-    line_parts: list[list[np.ndarray]] = [[] for _ in range(k)]
     pairs = [(a, b) for a in range(k) for b in range(a + 1, k)]
     shared = {p: np.zeros(n, np.int64) for p in pairs}
     chunk_bytes: list[int] = []
@@ -95,7 +94,14 @@ def collect_native(tokenizers: Sequence[Any], names: Sequence[str], lines: Seque
     for first, last in chunk_bounds(lengths):
         chunk = lines[first:last]
         new, first_lines = collector.segment(chunk)
-        collector.classify(bytes(map(is_word, new)), bytes(_SCRIPT_INDEX[classify(s)[0]] for s in new))
+        # The core classifies the ASCII types (words.py's own ASCII rule); the rest go through words.py.
+        word, script, other = collector.ascii_classes(_SCRIPT_INDEX["Latin"], _SCRIPT_INDEX["Common"])
+        if other:
+            word, script = bytearray(word), bytearray(script)
+            for j in other:
+                word[j] = is_word(new[j])
+                script[j] = _SCRIPT_INDEX[classify(new[j])[0]]
+        collector.classify(bytes(word), bytes(script))
         types.extend(new)
         type_first.extend(first + j for j in first_lines)
         out = collector.reduce(chunk)
@@ -122,9 +128,8 @@ def collect_native(tokenizers: Sequence[Any], names: Sequence[str], lines: Seque
                 d.script_tokens.setdefault(SCRIPT_LABELS[si], np.zeros(n, np.int64))[first:last] += _i64(row)
             tt = _i64(t["type_tokens"])
             d.type_tokens = np.concatenate([d.type_tokens, np.zeros(len(tt) - len(d.type_tokens), np.int64)]) + tt
-            ids = np.frombuffer(t["ids"], dtype="<u4").astype(np.int32)
+            ids = np.frombuffer(t["ids"], dtype="<u4")  # read-only, kept as the core gave it (no copy)
             ids_parts[ti].append(ids)
-            line_parts[ti].append(np.repeat(np.arange(first, last, dtype=np.int32), tokens))
             if len(d.lossless_examples) < LOSSLESS_EXAMPLES and not ok.all():
                 ends = np.cumsum(tokens)
                 for j in np.flatnonzero(~ok)[: LOSSLESS_EXAMPLES - len(d.lossless_examples)]:
@@ -144,7 +149,7 @@ def collect_native(tokenizers: Sequence[Any], names: Sequence[str], lines: Seque
             for i, enc in zip(wanted, tok.encode_batch([lines[i] for i in wanted], add_special_tokens=False)):
                 samples[i][ti] = enc
     for ti, d in enumerate(data):
-        d.ids = np.concatenate(ids_parts[ti]) if ids_parts[ti] else np.zeros(0, np.int32)
-        d.id_line = np.concatenate(line_parts[ti]) if line_parts[ti] else np.zeros(0, np.int32)
+        d.ids = np.concatenate(ids_parts[ti]) if ids_parts[ti] else np.zeros(0, np.uint32)
+        d.id_line = np.repeat(np.arange(n, dtype=np.uint32), d.tokens)  # once, not per chunk
     return Collected(n, chars, nbytes, words, ws_words, script_words, types, type_count,
                      np.array(type_first, dtype=np.int64), data, shared, chunk_bytes, samples)

@@ -200,13 +200,8 @@ def _native_table(tok: Any) -> VocabTable | None:
         out = build(core, [(i, t.content) for i, t in tok.added_tokens], *_spelling(tok))
     except Exception:  # noqa: BLE001 - a tokenizer the core cannot build goes the reference way
         return None
-    ends = np.frombuffer(out["ends"], dtype="<u4")
-    size = len(ends)
-    blob = out["surfaces"]
-    starts = np.concatenate([[0], ends[:-1]]).tolist()
-    surface = [blob[a:b] for a, b in zip(starts, ends.tolist())]
-    skip = out["core_skips_space"]
-    core_bytes = [s[1:] if k else s for s, k in zip(surface, skip)]
+    surface, core_bytes = out["surface"], out["core"]
+    size = len(surface)
     special = np.zeros(size, dtype=bool)
     for i, t in tok.added_tokens:
         if i < size and surface[i] == t.content.encode("utf-8"):  # the id that kept this token (see the core)

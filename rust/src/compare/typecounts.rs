@@ -156,10 +156,13 @@ fn task_pairs(types: &[u32], lines: &[u32], ntypes: usize, n: usize) -> Result<(
     for (k, &t) in by_rank.iter().enumerate() {
         rank[t as usize] = k as u32;
     }
+    // Types that never occur rank last: the work below covers the ranks of those that do, so the
+    // caller may pass raw ids with the vocabulary's size (no renumbering of every token first).
+    let ntypes = count.iter().filter(|&&c| c > 0).count();
     let ntasks = ntypes.div_ceil(TG);
     // Capacities: at most a pair and a segment per token of the task's types.
     let mut task_tokens = vec![0usize; ntasks];
-    for (k, &t) in by_rank.iter().enumerate() {
+    for (k, &t) in by_rank[..ntypes].iter().enumerate() {
         task_tokens[k / TG] += count[t as usize] as usize;
     }
     let mut tasks: Vec<TaskPairs> = (0..ntasks)

@@ -57,11 +57,20 @@ fn i64s(b: &[u8]) -> std::borrow::Cow<'_, [i64]> {
     )
 }
 
-fn u32s(b: &[u8], what: &str) -> PyResult<Vec<u32>> {
+/// Little-endian u32 bytes as values: borrowed where the bytes are aligned (no copy of 4.6M ids), else copied.
+fn u32s<'a>(b: &'a [u8], what: &str) -> PyResult<std::borrow::Cow<'a, [u32]>> {
     if b.len() % 4 != 0 {
         return Err(PyValueError::new_err(format!("{what}: {} bytes is not a whole number of u32", b.len())));
     }
-    Ok(b.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+    #[cfg(target_endian = "little")]
+    {
+        // SAFETY: every bit pattern is a valid u32; `align_to` only hands out the aligned middle.
+        let (pre, mid, post) = unsafe { b.align_to::<u32>() };
+        if pre.is_empty() && post.is_empty() {
+            return Ok(std::borrow::Cow::Borrowed(mid));
+        }
+    }
+    Ok(std::borrow::Cow::Owned(b.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()))
 }
 
 /// `CompareCollector(cores, unk_ids, byte_token_masks, scripts)`: the per-line reduction of
@@ -135,6 +144,31 @@ impl PyCompareCollector {
         let first = segs.new_first_line.clone();
         self.pending = Some((strs.len(), segs));
         Ok((new, first))
+    }
+
+    /// The classes of the ASCII types among those `segment` just returned, as `words.py` defines them
+    /// (`is_word`: a letter or digit; script `latin` when it has a letter, else `common`):
+    /// `(word flags, script indices, positions of the other types)`; the others are Python's to classify.
+    fn ascii_classes<'py>(
+        &self,
+        py: Python<'py>,
+        latin: u8,
+        common: u8,
+    ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>, Vec<u32>)> {
+        let known = self.pending.as_ref().map_or(self.index.types.len(), |(_, segs)| segs.known);
+        let new = &self.index.types[known..];
+        let (mut word, mut script, mut other) = (Vec::with_capacity(new.len()), Vec::with_capacity(new.len()), Vec::new());
+        for (j, t) in new.iter().enumerate() {
+            if t.is_ascii() {
+                word.push(u8::from(t.bytes().any(|b| b.is_ascii_alphanumeric())));
+                script.push(if t.bytes().any(|b| b.is_ascii_alphabetic()) { latin } else { common });
+            } else {
+                word.push(0);
+                script.push(common);
+                other.push(j as u32);
+            }
+        }
+        Ok((PyBytes::new(py, &word), PyBytes::new(py, &script), other))
     }
 
     /// The classes of the types `segment` just returned: per type, a word flag and a script index.
@@ -309,7 +343,8 @@ fn bootstrap_weights<'py>(
 /// of the same length) and replicate (of the same draws as `bootstrap_weights`),
 /// `[types used, tokens, sum c^alpha, sum c log2 c]` of the token-type counts, as little-endian
 /// float64 bytes (`replicates x 4`). `types[i]` and `lines[i]` are each token's type and line as
-/// little-endian u32 bytes; the resampling counts are drawn once for all tokenizers.
+/// little-endian u32 bytes (types below `ntypes`; types that never occur cost nothing, so ids do);
+/// the resampling counts are drawn once for all tokenizers.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)] // mirrors the Python call
 fn type_count_replicates<'py>(
@@ -325,10 +360,10 @@ fn type_count_replicates<'py>(
     if types.len() != lines.len() || types.len() != ntypes.len() {
         return Err(PyValueError::new_err("types, lines and ntypes need one entry per tokenizer"));
     }
-    let types: Vec<Vec<u32>> = types.iter().map(|b| u32s(b.as_bytes(), "types")).collect::<PyResult<_>>()?;
-    let lines: Vec<Vec<u32>> = lines.iter().map(|b| u32s(b.as_bytes(), "lines")).collect::<PyResult<_>>()?;
+    let types: Vec<_> = types.iter().map(|b| u32s(b.as_bytes(), "types")).collect::<PyResult<_>>()?;
+    let lines: Vec<_> = lines.iter().map(|b| u32s(b.as_bytes(), "lines")).collect::<PyResult<_>>()?;
     let sets: Vec<(&[u32], &[u32], usize)> =
-        types.iter().zip(&lines).zip(&ntypes).map(|((t, l), &v)| (t.as_slice(), l.as_slice(), v)).collect();
+        types.iter().zip(&lines).zip(&ntypes).map(|((t, l), &v)| (t.as_ref(), l.as_ref(), v)).collect();
     let all = py
         .detach(|| typecounts::type_count_replicates_many(&sets, n, seed, replicates, alpha))
         .map_err(PyValueError::new_err)?;

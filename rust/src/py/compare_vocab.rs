@@ -2,7 +2,7 @@
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::{PyBytes, PyDict, PyList};
 
 use super::spm_tokenizer::PyCoreSpmTokenizer;
 use super::tokenizer::PyCoreTokenizer;
@@ -10,8 +10,7 @@ use crate::compare::vocab::{vocab_table, ModelTokens, Spelling, VocabTable};
 
 /// `compare_vocab_table(core, added, byte_level, metaspace, prefix, byte_pieces)` -> a dict of the
 /// table of a `CoreTokenizer` / `CoreSpmTokenizer` (`subword/compare/vocab.py` reads it):
-/// `surfaces` (bytes, one after another), `ends` (little-endian u32 per id), `core_skips_space`,
-/// `byte_token` (a byte per id), `char_length` (little-endian i32 per id), `vocab_size`, `unk` (an id or None).
+/// `surface` and `core` (a list of bytes, one per id), `byte_token` (a byte per id), `char_length` (little-endian i32 per id), `vocab_size`, `unk` (an id or None).
 /// `added` are the added tokens `(id, content)` in the tokenizer's order.
 #[pyfunction]
 #[pyo3(signature = (core, added, byte_level, metaspace, prefix, byte_pieces))]
@@ -47,11 +46,20 @@ fn compare_vocab_table<'py>(
     };
     let out = PyDict::new(py);
     let le = |v: &mut dyn Iterator<Item = [u8; 4]>| v.flatten().collect::<Vec<u8>>();
-    out.set_item("surfaces", PyBytes::new(py, &table.surfaces))?;
-    out.set_item("ends", PyBytes::new(py, &le(&mut table.ends.iter().map(|x| x.to_le_bytes()))))?;
+    // The per-id bytes objects, made here (a Python loop slicing one buffer cost more than the table).
+    let (mut surface, mut core) = (Vec::with_capacity(table.ends.len()), Vec::with_capacity(table.ends.len()));
+    let mut start = 0usize;
+    for (&end, &skip) in table.ends.iter().zip(&table.core_skips_space) {
+        let bytes = &table.surfaces[start..end as usize];
+        let s = PyBytes::new(py, bytes);
+        core.push(if skip { PyBytes::new(py, &bytes[1..]) } else { s.clone() });
+        surface.push(s);
+        start = end as usize;
+    }
+    out.set_item("surface", PyList::new(py, surface)?)?;
+    out.set_item("core", PyList::new(py, core)?)?;
     out.set_item("char_length", PyBytes::new(py, &le(&mut table.char_length.iter().map(|x| x.to_le_bytes()))))?;
     let flags = |v: &[bool]| v.iter().map(|&b| u8::from(b)).collect::<Vec<u8>>();
-    out.set_item("core_skips_space", PyBytes::new(py, &flags(&table.core_skips_space)))?;
     out.set_item("byte_token", PyBytes::new(py, &flags(&table.byte_token)))?;
     out.set_item("vocab_size", table.vocab_size)?;
     out.set_item("unk", unk)?;
