@@ -236,6 +236,10 @@ def test_core_type_count_replicates_equal_the_sparse_product():
                                        bootstrap.seed64(9), r, 2.5)
     sums, mirrored = (np.frombuffer(b, "<f8").reshape(r, 4) for b in bufs)
     np.testing.assert_allclose(mirrored, sums, rtol=1e-12)
+    # Arrays read in place, and a vocabulary larger than the types used (the unused cost nothing), agree.
+    wide = _core.type_count_replicates([compact.astype(np.uint32)], [id_line.astype(np.uint32)], [ntypes + 10_000], n,
+                                       bootstrap.seed64(9), r, 2.5)
+    np.testing.assert_array_equal(np.frombuffer(wide[0], "<f8").reshape(r, 4), sums)
     w = np.concatenate(list(bootstrap.weights(n, r, 9)))
     counts = _TypeLineCounts(np.arange(ntypes), compact, id_line, n) @ w.T   # (types, r)
     want = distribution_metrics(counts, vocab_size=400)
@@ -262,3 +266,11 @@ def test_core_column_sums_equal_the_weights_product(n, seed):
     want = w @ np.stack([np.asarray(c, np.float64) for c in cols], axis=1)
     np.testing.assert_array_equal(got, want)
     assert n == 1 or np.ptp(got[:, 0]) > 0
+    # numpy arrays are read in place (no bytes copy) and give the same sums.
+    arrays = np.frombuffer(_core.bootstrap_column_sums([np.asarray(c, np.int64) for c in cols], n,
+                                                       bootstrap.seed64(seed), r), "<f8").reshape(r, len(cols))
+    np.testing.assert_array_equal(arrays, got)
+    with pytest.raises(ValueError, match="not"):
+        _core.bootstrap_column_sums([np.zeros(n + 1, np.int64)], n, 0, 2)
+    with pytest.raises(TypeError, match="buffer"):
+        _core.bootstrap_column_sums([np.zeros(n, np.float32)], n, 0, 2)

@@ -393,8 +393,8 @@ def compare(
         if fast is not None:
             # One call for all tokenizers: the resampling counts are drawn once. The token types are the
             # ids themselves (the core skips the ids that never occur).
-            all_sums = fast([np.ascontiguousarray(d.ids, dtype="<u4").tobytes() for d in c.tokenizers],
-                            [np.ascontiguousarray(d.id_line, dtype="<u4").tobytes() for d in c.tokenizers],
+            all_sums = fast([np.ascontiguousarray(d.ids, dtype=np.uint32) for d in c.tokenizers],
+                            [np.ascontiguousarray(d.id_line, dtype=np.uint32) for d in c.tokenizers],
                             [len(counts) for counts in id_counts], c.n, bootstrap.seed64(seed), dist_r, RENYI_ALPHA)
             for i, (buf, d) in enumerate(zip(all_sums, c.tokenizers)):
                 sums = np.frombuffer(buf, dtype="<f8").reshape(dist_r, 4)
@@ -408,7 +408,7 @@ def compare(
         column_sums = _fast_column_sums()
         if column_sums is not None and sparse is None:
             # The core draws the same replicates and sums every column exactly (no weights matrix).
-            buf = column_sums([np.ascontiguousarray(a, dtype="<i8").tobytes() for a in arrays.values()], c.n,
+            buf = column_sums([np.ascontiguousarray(a, dtype=np.int64) for a in arrays.values()], c.n,
                               bootstrap.seed64(seed), bootstrap_replicates)
             all_sums = np.frombuffer(buf, dtype="<f8").reshape(bootstrap_replicates, len(col_names))
             for key, v in _values(dict(zip(col_names, all_sums.T)), k, scripts).items():

@@ -57,6 +57,38 @@ fn i64s(b: &[u8]) -> std::borrow::Cow<'_, [i64]> {
     )
 }
 
+/// Values of type `T` from a Python object: little-endian bytes (borrowed where aligned, else
+/// copied), or any C-contiguous buffer of `T` such as a numpy array (borrowed: no copy at all).
+enum Values<'a, T: pyo3::buffer::Element + Copy> {
+    Bytes(std::borrow::Cow<'a, [T]>),
+    Buffer(pyo3::buffer::PyBuffer<T>),
+}
+
+impl<'a, T: pyo3::buffer::Element + Copy> Values<'a, T> {
+    fn get(obj: &'a Bound<'_, PyAny>, what: &str, from_bytes: fn(&'a [u8], &str) -> PyResult<std::borrow::Cow<'a, [T]>>)
+           -> PyResult<Self> {
+        if let Ok(b) = obj.cast::<PyBytes>() {
+            return Ok(Values::Bytes(from_bytes(b.as_bytes(), what)?));
+        }
+        let buf = pyo3::buffer::PyBuffer::<T>::get(obj)
+            .map_err(|e| PyTypeError::new_err(format!("{what}: neither bytes nor a buffer of the right type ({e})")))?;
+        if !buf.is_c_contiguous() {
+            return Err(PyValueError::new_err(format!("{what}: the buffer is not contiguous")));
+        }
+        Ok(Values::Buffer(buf))
+    }
+
+    fn as_slice(&self) -> &[T] {
+        match self {
+            Values::Bytes(c) => c.as_ref(),
+            // SAFETY: `PyBuffer::get` checked the item type, size and alignment, and the buffer stays
+            // valid while `self` holds it; the callers (subword.compare) do not write to their arrays
+            // while the call runs with the GIL released.
+            Values::Buffer(b) => unsafe { std::slice::from_raw_parts(b.buf_ptr() as *const T, b.item_count()) },
+        }
+    }
+}
+
 /// Little-endian u32 bytes as values: borrowed where the bytes are aligned (no copy of 4.6M ids), else copied.
 fn u32s<'a>(b: &'a [u8], what: &str) -> PyResult<std::borrow::Cow<'a, [u32]>> {
     if b.len() % 4 != 0 {
@@ -288,28 +320,33 @@ fn round_trip_verdicts<'py>(
 }
 
 /// `bootstrap_column_sums(columns, n, seed, replicates)`: per replicate `r` (the draws of
-/// `bootstrap_weights`) and column (little-endian int64 bytes, `n` values each), `sum_l w_r(l) x(l)`,
+/// `bootstrap_weights`) and column (little-endian int64 bytes or a contiguous int64 array, `n` values
+/// each), `sum_l w_r(l) x(l)`,
 /// as little-endian float64 bytes (`replicates x columns`, row-major).
 #[pyfunction]
 fn bootstrap_column_sums<'py>(
     py: Python<'py>,
-    columns: Vec<Bound<'py, PyBytes>>,
+    columns: Vec<Bound<'py, PyAny>>,
     n: usize,
     seed: u64,
     replicates: usize,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let cols: Vec<std::borrow::Cow<'_, [i64]>> = columns
+    let cols: Vec<Values<'_, i64>> = columns
         .iter()
         .enumerate()
         .map(|(j, b)| {
-            let b = b.as_bytes();
-            if b.len() != n * 8 {
-                return Err(PyValueError::new_err(format!("column {j}: {} bytes for {n} int64 values", b.len())));
+            let v = Values::get(b, &format!("column {j}"), |b, _| Ok(i64s(b)))?;
+            let whole = match b.cast::<PyBytes>() {
+                Ok(bytes) => bytes.as_bytes().len() == n * 8, // no trailing partial value
+                Err(_) => v.as_slice().len() == n,
+            };
+            if !whole {
+                return Err(PyValueError::new_err(format!("column {j}: not {n} int64 values")));
             }
-            Ok(i64s(b))
+            Ok(v)
         })
         .collect::<PyResult<_>>()?;
-    let refs: Vec<&[i64]> = cols.iter().map(|c| c.as_ref()).collect();
+    let refs: Vec<&[i64]> = cols.iter().map(|c| c.as_slice()).collect();
     let sums = py.detach(|| colsums::column_sums(&refs, n, seed, replicates)).map_err(PyValueError::new_err)?;
     PyBytes::new_with(py, sums.len() * 8, |b| {
         for (c, x) in b.chunks_exact_mut(8).zip(&sums) {
@@ -343,14 +380,14 @@ fn bootstrap_weights<'py>(
 /// of the same length) and replicate (of the same draws as `bootstrap_weights`),
 /// `[types used, tokens, sum c^alpha, sum c log2 c]` of the token-type counts, as little-endian
 /// float64 bytes (`replicates x 4`). `types[i]` and `lines[i]` are each token's type and line as
-/// little-endian u32 bytes (types below `ntypes`; types that never occur cost nothing, so ids do);
+/// little-endian u32 bytes or contiguous uint32 arrays (types below `ntypes`; types that never occur cost nothing, so ids do);
 /// the resampling counts are drawn once for all tokenizers.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)] // mirrors the Python call
 fn type_count_replicates<'py>(
     py: Python<'py>,
-    types: Vec<Bound<'py, PyBytes>>,
-    lines: Vec<Bound<'py, PyBytes>>,
+    types: Vec<Bound<'py, PyAny>>,
+    lines: Vec<Bound<'py, PyAny>>,
     ntypes: Vec<usize>,
     n: usize,
     seed: u64,
@@ -360,10 +397,10 @@ fn type_count_replicates<'py>(
     if types.len() != lines.len() || types.len() != ntypes.len() {
         return Err(PyValueError::new_err("types, lines and ntypes need one entry per tokenizer"));
     }
-    let types: Vec<_> = types.iter().map(|b| u32s(b.as_bytes(), "types")).collect::<PyResult<_>>()?;
-    let lines: Vec<_> = lines.iter().map(|b| u32s(b.as_bytes(), "lines")).collect::<PyResult<_>>()?;
+    let types: Vec<Values<'_, u32>> = types.iter().map(|b| Values::get(b, "types", u32s)).collect::<PyResult<_>>()?;
+    let lines: Vec<Values<'_, u32>> = lines.iter().map(|b| Values::get(b, "lines", u32s)).collect::<PyResult<_>>()?;
     let sets: Vec<(&[u32], &[u32], usize)> =
-        types.iter().zip(&lines).zip(&ntypes).map(|((t, l), &v)| (t.as_ref(), l.as_ref(), v)).collect();
+        types.iter().zip(&lines).zip(&ntypes).map(|((t, l), &v)| (t.as_slice(), l.as_slice(), v)).collect();
     let all = py
         .detach(|| typecounts::type_count_replicates_many(&sets, n, seed, replicates, alpha))
         .map_err(PyValueError::new_err)?;
