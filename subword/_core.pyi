@@ -357,6 +357,7 @@ def type_count_replicates(
     types: list[bytes | Any], lines: list[bytes | Any], ntypes: list[int], n: int, seed: int, replicates: int,
     alpha: float,
 ) -> list[bytes]: ...
+def count_ids(ids: bytes | Any, minlength: int) -> bytes: ...
 def compare_vocab_table(
     core: CoreTokenizer | CoreSpmTokenizer,
     added: list[tuple[int, str]],

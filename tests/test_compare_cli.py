@@ -177,3 +177,18 @@ def test_a_file_read_whole_gives_what_the_line_reader_gives(tmp_path, monkeypatc
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"ok\nnot \xff utf-8\n")
     assert command._read_whole(str(bad), "strict") is None   # the line reader names the line
+
+
+@pytest.mark.parametrize("body", ["a\nb é\n\n", "a\nno final line feed", "\n", "x"])
+def test_the_digest_of_the_joined_lines_from_a_whole_file_is_that_of_the_lines(tmp_path, body):
+    import hashlib
+
+    from cli import compare as command
+
+    path = tmp_path / "t.txt"
+    path.write_bytes(body.encode())
+    lines, files, joined = command._read((str(path),), "strict", None)
+    assert joined == hashlib.sha256("\n".join(lines).encode()).hexdigest()
+    assert files[0]["sha256"] == hashlib.sha256(body.encode()).hexdigest()
+    path.write_bytes(b"a\r\nb\n")  # a CR dropped: the lines are no longer the file's bytes
+    assert command._read((str(path),), "strict", None)[2] is None

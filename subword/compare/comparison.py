@@ -153,6 +153,21 @@ def _columns(c: Collected) -> tuple[list[str], np.ndarray]:
     return names, np.stack([np.asarray(cols[k], dtype=np.float64) for k in names], axis=1)
 
 
+def _count_ids(ids: np.ndarray) -> np.ndarray:
+    """``np.bincount(ids, minlength=1)``; by the core for uint32 ids (numpy first converts each id to int64).
+
+    >>> _count_ids(np.array([2, 0, 2], dtype=np.uint32)).tolist()
+    [1, 0, 2]
+    """
+    try:
+        from subword import _core
+    except ImportError:
+        _core = None
+    if _core is not None and hasattr(_core, "count_ids") and ids.dtype == np.uint32:
+        return np.frombuffer(_core.count_ids(np.ascontiguousarray(ids), 1), dtype="<i8")
+    return np.bincount(ids, minlength=1)
+
+
 def _fast_column_sums() -> Any:
     """The core's ``bootstrap_column_sums``, or ``None`` (then weights and a matrix product are used)."""
     try:
@@ -328,7 +343,9 @@ def compare(
         lines: The text, one line per item, without line endings (as ``subword encode`` reads it).
         names: A name per tokenizer (default ``t1``, ``t2``, ...); must be distinct.
         sources: Where each tokenizer came from (a path or tiktoken name), for the JSON.
-        inputs: The ``files`` list for the JSON ``inputs`` (path, lines, bytes, sha256 of each file).
+        inputs: The ``files`` list for the JSON ``inputs`` (path, lines, bytes, sha256 of each file), and
+            optionally ``lines_sha256``, the sha256 of ``lines`` joined by line feeds when the caller has it
+            (the CLI, from the file it read; else it is computed here).
         show: Sample lines to keep for the sample view.
         bootstrap_replicates: Paired bootstrap replicates (0: intervals are the point value).
         seed: Seed of the bootstrap.
@@ -380,7 +397,7 @@ def compare(
     col_names = list(arrays)
     point = _values({name: np.float64(arr.sum()) for name, arr in arrays.items()}, k, scripts)
     # Per tokenizer: how often each id occurs (ids are bounded by |V|: bincount, not np.unique), the ids used.
-    id_counts = [np.bincount(d.ids, minlength=1) for d in c.tokenizers]
+    id_counts = [_count_ids(d.ids) for d in c.tokenizers]
     used_ids = [np.flatnonzero(counts) for counts in id_counts]
     dist_point = [distribution_metrics(counts[used], d.table.vocab_size)
                   for used, counts, d in zip(used_ids, id_counts, c.tokenizers)]
@@ -508,7 +525,8 @@ def compare(
             "bytes": int(c.bytes.sum()),
             "chars": int(c.chars.sum()),
             "words": int(c.words.sum()),
-            "sha256": hashlib.sha256("\n".join(lines).encode("utf-8", "surrogatepass")).hexdigest(),
+            "sha256": (inputs or {}).get("lines_sha256")
+            or hashlib.sha256("\n".join(lines).encode("utf-8", "surrogatepass")).hexdigest(),
         },
         "options": {"bootstrap_replicates": bootstrap_replicates,
                     "distribution_replicates": min(bootstrap_replicates, DISTRIBUTION_REPLICATES),

@@ -416,7 +416,26 @@ fn type_count_replicates<'py>(
         .collect()
 }
 
+/// `count_ids(ids, minlength)`: how often each id occurs in a uint32 array (or little-endian u32
+/// bytes), as little-endian int64 bytes of `max(minlength, max id + 1)` counts (numpy's `bincount`,
+/// without its conversion of every id to int64 first).
+#[pyfunction]
+fn count_ids<'py>(py: Python<'py>, ids: Bound<'py, PyAny>, minlength: usize) -> PyResult<Bound<'py, PyBytes>> {
+    let ids = Values::get(&ids, "ids", u32s)?;
+    let ids = ids.as_slice();
+    let counts = py.detach(|| {
+        let len = ids.iter().max().map_or(0, |&m| m as usize + 1).max(minlength);
+        let mut counts = vec![0i64; len];
+        for &i in ids {
+            counts[i as usize] += 1;
+        }
+        counts
+    });
+    i64_bytes(py, &counts)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(count_ids, m)?)?;
     m.add_class::<PyCompareCollector>()?;
     m.add_function(wrap_pyfunction!(bootstrap_weights, m)?)?;
     m.add_function(wrap_pyfunction!(round_trip_verdicts, m)?)?;
