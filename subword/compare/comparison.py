@@ -15,6 +15,7 @@ import itertools
 import json
 import math
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -321,6 +322,61 @@ def _speed(c: Collected, i: int, replicates: int, seed: int) -> dict[str, Any]:
     return {"value": _num(value), "ci": _ci(bootstrap.interval(reps))}
 
 
+def _replicates(c: Collected, arrays: Mapping[str, np.ndarray], keys: Sequence[str], id_counts: Sequence[np.ndarray],
+                used_ids: Sequence[np.ndarray], scripts: Sequence[str], replicates: int,
+                seed: int) -> tuple[dict[str, np.ndarray], list[dict[str, np.ndarray]]]:
+    """The paired bootstrap: replicate values of every ratio metric (``keys``, as :func:`_values` names them)
+    and of each tokenizer's distribution metrics (the first :data:`DISTRIBUTION_REPLICATES` replicates)."""
+    k = len(c.tokenizers)
+    col_names = list(arrays)
+    reps: dict[str, list[np.ndarray]] = {key: [] for key in keys}
+    dist_reps: list[dict[str, list[np.ndarray]]] = [{m: [] for m in _DIST} for _ in range(k)]
+    if replicates:
+        fast = _fast_type_counts()
+        dist_r = min(replicates, DISTRIBUTION_REPLICATES)
+        sparse = None
+        if fast is not None:
+            # One call for all tokenizers: the resampling counts are drawn once. The token types are the
+            # ids themselves (the core skips the ids that never occur).
+            all_sums = fast([np.ascontiguousarray(d.ids, dtype=np.uint32) for d in c.tokenizers],
+                            [np.ascontiguousarray(d.id_line, dtype=np.uint32) for d in c.tokenizers],
+                            [len(counts) for counts in id_counts], c.n, bootstrap.seed64(seed), dist_r, RENYI_ALPHA)
+            for i, (buf, d) in enumerate(zip(all_sums, c.tokenizers)):
+                sums = np.frombuffer(buf, dtype="<f8").reshape(dist_r, 4)
+                for name, v in distribution_metrics_from_sums(sums, d.table.vocab_size).items():
+                    dist_reps[i][name].append(v)
+        else:
+            sparse = []
+            for used, counts, d in zip(used_ids, id_counts, c.tokenizers):
+                renumber = np.cumsum(counts > 0) - 1  # the used ids as 0, 1, ...
+                sparse.append(_type_line_counts(used, renumber[d.ids], d.id_line, c.n))
+        column_sums = _fast_column_sums()
+        if column_sums is not None and sparse is None:
+            # The core draws the same replicates and sums every column exactly (no weights matrix).
+            buf = column_sums([np.ascontiguousarray(a, dtype=np.int64) for a in arrays.values()], c.n,
+                              bootstrap.seed64(seed), replicates)
+            all_sums = np.frombuffer(buf, dtype="<f8").reshape(replicates, len(col_names))
+            for key, v in _values(dict(zip(col_names, all_sums.T)), k, scripts).items():
+                reps[key].append(v)
+        else:
+            # Identical columns (all-zero UNK counts, lossless == lines, ...) are summed once.
+            distinct, back = _distinct_columns(_columns(c)[1])
+            done = 0
+            for w in bootstrap.weights(c.n, replicates, seed):
+                sums = dict(zip(col_names, (w @ distinct)[:, back].T))
+                for key, v in _values(sums, k, scripts).items():
+                    reps[key].append(v)
+                if sparse is not None and done < DISTRIBUTION_REPLICATES:
+                    take = w[: DISTRIBUTION_REPLICATES - done]
+                    for i, (m, d) in enumerate(zip(sparse, c.tokenizers)):
+                        for name, v in distribution_metrics(m @ take.T, d.table.vocab_size).items():
+                            dist_reps[i][name].append(v)
+                done += len(w)
+    rep = {key: np.concatenate(v) if v else np.full(1, np.nan) for key, v in reps.items()}
+    drep = [{m: np.concatenate(v) if v else np.full(1, np.nan) for m, v in r.items()} for r in dist_reps]
+    return rep, drep
+
+
 def compare(
     tokenizers: Sequence[Any],
     lines: Sequence[str],
@@ -394,58 +450,27 @@ def compare(
 
     # ---- point values and the paired bootstrap ----
     arrays = _column_arrays(c)
-    col_names = list(arrays)
     point = _values({name: np.float64(arr.sum()) for name, arr in arrays.items()}, k, scripts)
     # Per tokenizer: how often each id occurs (ids are bounded by |V|: bincount, not np.unique), the ids used.
     id_counts = [_count_ids(d.ids) for d in c.tokenizers]
     used_ids = [np.flatnonzero(counts) for counts in id_counts]
     dist_point = [distribution_metrics(counts[used], d.table.vocab_size)
                   for used, counts, d in zip(used_ids, id_counts, c.tokenizers)]
-    reps: dict[str, list[np.ndarray]] = {key: [] for key in point}
-    dist_reps: list[dict[str, list[np.ndarray]]] = [{m: [] for m in _DIST} for _ in range(k)]
-    if bootstrap_replicates:
-        fast = _fast_type_counts()
-        dist_r = min(bootstrap_replicates, DISTRIBUTION_REPLICATES)
-        sparse = None
-        if fast is not None:
-            # One call for all tokenizers: the resampling counts are drawn once. The token types are the
-            # ids themselves (the core skips the ids that never occur).
-            all_sums = fast([np.ascontiguousarray(d.ids, dtype=np.uint32) for d in c.tokenizers],
-                            [np.ascontiguousarray(d.id_line, dtype=np.uint32) for d in c.tokenizers],
-                            [len(counts) for counts in id_counts], c.n, bootstrap.seed64(seed), dist_r, RENYI_ALPHA)
-            for i, (buf, d) in enumerate(zip(all_sums, c.tokenizers)):
-                sums = np.frombuffer(buf, dtype="<f8").reshape(dist_r, 4)
-                for name, v in distribution_metrics_from_sums(sums, d.table.vocab_size).items():
-                    dist_reps[i][name].append(v)
-        else:
-            sparse = []
-            for used, counts, d in zip(used_ids, id_counts, c.tokenizers):
-                renumber = np.cumsum(counts > 0) - 1  # the used ids as 0, 1, ...
-                sparse.append(_type_line_counts(used, renumber[d.ids], d.id_line, c.n))
-        column_sums = _fast_column_sums()
-        if column_sums is not None and sparse is None:
-            # The core draws the same replicates and sums every column exactly (no weights matrix).
-            buf = column_sums([np.ascontiguousarray(a, dtype=np.int64) for a in arrays.values()], c.n,
-                              bootstrap.seed64(seed), bootstrap_replicates)
-            all_sums = np.frombuffer(buf, dtype="<f8").reshape(bootstrap_replicates, len(col_names))
-            for key, v in _values(dict(zip(col_names, all_sums.T)), k, scripts).items():
-                reps[key].append(v)
-        else:
-            # Identical columns (all-zero UNK counts, lossless == lines, ...) are summed once.
-            distinct, back = _distinct_columns(_columns(c)[1])
-            done = 0
-            for w in bootstrap.weights(c.n, bootstrap_replicates, seed):
-                sums = dict(zip(col_names, (w @ distinct)[:, back].T))
-                for key, v in _values(sums, k, scripts).items():
-                    reps[key].append(v)
-                if sparse is not None and done < DISTRIBUTION_REPLICATES:
-                    take = w[: DISTRIBUTION_REPLICATES - done]
-                    for i, (m, d) in enumerate(zip(sparse, c.tokenizers)):
-                        for name, v in distribution_metrics(m @ take.T, d.table.vocab_size).items():
-                            dist_reps[i][name].append(v)
-                done += len(w)
-    rep = {key: np.concatenate(v) if v else np.full(1, np.nan) for key, v in reps.items()}
-    drep = [{m: np.concatenate(v) if v else np.full(1, np.nan) for m, v in r.items()} for r in dist_reps]
+    # The resampling runs in the core with the GIL released (on all cores, though parts of it on one):
+    # what does not need its replicates is built meanwhile, on this thread.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="compare-bootstrap") as pool:
+        resampled = pool.submit(_replicates, c, arrays, list(point), id_counts, used_ids, scripts,
+                                bootstrap_replicates, seed)
+        cores = [set(d.table.core) - {b""} for d in c.tokenizers]
+        short = [_short_first(x) for x in cores]
+        overlaps = {(a, b): _vocab_overlap(cores[a], cores[b], short=(short[a], short[b]))
+                    for a in range(k) for b in range(a + 1, k)}
+        spellings: dict[tuple[int, str], list[str]] = {}  # (tokenizer, word) -> its tokens, shared by the pairs
+        groups = type_groups(c)  # each segment type's (script, kind), shared by the pairs
+        attributions = [attribution(c, prepared, lines, a, b, top_words, spellings, groups)
+                        for a in range(k) for b in range(a + 1, k)]
+        samples = _samples(prepared, names, lines, c, indices)
+        rep, drep = resampled.result()
 
     def entry(value: Any, replicates: np.ndarray) -> dict[str, Any]:
         if not bootstrap_replicates:
@@ -488,8 +513,6 @@ def compare(
 
     # ---- pairs ----
     doc_pairs = []
-    cores = [set(d.table.core) - {b""} for d in c.tokenizers]
-    short = [_short_first(x) for x in cores]
     for a in range(k):
         for b in range(a + 1, k):
             shared = float(c.shared_boundaries[(a, b)].sum())
@@ -510,13 +533,11 @@ def compare(
                 "a": names[a], "b": names[b],
                 "boundary_precision": _num(p), "boundary_recall": _num(r), "boundary_f1": _num(f),
                 "boundary_f1_ci": _ci(f1_ci),
-                **_vocab_overlap(cores[a], cores[b], short=(short[a], short[b])),
+                **overlaps[(a, b)],
                 "differences": differences,
             })
 
     values = {m: [t["metrics"][m]["value"] for t in doc_tokenizers] for m in METRICS}
-    spellings: dict[tuple[int, str], list[str]] = {}  # (tokenizer, word) -> its tokens, shared by the pairs
-    groups = type_groups(c)  # each segment type's (script, kind), shared by the pairs
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "inputs": {
@@ -534,15 +555,14 @@ def compare(
         "tokenizers": doc_tokenizers,
         "best": _best(values, names),
         "pairwise": doc_pairs,
-        "attribution": [attribution(c, prepared, lines, a, b, top_words, spellings, groups)
-                        for a in range(k) for b in range(a + 1, k)],
+        "attribution": attributions,
     }
     if gold is not None:
         entries = read_gold(gold) if isinstance(gold, (str, bytes)) or hasattr(gold, "__fspath__") else list(gold)
         doc["gold"] = {name: gold_scores(t, entries) for name, t in zip(names, prepared)}
     if parallel is not None:
         doc["parallel"] = _parallel(prepared, names, parallel, pivot, bootstrap_replicates, seed)
-    doc["samples"] = _samples(prepared, names, lines, c, indices)
+    doc["samples"] = samples
     return Comparison(doc)
 
 
