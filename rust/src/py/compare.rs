@@ -153,7 +153,15 @@ impl PyCompareCollector {
                 )));
             }
         }
-        let round_trip = py.detach(|| out.iter().map(|c| c.encoder().round_trip()).collect());
+        // Each tokenizer's pieces are decoded once here, the tokenizers side by side.
+        let round_trip = py.detach(|| {
+            if crate::parallel::parallel_allowed() {
+                use rayon::prelude::*;
+                out.par_iter().map(|c| c.encoder().round_trip()).collect()
+            } else {
+                out.iter().map(|c| c.encoder().round_trip()).collect()
+            }
+        });
         Ok(PyCompareCollector {
             round_trip,
             cores: out,
