@@ -274,3 +274,19 @@ def test_core_column_sums_equal_the_weights_product(n, seed):
         _core.bootstrap_column_sums([np.zeros(n + 1, np.int64)], n, 0, 2)
     with pytest.raises(TypeError, match="buffer"):
         _core.bootstrap_column_sums([np.zeros(n, np.float32)], n, 0, 2)
+
+
+def test_lines_with_whitespace_split_words_are_the_lines_str_strip_keeps():
+    # compare() picks its sample lines from the core's whitespace-split word counts: they must be the
+    # lines that str.strip leaves non-empty (the reference's choice), whatever the whitespace.
+    from subword import Tokenizer, BPE
+    from subword.compare.comparison import _sample_indices
+    from subword.compare.words import WHITESPACE_CODEPOINTS
+
+    spaces = "".join(map(chr, WHITESPACE_CODEPOINTS))
+    lines = UNICODE_LINES + ["", spaces, "\u200b", "\x1c\x1d", " x ", "\u3000", "\x85a"] + list(spaces)
+    tok = Tokenizer(BPE({"a": 0}, [], unk_token=None))
+    words = native.collect_native([tok, tok], ["a", "b"], lines).ws_words
+    assert np.flatnonzero(words).tolist() == [i for i, s in enumerate(lines) if s.strip()]
+    for show in (0, 3, 10, 100):
+        assert _sample_indices(lines, show, np.flatnonzero(words).tolist()) == _sample_indices(lines, show)

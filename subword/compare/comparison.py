@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from subword.compare import bootstrap
+from subword.compare import native as _native
 from subword.compare.align import gold_scores, prf, read_gold
 from subword.compare.attribution import attribution, type_groups
 from subword.compare.collect import Collected, collect
@@ -116,9 +117,15 @@ def _prepare(tok: Any) -> Any:
     return copy
 
 
-def _sample_indices(lines: Sequence[str], show: int) -> list[int]:
-    """``show`` non-empty lines spread evenly over the input, in order."""
-    candidates = list(itertools.compress(range(len(lines)), map(str.strip, lines)))
+def _sample_indices(lines: Sequence[str], show: int, candidates: Sequence[int] | None = None) -> list[int]:
+    """``show`` non-empty lines spread evenly over the input, in order (``candidates``: the lines that hold
+    a character other than whitespace, when the caller knows them).
+
+    >>> _sample_indices(["a", " ", "b", "c"], 2), _sample_indices([], 2, candidates=[0, 2, 3])
+    ([0, 2], [0, 2])
+    """
+    if candidates is None:
+        candidates = list(itertools.compress(range(len(lines)), map(str.strip, lines)))
     if show <= 0 or not candidates:
         return []
     if len(candidates) <= show:
@@ -443,8 +450,16 @@ def compare(
     if bootstrap_replicates < 0:
         raise ValueError(f"bootstrap_replicates must be >= 0, got {bootstrap_replicates}")
     prepared = [_prepare(t) for t in tokenizers]
-    indices = _sample_indices(lines, show)
-    c = collect(prepared, names, lines, indices)
+    if _native.available(prepared):
+        # The core's pass counts each line's whitespace-split words: a line holds a character other than
+        # whitespace (str.strip's) exactly when it has one, so the sample lines are chosen after the pass,
+        # and only they are encoded again for the sample view.
+        c = collect(prepared, names, lines, (), native=True)
+        indices = _sample_indices(lines, show, np.flatnonzero(c.ws_words).tolist())
+        c.samples = _native.sample_encodings(prepared, lines, indices)
+    else:
+        indices = _sample_indices(lines, show)
+        c = collect(prepared, names, lines, indices, native=False)
     k = len(prepared)
     scripts = sorted(c.script_words)
 

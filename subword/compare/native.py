@@ -32,7 +32,7 @@ from subword.compare.collect import LOSSLESS_EXAMPLES, Collected, TokenizerData,
 from subword.compare.vocab import VocabTable
 from subword.compare.words import SCRIPTS, classify, is_word
 
-__all__ = ["available", "collect_native", "SCRIPT_LABELS"]
+__all__ = ["available", "collect_native", "sample_encodings", "SCRIPT_LABELS"]
 
 #: The script labels, in the order of the indices the core is given (``classify`` returns one of them).
 SCRIPT_LABELS = (*SCRIPTS, "Other", "Common")
@@ -61,6 +61,24 @@ def available(tokenizers: Sequence[Any]) -> bool:
 
 def _i64(buf: bytes) -> np.ndarray:
     return np.frombuffer(buf, dtype="<i8")
+
+
+def sample_encodings(tokenizers: Sequence[Any], lines: Sequence[str], indices: Sequence[int]) -> dict[int, list[Any]]:
+    """``{line: [its Encoding under each tokenizer]}`` of the sample lines (``Collected.samples``).
+
+    >>> from subword import Tokenizer, WordPiece
+    >>> from subword.pre_tokenizers import Whitespace
+    >>> tok = Tokenizer(WordPiece({"[UNK]": 0, "ab": 1}), pre_tokenizer=Whitespace())
+    >>> [e.ids for e in sample_encodings([tok, tok], ["ab", "ab ab"], [1])[1]]
+    [[1, 1], [1, 1]]
+    """
+    wanted = sorted(set(indices))
+    samples: dict[int, list[Any]] = {i: [None] * len(tokenizers) for i in wanted}
+    if wanted:
+        for ti, tok in enumerate(tokenizers):
+            for i, enc in zip(wanted, tok.encode_batch([lines[i] for i in wanted], add_special_tokens=False)):
+                samples[i][ti] = enc
+    return samples
 
 
 def collect_native(tokenizers: Sequence[Any], names: Sequence[str], lines: Sequence[str],
@@ -121,13 +139,15 @@ def collect_native(tokenizers: Sequence[Any], names: Sequence[str], lines: Seque
             d.continued[first:last] = _i64(t["continued"])
             d.unk_chars[first:last] = _i64(t["unk_chars"])
             d.byte_tokens[first:last] = _i64(t["byte_tokens"])
-            ok = np.frombuffer(t["lossless"], dtype=np.uint8).astype(bool)
+            ok = np.frombuffer(t["lossless"], dtype=np.uint8).view(bool)  # 0 or 1 per line
             d.lossless[first:last] = ok
             d.boundaries[first:last] = _i64(t["boundaries"])
             for si, row in t["script_tokens"].items():
                 d.script_tokens.setdefault(SCRIPT_LABELS[si], np.zeros(n, np.int64))[first:last] += _i64(row)
             tt = _i64(t["type_tokens"])
-            d.type_tokens = np.concatenate([d.type_tokens, np.zeros(len(tt) - len(d.type_tokens), np.int64)]) + tt
+            if len(tt) > len(d.type_tokens):  # the types new in this chunk
+                d.type_tokens = np.concatenate([d.type_tokens, np.zeros(len(tt) - len(d.type_tokens), np.int64)])
+            d.type_tokens[: len(tt)] += tt
             ids = np.frombuffer(t["ids"], dtype="<u4")  # read-only, kept as the core gave it (no copy)
             ids_parts[ti].append(ids)
             if len(d.lossless_examples) < LOSSLESS_EXAMPLES and not ok.all():
@@ -142,12 +162,7 @@ def collect_native(tokenizers: Sequence[Any], names: Sequence[str], lines: Seque
         for p, buf in zip(pairs, out["shared"]):
             shared[p][first:last] = _i64(buf)
 
-    wanted = sorted(set(sample_indices))
-    samples: dict[int, list[Any]] = {i: [None] * k for i in wanted}
-    if wanted:
-        for ti, tok in enumerate(tokenizers):
-            for i, enc in zip(wanted, tok.encode_batch([lines[i] for i in wanted], add_special_tokens=False)):
-                samples[i][ti] = enc
+    samples = sample_encodings(tokenizers, lines, sample_indices)
     for ti, d in enumerate(data):
         d.ids = np.concatenate(ids_parts[ti]) if ids_parts[ti] else np.zeros(0, np.uint32)
         d.id_line = np.repeat(np.arange(n, dtype=np.uint32), d.tokens)  # once, not per chunk
