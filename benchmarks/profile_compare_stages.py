@@ -32,7 +32,7 @@ for p in (ROOT, ROOT / "benchmarks"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
-from bench_compare import CORPUS, prepare_tokenizers  # noqa: E402
+from bench_compare import CORPUS, prepare_tokenizers
 
 log = logging.getLogger("profile_compare_stages")
 CORE_FUNCTIONS = ("type_count_replicates", "bootstrap_column_sums", "compare_vocab_table", "count_ids")
@@ -52,11 +52,10 @@ def profile(corpus: Path, specs: list[str], out_dir: Path) -> tuple[float, dict[
     """``(wall seconds, seconds per stage, encode seconds inside the pass)`` of one compare of ``corpus``."""
     from click.testing import CliRunner
 
-    import subword.compare.collect as collect
     import subword.compare.render_html  # noqa: F401  (imported untimed, as bench_compare does)
-    import subword.compare.sources as sources
     from cli.main import cli
     from subword import _core
+    from subword.compare import collect, sources
 
     acc: dict[str, float] = {}
     for name in CORE_FUNCTIONS:
