@@ -124,6 +124,12 @@ pub fn spans_into(line: &str, scratch: &mut SpanScratch) {
         }
         return;
     }
+    crate_spans_into(line, spans);
+}
+
+/// [`spans_into`] by `unicode-segmentation` alone (the path of every other line, and the tests' oracle
+/// of the fast path): its word bounds, with the `regex` package's one tailoring.
+fn crate_spans_into(line: &str, spans: &mut Vec<(usize, usize, u32)>) {
     for (i, seg) in line.split_word_bound_indices() {
         let end = i + seg.len();
         if let Some(prev) = spans.last_mut() {
@@ -137,21 +143,10 @@ pub fn spans_into(line: &str, scratch: &mut SpanScratch) {
     }
 }
 
-/// [`spans_into`] by `unicode-segmentation` alone (for the tests of the fast path).
 #[cfg(test)]
 fn crate_spans(line: &str) -> Vec<(usize, usize, u32)> {
-    let mut spans: Vec<(usize, usize, u32)> = Vec::new();
-    for (i, seg) in line.split_word_bound_indices() {
-        let end = i + seg.len();
-        if let Some(prev) = spans.last_mut() {
-            if seg.chars().next().is_some_and(is_regex_vowel) && ends_with_apostrophe(&line[prev.0..prev.1]) {
-                prev.1 = end;
-                prev.2 += seg.chars().count() as u32;
-                continue;
-            }
-        }
-        spans.push((i, end, seg.chars().count() as u32));
-    }
+    let mut spans = Vec::new();
+    crate_spans_into(line, &mut spans);
     spans
 }
 
