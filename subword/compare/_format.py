@@ -13,13 +13,16 @@ import math
 import unicodedata
 from typing import Any, NamedTuple
 
+from subword.compare.metrics import METRICS as _METRICS
+
 __all__ = ["MetricInfo", "METRICS", "metric_info", "format_value", "format_ci", "format_delta", "display_width",
            "structured",
            "text_direction"]
 
 
 class MetricInfo(NamedTuple):
-    """A metric's label, its unit kind (``count``, ``percent``, ``ratio``, ``speed``) and a one-line meaning."""
+    """A metric's label, its unit kind (``count``, ``percent``, ``ratio``, ``speed``) and a one-line meaning
+    (with the direction that is better, from :data:`subword.compare.metrics.METRICS`)."""
 
     label: str
     kind: str
@@ -27,27 +30,8 @@ class MetricInfo(NamedTuple):
 
 
 # In the order the tables show them; a metric the document has but this table lacks is shown after these,
-# under its own name.
-METRICS: dict[str, MetricInfo] = {
-    "tokens": MetricInfo("tokens", "count", "total tokens over the input (↓ better)"),
-    "tokens_per_word": MetricInfo("tokens / word", "ratio", "fertility, Unicode (UAX #29) words (↓ better)"),
-    "tokens_per_whitespace_word": MetricInfo("tokens / whitespace word", "ratio",
-                                             "fertility, whitespace-separated words (↓ better)"),
-    "continued_words": MetricInfo("continued words", "percent", "words split into 2+ tokens (↓ better)"),
-    "chars_per_token": MetricInfo("chars / token", "ratio", "compression, characters per token (↑ better)"),
-    "bytes_per_token": MetricInfo("bytes / token", "ratio", "compression, UTF-8 bytes per token (↑ better)"),
-    "normalized_sequence_length": MetricInfo("normalized seq. length", "ratio",
-                                             "tokens relative to the first tokenizer, Dagan et al. (↓ better)"),
-    "vocab_utilization": MetricInfo("vocab used", "percent", "share of the vocabulary seen in the input"),
-    "type_token_ratio": MetricInfo("type / token", "ratio", "distinct tokens / tokens"),
-    "renyi_efficiency": MetricInfo("Rényi efficiency", "ratio",
-                                   "Rényi entropy (α = 2.5) / log2 |V|, Zouhar et al. (↑ better)"),
-    "shannon_efficiency": MetricInfo("Shannon efficiency", "ratio", "Shannon entropy / log2 |V| (↑ better)"),
-    "lossless_lines": MetricInfo("lossless lines", "percent", "lines that decode back to the input (↑ better)"),
-    "unk_char_rate": MetricInfo("UNK chars", "percent", "characters lost to the unknown token (↓ better)"),
-    "byte_fallback_rate": MetricInfo("byte tokens", "percent", "byte-fallback pieces / tokens (↓ better)"),
-    "mb_per_s": MetricInfo("MB/s", "speed", "encoding throughput, one run, not a benchmark (↑ better)"),
-}
+# under its own name. Built from the one metrics table, so a label, unit or direction is stated once.
+METRICS: dict[str, MetricInfo] = {name: MetricInfo(m.label, m.kind, m.hint) for name, m in _METRICS.items()}
 
 # Parts of a tokenizer's "metrics" that are not one number with an interval.
 STRUCTURED = {"token_length_histogram", "tokens_per_word_by_script", "lossless_examples"}

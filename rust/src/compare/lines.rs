@@ -1,14 +1,17 @@
-//! One chunk of lines, encoded by every tokenizer and reduced to per-line counts.
+//! One chunk of lines, encoded by every tokenizer and reduced to per-line counts: the one
+//! implementation of `subword compare`'s pass (the readable reference is in the tests,
+//! `tests/compare_reference.py`).
 //!
-//! The numbers are those of `subword/compare/collect.py` (the reference), per line:
-//! characters, UTF-8 bytes, words (segments whose type is a word), words per script,
+//! Per line: characters, UTF-8 bytes, words (segments whose type is a word), words per script,
 //! whitespace-split words; per tokenizer: tokens, continued words (2+ tokens of non-zero width
 //! overlap the word), characters under the UNK token, byte tokens, the lossless round trip
 //! (`decode(encode(x)) == x`, special tokens kept), tokens of words per script, internal boundaries
 //! (keyed by the non-whitespace characters before them, line edges excluded); per pair: shared
 //! boundaries; per segment type: occurrences, and the tokens attributed to it (a token belongs to
-//! the segment holding its last character). Offsets are in characters, converted from the
-//! encoders' byte offsets the way `Encoding.offsets` converts them.
+//! the segment holding its last character); per block of `block_lines` consecutive lines and
+//! tokenizer: each token id that occurs in the block and how often (the sparse type counts the
+//! block bootstrap resamples). Offsets are in characters, converted from the encoders' byte offsets
+//! the way `Encoding.offsets` converts them.
 //!
 //! Performance notes: the chunk is encoded in blocks of `BLOCK_LINES` lines, each line's
 //! `Encoding` copied into its block's flat ids and offsets and freed at once (the per-line
@@ -168,9 +171,43 @@ pub struct TokStats {
     pub script_tokens: Vec<(u8, Vec<i64>)>,
     /// Per segment type (all types known after this chunk): tokens attributed to it.
     pub type_tokens: Vec<i64>,
-    /// All ids of the chunk, line after line.
-    pub ids: Vec<u32>,
+    /// The token ids of each block of `block_lines` lines, counted.
+    pub block_types: BlockTypes,
     pub encode_seconds: f64,
+}
+
+/// Sparse counts of token ids per block of lines: block `j` holds `ids[ends[j - 1]..ends[j]]`
+/// (in order of first occurrence) with their `counts` (a CSR matrix, blocks x ids).
+#[derive(Default, Debug, PartialEq)]
+pub struct BlockTypes {
+    pub ends: Vec<u64>,
+    pub ids: Vec<u32>,
+    pub counts: Vec<u32>,
+}
+
+/// [`BlockTypes`] of `ids` (a chunk's tokens, line after line; line `j` ends at `line_end[j]`) in
+/// blocks of `block_lines` lines.
+pub fn block_types(ids: &[u32], line_end: &[usize], block_lines: usize) -> BlockTypes {
+    let bound = ids.iter().max().map_or(0, |&m| m as usize + 1);
+    let mut count = vec![0u32; bound];
+    let mut out = BlockTypes::default();
+    let mut from = 0usize;
+    for ends in line_end.chunks(block_lines.max(1)) {
+        let to = ends[ends.len() - 1];
+        let first = out.ids.len();
+        for &id in &ids[from..to] {
+            if count[id as usize] == 0 {
+                out.ids.push(id);
+            }
+            count[id as usize] += 1;
+        }
+        for &id in &out.ids[first..] {
+            out.counts.push(std::mem::take(&mut count[id as usize]));
+        }
+        out.ends.push(out.ids.len() as u64);
+        from = to;
+    }
+    out
 }
 
 /// A chunk's counts.
@@ -186,33 +223,6 @@ pub struct ChunkStats {
     pub tokenizers: Vec<TokStats>,
     /// Per pair `(a, b)`, `a < b` in order: shared boundaries per line.
     pub shared: Vec<Vec<i64>>,
-}
-
-/// Little-endian bytes of the values, as the Python side reads the columns: a view of them in
-/// place on a little-endian machine (the per-script columns are mostly zeros, megabytes per chunk).
-pub fn i64_le_bytes(v: &[i64]) -> std::borrow::Cow<'_, [u8]> {
-    #[cfg(target_endian = "little")]
-    {
-        // SAFETY: any initialised i64 memory is valid as bytes; the length covers exactly the slice.
-        std::borrow::Cow::Borrowed(unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) })
-    }
-    #[cfg(not(target_endian = "little"))]
-    {
-        std::borrow::Cow::Owned(v.iter().flat_map(|x| x.to_le_bytes()).collect())
-    }
-}
-
-/// [`i64_le_bytes`] of `u32` values.
-pub fn u32_le_bytes(v: &[u32]) -> std::borrow::Cow<'_, [u8]> {
-    #[cfg(target_endian = "little")]
-    {
-        // SAFETY: as in `i64_le_bytes`.
-        std::borrow::Cow::Borrowed(unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) })
-    }
-    #[cfg(not(target_endian = "little"))]
-    {
-        std::borrow::Cow::Owned(v.iter().flat_map(|x| x.to_le_bytes()).collect())
-    }
 }
 
 /// Lines per task of the parallel encoding and reduction (a chunk has some 20k).
@@ -589,14 +599,19 @@ fn script_rows<'a>(entries: impl Iterator<Item = &'a (u32, u8, i64)> + Clone, m:
 /// Encodes `lines` with every tokenizer and reduces them (see the module docs).
 ///
 /// `segs` are the lines' segments (from [`super::segment::segment_chunk`]) and `ntypes` the number
-/// of segment types known after segmenting them; `classes` covers all of those.
+/// of segment types known after segmenting them; `classes` covers all of those. The chunk starts a
+/// block of `block_lines` lines (the type counts are per block).
 pub fn reduce_chunk(
     lines: &[&str],
     segs: &ChunkSegments,
     ntypes: usize,
     classes: &TypeClasses<'_>,
     toks: &[TokInfo<'_>],
+    block_lines: usize,
 ) -> Result<ChunkStats, String> {
+    if block_lines == 0 {
+        return Err("block_lines must be at least 1".to_string());
+    }
     if classes.word.len() < ntypes || classes.script.len() < ntypes {
         return Err(format!("{ntypes} segment types but classes for {}", classes.word.len().min(classes.script.len())));
     }
@@ -686,10 +701,16 @@ pub fn reduce_chunk(
             boundaries: col(&|t| &t.boundaries),
             script_tokens: script_rows(outs.iter().flat_map(|o| o.toks[ti].script_tokens.iter()), m),
             type_tokens: vec![0; ntypes],
-            ids: Vec::with_capacity(encoded[ti].iter().map(|e| e.ids.len()).sum()),
+            block_types: BlockTypes::default(),
             encode_seconds: seconds[ti],
         };
-        encoded[ti].iter().for_each(|e| t.ids.extend_from_slice(&e.ids));
+        let mut ids = Vec::with_capacity(encoded[ti].iter().map(|e| e.ids.len()).sum());
+        let mut line_end = Vec::with_capacity(m);
+        for e in &encoded[ti] {
+            line_end.extend(e.ends.iter().map(|&x| x + ids.len()));
+            ids.extend_from_slice(&e.ids);
+        }
+        t.block_types = block_types(&ids, &line_end, block_lines);
         for o in &outs {
             let bt = &o.toks[ti];
             for &ty in &bt.types {
@@ -714,9 +735,13 @@ mod tests {
     use crate::encoding::CharOffsets;
 
     #[test]
-    fn column_bytes_are_little_endian() {
-        assert_eq!(&*i64_le_bytes(&[1, -2]), &[1, 0, 0, 0, 0, 0, 0, 0, 254, 255, 255, 255, 255, 255, 255, 255]);
-        assert_eq!(&*u32_le_bytes(&[0x0102_0304]), &[4, 3, 2, 1]);
+    fn block_types_count_each_id_per_block() {
+        // Lines: [5 5 1] [] [1] | [7] [5 5]: blocks of 3 lines, then the last of 2.
+        let ids = [5, 5, 1, 1, 7, 5, 5];
+        let line_end = [3, 3, 4, 5, 7];
+        let b = block_types(&ids, &line_end, 3);
+        assert_eq!(b, BlockTypes { ends: vec![2, 4], ids: vec![5, 1, 7, 5], counts: vec![2, 2, 1, 2] });
+        assert_eq!(block_types(&[], &[0, 0], 1), BlockTypes { ends: vec![0, 0], ..Default::default() });
     }
 
     #[test]
