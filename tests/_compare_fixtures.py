@@ -28,6 +28,47 @@ SAMPLE_LINES = [
 ]
 
 
+# Lines that exercise the pass: apostrophes at word starts, combining marks and joiners, emoji and flags,
+# numbers with separators, many scripts, every kind of whitespace, CR at line ends, a long line.
+UNICODE_LINES = SAMPLE_LINES + [
+    "", "x 'em 's ’Ère l'amour can't ''em 'a'b 1'a rock'n'roll",
+    "naïve café e\u0301 a\u0300\u0301b \u200b\u200dx 👩\u200d👩\u200d👧 🇫🇷🇩🇪 ✌🏽 #1 @user http://x.y/z?q=1",
+    "3.14 1,000.5 U.S.A. a_b a-b 12:30 ٣٤٥ ๑๒๓",
+    "Привет, мир! Γειά σου κόσμε. Բարեւ Გამარჯობა",
+    "नमस्ते दुनिया। হ্যালো ਸਤਿ ਸ੍ਰੀ અકાલ ଓଡ଼ିଆ தமிழ் తెలుగు ಕನ್ನಡ മലയാളം සිංහල",
+    "สวัสดีชาวโลก ສະບາຍດີ ཀུན་ ျမန္မာ ខ្មែរ ሰላም ދިވެހި ܫܠܡܐ",
+    "日本語のテキストとカタカナ、ひらがな。한국어 텍스트 中文文本",
+    "tabs\there\tand\u3000ideographic\u00a0nbsp\u2028sep\u2029para\x0bvt\x0cff\x1cfs",
+    "line with CR\r", "\r", "  leading and trailing  ", "\t", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 𝟙𝟚𝟛 ﬁﬂ ǅ",
+    "\U0001F600\U0001F3FB text \u0301lonely mark", "x" * 300 + " " + "ab" * 200,
+]
+
+
+@lru_cache(maxsize=1)
+def unigram_model() -> str:
+    """A SentencePiece Unigram ``.model`` trained here on the built-in corpus and :data:`UNICODE_LINES`."""
+    spm = pytest.importorskip("sentencepiece")
+    workdir = Path(tempfile.mkdtemp(prefix="compare-unigram-"))
+    text = workdir / "train.txt"
+    text.write_text("\n".join(training_lines() + UNICODE_LINES) + "\n", encoding="utf-8")
+    spm.SentencePieceTrainer.train(input=str(text), model_prefix=str(workdir / "uni"), vocab_size=800,
+                                   model_type="unigram", character_coverage=0.9995, minloglevel=2)
+    return str(workdir / "uni.model")
+
+
+def every_kind() -> list:
+    """Tokenizers of every kind the core runs: byte-level BPE, WordPiece, a SentencePiece ``.model``
+    Unigram, HF-JSON SentencePiece BPE with byte fallback, and cl100k_base when a local rank file exists."""
+    from subword import Tokenizer
+
+    toks = [byte_level(), wordpiece(), Tokenizer.from_file(unigram_model()), sentencepiece_bpe()]
+    try:
+        toks.append(Tokenizer.from_tiktoken("cl100k_base"))
+    except Exception:  # noqa: BLE001 - no local rank file: the other four still cover the core's kinds
+        pass
+    return toks
+
+
 @lru_cache(maxsize=1)
 def training_lines() -> list[str]:
     from corpora.builtin import builtin_corpus

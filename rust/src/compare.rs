@@ -7,7 +7,7 @@
 //! - [`vocab`]     what each id stands for, as bytes (the vocabulary table of the metrics)
 //!
 //! This is the one implementation of the pass; the readable reference that defines every number is
-//! the tests' (`tests/compare_reference.py`), and `tests/test_compare_pass.py` checks that both give
+//! the tests' (`tests/_compare_reference.py`), and `tests/test_compare_pass.py` checks that both give
 //! identical arrays. The bootstrap over the counts is plain numpy (`subword/compare/bootstrap.py`).
 
 pub mod lines;

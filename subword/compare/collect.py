@@ -14,7 +14,7 @@ tokenizer: tokens, continued words, characters under UNK tokens, byte tokens, lo
 tokens of the words of each script, internal boundaries; per pair of tokenizers: shared boundaries.
 Per block of lines and tokenizer: how often each token id occurs. Per segment type: its count, its
 first line, and the tokens each tokenizer puts in it. The readable reference of all of it is in the
-tests (``tests/compare_reference.py``).
+tests (``tests/_compare_reference.py``).
 
 >>> from subword import Tokenizer, WordPiece
 >>> from subword.pre_tokenizers import Whitespace
@@ -211,7 +211,7 @@ def collect(tokenizers: Sequence[Any], names: Sequence[str], lines: Sequence[str
         warm_up(tokenizers, lines[0])  # the benchmark times this as loading
     for first, last in chunk_bounds(np.fromiter(map(len, lines), dtype=np.int64, count=n), block_lines):
         chunk = lines[first:last]
-        new, first_lines = collector.segment(chunk)
+        new, first_lines = collector.segment(chunk, last == n)
         # The core classifies the ASCII types (words.py's own ASCII rule); the rest go through words.py.
         word, script, other = collector.ascii_classes(_SCRIPT_INDEX["Latin"], _SCRIPT_INDEX["Common"])
         if other:

@@ -6,7 +6,7 @@ WordPiece's ``##`` prefix dropped. Its *core* removes the word-start markers as 
 space from ``Ġ``/``▁``): the form vocabularies are compared in, so ``Ġthe``, ``▁the``, ``the`` and
 ``##the`` are the same string. Added tokens stand for their own text. The Rust core builds the table
 from the tokenizer's own token table (``rust/src/compare/vocab.rs``); the readable reference is in
-the tests (``tests/compare_reference.py``).
+the tests (``tests/_compare_reference.py``).
 
 >>> from subword import Tokenizer, BPE
 >>> from subword.decoders import ByteLevel

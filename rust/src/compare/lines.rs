@@ -1,6 +1,6 @@
 //! One chunk of lines, encoded by every tokenizer and reduced to per-line counts: the one
 //! implementation of `subword compare`'s pass (the readable reference is in the tests,
-//! `tests/compare_reference.py`).
+//! `tests/_compare_reference.py`).
 //!
 //! Per line: characters, UTF-8 bytes, words (segments whose type is a word), words per script,
 //! whitespace-split words; per tokenizer: tokens, continued words (2+ tokens of non-zero width
@@ -636,12 +636,12 @@ pub fn reduce_chunk(
         encoded.push(e);
     }
     // The segment that position line_start falls in, for an empty line's tokens: the line feed
-    // after it, else the segment before it (the previous line's line feed).
+    // after it, else (the input's last line) the segment before it, the previous line's line feed.
     let fallback: Vec<Option<u32>> = (0..m)
         .map(|j| {
             segs.separator[j].or_else(|| {
                 if j == 0 {
-                    return None;
+                    return segs.before;
                 }
                 segs.separator[j - 1].or_else(|| segs.line(j - 1).last().map(|g| g.ty))
             })

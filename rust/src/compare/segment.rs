@@ -227,27 +227,45 @@ fn breaks(c: &[Wb], i: usize) -> bool {
     }
 }
 
-/// The segments of a chunk of lines.
+/// The segments of a chunk of lines, as a part of the whole input joined by line feeds: every line but
+/// the input's last is followed by a line feed, a segment of its own, or one with the line's last
+/// character when the line ends with `\r` (UAX #29 keeps `\r\n` together). The counts are the same
+/// however the input is cut into chunks.
 pub struct ChunkSegments {
     /// All segments, line after line: line `j`'s are `segs[line_start[j]..line_start[j + 1]]` (a
-    /// line ending in `\r` that is not the chunk's last has the `\r\n` type for that last character:
-    /// in the joined chunk it is one segment with the line feed).
+    /// line ending in `\r` that is not the input's last has the `\r\n` type for that last character).
     pub segs: Vec<Segment>,
     /// Per line and one past the last, the index of its first segment in `segs`.
     pub line_start: Vec<usize>,
-    /// Per line, the type of the line feed segment after it (`None` for the chunk's last line and
+    /// Per line, the type of the line feed segment after it (`None` for the input's last line and
     /// for a line whose `\r` took the line feed).
     pub separator: Vec<Option<u32>>,
+    /// The type of the segment that ends the line before the chunk (its line feed, or `\r\n`).
+    pub before: Option<u32>,
     /// The number of types before this chunk: ids from here on are new.
     pub known: usize,
     /// The line (in the chunk) where each new type first occurs.
     pub new_first_line: Vec<u32>,
+    /// Per line: its last segment is `\r\n` (the line ended with `\r` and took the line feed).
+    merged: Vec<bool>,
 }
 
 impl ChunkSegments {
     /// The segments of line `j`.
     pub fn line(&self, j: usize) -> &[Segment] {
         &self.segs[self.line_start[j]..self.line_start[j + 1]]
+    }
+
+    /// The type of the segment that ends the chunk's last line (its line feed or `\r\n`), if any: the
+    /// next chunk's [`ChunkSegments::before`].
+    pub fn tail(&self) -> Option<u32> {
+        let j = self.separator.len().checked_sub(1)?;
+        self.separator[j].or_else(|| self.line(j).last().map(|g| g.ty).filter(|_| self.line_feed_merged(j)))
+    }
+
+    /// Whether line `j`'s last segment took the line feed after it (`\r\n`).
+    fn line_feed_merged(&self, j: usize) -> bool {
+        self.separator[j].is_none() && self.merged[j]
     }
 }
 
@@ -266,8 +284,10 @@ struct SegBlock {
 /// Lines per task of the parallel segmentation.
 const BLOCK_LINES: usize = 256;
 
-/// Segments `lines` and interns their types in order of occurrence in the joined chunk.
-pub fn segment_chunk(lines: &[&str], index: &mut TypeIndex) -> ChunkSegments {
+/// Segments `lines` and interns their types in order of occurrence in the joined input. `last_chunk`:
+/// the chunk ends the input (its last line has no line feed after it); `before`: the previous chunk's
+/// [`ChunkSegments::tail`].
+pub fn segment_chunk(lines: &[&str], index: &mut TypeIndex, last_chunk: bool, before: Option<u32>) -> ChunkSegments {
     let known = index.len();
     // One-character ASCII segments (spaces, punctuation: about half of them) by table, not by hash.
     let ascii1: Vec<u32> = (0u8..128).map(|b| index.get(std::str::from_utf8(&[b]).unwrap_or("")).unwrap_or(UNKNOWN)).collect();
@@ -310,7 +330,9 @@ pub fn segment_chunk(lines: &[&str], index: &mut TypeIndex) -> ChunkSegments {
         }
         id
     };
-    let last = lines.len().saturating_sub(1);
+    // Lines before `last` are followed by a line feed.
+    let last = if last_chunk { lines.len().saturating_sub(1) } else { lines.len() };
+    let mut merged = Vec::with_capacity(lines.len());
     let mut line_feed: Option<u32> = None;
     let mut j = 0usize;
     for blk in blocks {
@@ -323,6 +345,7 @@ pub fn segment_chunk(lines: &[&str], index: &mut TypeIndex) -> ChunkSegments {
             let end = at + k as usize;
             line_start.push(at);
             let merge_cr = j < last && line.ends_with('\r');
+            merged.push(merge_cr && end > at);
             // The new types in order of occurrence: the segments', then the line feed's.
             while let Some(&&(i, b0, b1)) = unknown.peek() {
                 let i = base + i as usize;
@@ -348,7 +371,7 @@ pub fn segment_chunk(lines: &[&str], index: &mut TypeIndex) -> ChunkSegments {
         }
     }
     line_start.push(segs.len());
-    ChunkSegments { segs, line_start, separator, known, new_first_line }
+    ChunkSegments { segs, line_start, separator, before, known, new_first_line, merged }
 }
 
 #[cfg(test)]
@@ -371,15 +394,21 @@ mod tests {
     #[test]
     fn chunk_types_in_order_and_line_feeds_between_lines() {
         let mut index = TypeIndex::default();
-        let c = segment_chunk(&["a b", "b\r", "c"], &mut index);
+        let c = segment_chunk(&["a b", "b\r", "c"], &mut index, true, None);
         let names: Vec<&str> = index.types.iter().map(|s| &**s).collect();
         assert_eq!(names, ["a", " ", "b", "\n", "\r\n", "c"]);
         assert_eq!(c.new_first_line, [0, 0, 0, 0, 1, 2]);
         assert_eq!(c.separator, [Some(3), None, None]);
         assert_eq!(c.line(1), [Segment { start: 0, end: 1, ty: 2 }, Segment { start: 1, end: 2, ty: 4 }]);
-        let again = segment_chunk(&["c a"], &mut index);
+        assert_eq!(c.tail(), None);
+        let again = segment_chunk(&["c a"], &mut index, true, None);
         assert_eq!(again.known, 6);
         assert!(again.new_first_line.is_empty());
+        // A chunk that does not end the input: its last line is followed by a line feed too.
+        let mid = segment_chunk(&["a", "b\r"], &mut index, false, None);
+        assert_eq!(mid.separator, [Some(3), None]);
+        assert_eq!(mid.tail(), Some(4));
+        assert_eq!(segment_chunk(&["x"], &mut index, false, None).tail(), Some(3));
     }
 
     /// The segments of `s` by the fast path (when it takes `s`) and by the crate alone.

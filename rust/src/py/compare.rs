@@ -74,6 +74,8 @@ pub struct PyCompareCollector {
     script: Vec<u8>,
     scripts: usize,
     pending: Option<(usize, ChunkSegments)>,
+    /// The segment type that ends the last line segmented so far (see `ChunkSegments::tail`).
+    tail: Option<u32>,
 }
 
 #[pymethods]
@@ -124,14 +126,23 @@ impl PyCompareCollector {
             script: Vec::new(),
             scripts,
             pending: None,
+            tail: None,
         })
     }
 
-    /// Segments a chunk: `(new types, chunk line of each one's first occurrence)`.
-    fn segment(&mut self, py: Python<'_>, lines: Vec<Bound<'_, PyString>>) -> PyResult<(Vec<String>, Vec<u32>)> {
+    /// Segments a chunk (`last_chunk`: it ends the input): `(new types, chunk line of each one's first
+    /// occurrence)`. The chunks of one input are given in order.
+    fn segment(
+        &mut self,
+        py: Python<'_>,
+        lines: Vec<Bound<'_, PyString>>,
+        last_chunk: bool,
+    ) -> PyResult<(Vec<String>, Vec<u32>)> {
         let strs: Vec<&str> = lines.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
         let index = &mut self.index;
-        let segs = py.detach(|| segment_chunk(&strs, index));
+        let before = self.tail;
+        let segs = py.detach(|| segment_chunk(&strs, index, last_chunk, before));
+        self.tail = segs.tail();
         let new = self.index.types[segs.known..].iter().map(|s| s.to_string()).collect();
         let first = segs.new_first_line.clone();
         self.pending = Some((strs.len(), segs));
