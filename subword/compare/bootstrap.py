@@ -39,12 +39,13 @@ replicates), and it is :func:`significant` when its interval excludes 0.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-__all__ = ["LEVEL", "block_length", "block_starts", "block_sums", "block_weights", "interval", "significant",
-           "type_count_sums"]
+__all__ = ["LEVEL", "block_length", "block_starts", "block_sums", "block_weights", "replicate_sums", "interval",
+           "significant", "type_count_sums"]
 
 #: The confidence level of every interval (named in the JSON as ``options.confidence``).
 LEVEL = 0.95
@@ -83,6 +84,33 @@ def block_weights(blocks: int, replicates: int, seed: int) -> np.ndarray:
     draws = rng.integers(0, blocks, size=(replicates, blocks))
     flat = (draws + (np.arange(replicates) * blocks)[:, None]).ravel()
     return np.bincount(flat, minlength=replicates * blocks).reshape(replicates, blocks).astype(np.float64)
+
+
+def replicate_sums(columns: Mapping[str, np.ndarray], block_lines: int, replicates: int,
+                   seed: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Each per-line column's sum in every replicate, and the block weights the replicates drew.
+
+    Args:
+        columns: Per-line values by name, all of the same length n.
+        block_lines: Lines per block (:func:`block_length`; 1 resamples single lines).
+        replicates: How many replicates.
+        seed: Seed of :func:`block_weights`.
+
+    Returns:
+        ``({name: (replicates,) sums}, weights)``: ``weights @ block_sums`` per column, and the
+        ``(replicates, blocks)`` weights (the type counts are resampled with the same ones).
+
+    >>> sums, w = replicate_sums({"x": np.ones(10)}, block_lines=3, replicates=5, seed=1)
+    >>> w.shape, sorted(set(sums["x"].tolist())) <= [9.0, 10.0, 11.0, 12.0]
+    ((5, 4), True)
+    """
+    names = list(columns)
+    n = len(columns[names[0]]) if names else 0
+    starts = block_starts(n, block_lines)
+    weights = block_weights(len(starts), replicates, seed)  # (replicates, blocks)
+    per_block = np.stack([block_sums(columns[k], starts) for k in names], axis=1) if names \
+        else np.zeros((len(starts), 0))  # (blocks, columns)
+    return dict(zip(names, (weights @ per_block).T)), weights
 
 
 def interval(values: np.ndarray, level: float = LEVEL) -> tuple[float | None, float | None]:

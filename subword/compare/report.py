@@ -108,12 +108,8 @@ def _replicates(c: Collected, columns: Mapping[str, np.ndarray], scripts: Sequen
                 seed: int) -> tuple[dict[str, np.ndarray], list[dict[str, np.ndarray]]]:
     """The block bootstrap: replicate values of every ratio metric (keys as :func:`_values` names them) and
     of each tokenizer's distribution metrics (the first :data:`DISTRIBUTION_REPLICATES` replicates)."""
-    starts = bootstrap.block_starts(c.n, c.block_lines)
-    weights = bootstrap.block_weights(len(starts), replicates, seed)            # (R, blocks)
-    names = list(columns)
-    per_block = np.stack([bootstrap.block_sums(columns[k], starts) for k in names], axis=1)  # (blocks, columns)
-    sums = weights @ per_block                                                  # (R, columns)
-    rep = _values(dict(zip(names, sums.T)), len(c.tokenizers), scripts)
+    sums, weights = bootstrap.replicate_sums(columns, c.block_lines, replicates, seed)
+    rep = _values(sums, len(c.tokenizers), scripts)
     take = weights[:DISTRIBUTION_REPLICATES]
     drep = [distribution_metrics(bootstrap.type_count_sums(d.block_types.matrix(d.table.size), take, RENYI_ALPHA),
                                  d.table.vocab_size) for d in c.tokenizers]
