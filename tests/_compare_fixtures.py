@@ -158,7 +158,7 @@ def _script(word: str) -> str:
 
 
 def simple_document(tokenizers, names, lines, sample_indices) -> dict:
-    """A schema-1 comparison document: samples from the real :func:`build_samples`, metrics from plain
+    """A schema-2 comparison document: samples from the real :func:`build_samples`, metrics from plain
     counts over ``encode_batch`` (intervals are the value itself; differences significant when non-zero)."""
     from collections import Counter
 
@@ -181,7 +181,7 @@ def simple_document(tokenizers, names, lines, sample_indices) -> dict:
         for w in words:
             by_script.setdefault(_script(w), []).append(counts[w])
         metrics = {
-            "tokens": {"value": n, "ci": [n, n]},
+            "tokens": {"value": n, "ci": [round(n * 0.97), round(n * 1.03)]},
             "tokens_per_word": {"value": n / len(words), "ci": [n / len(words) * 0.95, n / len(words) * 1.05]},
             "chars_per_token": {"value": chars / n, "ci": [chars / n, chars / n]},
             "bytes_per_token": {"value": nbytes / n, "ci": [nbytes / n, nbytes / n]},
@@ -217,17 +217,21 @@ def simple_document(tokenizers, names, lines, sample_indices) -> dict:
                             "delta": per_word[i][w] - per_word[j][w],
                             "contribution": c * (per_word[i][w] - per_word[j][w]), "script": _script(w),
                             "kind": "word", "segmentation_a": [str(per_word[i][w])],
-                            "segmentation_b": [str(per_word[j][w])]} for w, c in wc.items()),
+                            "segmentation_b": [str(per_word[j][w])],
+                            "display_a": [{"display": w, "tokens": per_word[i][w]}],
+                            "display_b": [{"display": w, "tokens": per_word[j][w]}]} for w, c in wc.items()),
                           key=lambda r: -abs(r["contribution"]))
             total = sum(abs(r["contribution"]) for r in rows) or 1
             running = 0
             for r in rows:
                 running += abs(r["contribution"])
                 r["cumulative_share"] = running / total
-            attribution.append({"a": names[i], "b": names[j], "words": rows[:20],
+            more = sum(r["contribution"] for r in rows if r["contribution"] > 0)
+            attribution.append({"a": names[i], "b": names[j], "net": diff, "more_in_a": more, "more_in_b": diff - more,
+                                "words": rows[:20],
                                 "by_group": [{"script": "Latin", "kind": "word", "contribution": 1, "share": 1.0}]})
     return {
-        "schema_version": 1,
+        "schema_version": 2,
         "inputs": {"files": [{"path": "sample.txt", "lines": len(lines), "bytes": nbytes, "sha256": "0" * 64}],
                    "lines": len(lines), "bytes": nbytes, "chars": chars, "words": len(words)},
         "tokenizers": entries,
