@@ -400,19 +400,22 @@ def _pairwise_section(doc: dict[str, Any]) -> str:
               "has: those the text uses most, then the shortest; · is a space, → a tab, ↵ a newline.</p></section>")
 
 
-def _segmentation_html(groups: Any) -> str:
+def _segmentation_html(groups: Any, mean: Any = None) -> str:
     """A word's tokens as decoded-text chips (``⟨E2⟩`` a byte piece, ``·`` a space); a chip several tokens
-    make is marked ``×n``; ``∅`` for none."""
+    make is marked ``×n``; ``∅`` for none; ``avg`` when other occurrences take another number of tokens."""
     if not isinstance(groups, (list, tuple)):
         return "—"
+    shown = sum(g.get("tokens", 1) for g in groups if isinstance(g, dict))
+    avg = (f' <small title="tokens per occurrence, over all occurrences">avg {mean:.2f}</small>'
+           if _number(mean) and abs(mean - shown) > 1e-9 else "")
     if not groups:
-        return '<span class="chip empty" title="no token ends inside this word">∅</span>'
+        return '<span class="chip empty" title="no token ends inside this word">∅</span>' + avg
     chips = []
     for g in groups:
         n = g.get("tokens", 1) if isinstance(g, dict) else 1
         count = f'<sub title="{n} tokens make this piece">×{n}</sub>' if n > 1 else ""
         chips.append(f'<span class="chip" dir="auto">{_display_html(str(g.get("display", "")))}{count}</span>')
-    return '<span class="chips">' + "".join(chips) + "</span>"
+    return '<span class="chips">' + "".join(chips) + "</span>" + avg
 
 
 def _per_word(delta: Any) -> str:
@@ -439,8 +442,8 @@ def _attribution_section(doc: dict[str, Any], top: int = 25) -> str:
                 f'<tr><td><bdi class="chip">{_e(visible(str(w.get("word", ""))))}</bdi></td>'
                 f'<td>{_e(w.get("script", ""))}</td>'
                 f'<td class="num">{_e(format_value("tokens", w.get("count")))}</td>'
-                f'<td>{_segmentation_html(w.get("display_a"))}</td>'
-                f'<td>{_segmentation_html(w.get("display_b"))}</td>'
+                f'<td>{_segmentation_html(w.get("display_a"), w.get("tokens_a"))}</td>'
+                f'<td>{_segmentation_html(w.get("display_b"), w.get("tokens_b"))}</td>'
                 f'<td class="num">{_e(_per_word(w.get("delta")))}</td>'
                 f'<td class="num">{_e(format_value("tokens", w.get("contribution"), signed=True))}</td>'
                 f'<td class="num">{bar}{_e(format_value("lossless_lines", share))}</td></tr>')
@@ -466,7 +469,8 @@ def _attribution_section(doc: dict[str, Any], top: int = 25) -> str:
     return ('<section class="card" id="attribution"><h2>Where the token counts differ</h2>' + "".join(blocks)
             + '<p class="note">Each token counts for the word that holds its last character. The columns under the '
               "tokenizers' names show a word's tokens at its first occurrence, decoded (· a space, ⟨E2⟩ a byte "
-              "piece; ×n: n tokens make that piece of whole characters); ∅: no token ends inside the word (the "
+              "piece; ×n: n tokens make that piece of whole characters; avg: tokens per occurrence, where other "
+              "occurrences take another number); ∅: no token ends inside the word (the "
               "tokenizer drops it, as WordPiece drops spaces, or joins it to the next word's first token, as "
               "SentencePiece's ▁ does). Contribution: count × (tokens under the first − tokens under the second); "
               "the contributions of all words add up to the difference in tokens. Cumulative: the share of all "

@@ -188,15 +188,20 @@ def _pair(x: Any) -> bool:
     return isinstance(x, (list, tuple)) and len(x) == 2 and all(_number(v) for v in x)
 
 
-def _segmentation(groups: Any, limit: int = 36) -> str:
+def _segmentation(groups: Any, mean: Any = None, limit: int = 36) -> str:
     """A word's tokens as decoded text, ``│`` between them (``⟨E2⟩`` a byte piece, ``·`` a space), ``∅`` for
-    none; a piece that took several tokens to make whole characters is followed by ``×n``. Cut at ``limit``."""
+    none; a piece that took several tokens to make whole characters is followed by ``×n``; ``(avg x)`` when
+    other occurrences take another number of tokens than the one shown (``mean``). Cut at ``limit``."""
     if not isinstance(groups, (list, tuple)):
         return "—"
     parts = [str(g.get("display", "")) + (f"×{g['tokens']}" if g.get("tokens", 1) > 1 else "") for g in groups
              if isinstance(g, dict)]
     text = "│".join(parts) or "∅"
-    return text if display_width(text) <= limit else text[:limit - 1] + "…"
+    shown = sum(g.get("tokens", 1) for g in groups if isinstance(g, dict))
+    avg = f" (avg {mean:.2f})" if _number(mean) and abs(mean - shown) > 1e-9 else ""
+    if display_width(text + avg) > limit:
+        text = text[:max(1, limit - display_width(avg) - 1)] + "…"
+    return text + avg
 
 
 def _attribution(doc: dict[str, Any], style: _Style, top: int = 8) -> list[str]:
@@ -217,16 +222,17 @@ def _attribution(doc: dict[str, Any], style: _Style, top: int = 8) -> list[str]:
             word = "  " + visible(str(w.get("word", "")))
             if display_width(word) > 30:
                 word = word[:29] + "…"
-            cells = [word, f"{w.get('count', 0):,}", _segmentation(w.get("display_a")),
-                     _segmentation(w.get("display_b")),
+            cells = [word, f"{w.get('count', 0):,}", _segmentation(w.get("display_a"), w.get("tokens_a")),
+                     _segmentation(w.get("display_b"), w.get("tokens_b")),
                      format_value("tokens", w.get("contribution"), signed=True),
                      format_value("lossless_lines", w.get("cumulative_share"))]
             rows.append([(c, c) for c in cells])
         out += _table(rows, right_from=4)
         out.append(style(_DIM, f"  contribution: count × (tokens under {a} − under {b}), per occurrence; cumulative: "
                                "the share of all per-word differences, either sign, down to this row; "
-                               "│ between tokens, ×n: n tokens make that piece, ∅: no token ends in the word "
-                               "(dropped, or joined to the next word's first token)"))
+                               "│ between the tokens of its first occurrence, ×n: n tokens make that piece, ∅: no token ends in "
+                               "the word (dropped, or joined to the next word's first token), avg: tokens per "
+                               "occurrence over all of them"))
         groups = att.get("by_group") or []
         if groups:
             parts = [f"{g.get('script', '?')}/{g.get('kind', '?')} {format_value('tokens', g.get('contribution'), signed=True)}"
