@@ -387,3 +387,33 @@ def test_vocab_overlap_examples_are_the_unique_tokens_the_text_uses_most(real):
             want = [x.decode("utf-8", errors="backslashreplace") for x in (used + unused)[:10]]
             assert pair[f"unique_{side}_examples"] == want, (mine, other)
         assert freq[pair["b"]][pair["unique_b_examples"][0].encode()] > 0  # the text uses the first example
+
+
+def test_subword_compare_is_a_function_and_the_package_has_no_import_cycle():
+    import ast
+    import inspect
+    import sys
+    from pathlib import Path
+
+    from subword.compare import comparison
+
+    assert inspect.isfunction(subword.compare) and subword.compare is comparison.compare
+    assert type(sys.modules["subword.compare"]) is type(sys)  # an ordinary module, its class not swapped
+    package = Path(comparison.__file__).parent
+    edges: dict[str, set[str]] = {}
+    for path in package.glob("*.py"):
+        name = path.stem
+        edges[name] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):  # function-level imports too
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("subword.compare"):
+                parts = node.module.split(".")
+                edges[name] |= {parts[2]} if len(parts) > 2 else {a.name for a in node.names}
+            elif isinstance(node, ast.Import):
+                edges[name] |= {a.name.split(".")[2] for a in node.names if a.name.startswith("subword.compare.")}
+    edges = {k: {v for v in vs if v in edges and v != "__init__"} for k, vs in edges.items()}
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        return any(n == goal or (n not in seen and reaches(n, goal, seen | {n})) for n in edges[start])
+
+    cycles = [m for m in edges if reaches(m, m, set())]
+    assert not cycles, {m: edges[m] for m in cycles}

@@ -143,7 +143,7 @@ def test_core_classes_of_ascii_types_equal_words_py():
 
 def test_a_tokenizer_the_core_cannot_run_is_named():
     from subword import BPE, Tokenizer
-    from subword.compare.collect import NotNativeError
+    from subword.compare.core import NotNativeError
 
     class Broken(Tokenizer):
         def _native(self):

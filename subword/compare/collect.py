@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from subword.compare.core import NotNativeError, native_core
 from subword.compare.vocab import VocabTable
 from subword.compare.words import SCRIPTS, classify, is_word
 
@@ -46,10 +47,6 @@ LOSSLESS_EXAMPLES = 5
 #: The script labels, in the order of the indices the core is given (``classify`` returns one of them).
 SCRIPT_LABELS = (*SCRIPTS, "Other", "Common")
 _SCRIPT_INDEX = {name: i for i, name in enumerate(SCRIPT_LABELS)}
-
-
-class NotNativeError(ValueError):
-    """A tokenizer the Rust core cannot run (the message names it and says why)."""
 
 
 @dataclass
@@ -110,19 +107,6 @@ class Collected:
     tokenizers: list[TokenizerData]
     shared_boundaries: dict[tuple[int, int], np.ndarray]
     chunk_bytes: list[int]
-
-
-def native_core(tok: Any, name: str = "a tokenizer") -> Any:
-    """``tok``'s Rust pipeline (a ``CoreTokenizer`` or ``CoreSpmTokenizer``), which the pass runs on.
-
-    Raises:
-        NotNativeError: the core cannot build it (the message names ``name`` and the reason).
-    """
-    try:
-        return tok._native()
-    except Exception as exc:  # noqa: BLE001 - whatever the core refuses is named
-        raise NotNativeError(f"{name}: the Rust core cannot run this tokenizer, which compare needs: "
-                             f"{' '.join(str(exc).split()) or type(exc).__name__}") from exc
 
 
 def warm_up(tokenizers: Sequence[Any], line: str) -> None:

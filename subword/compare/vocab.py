@@ -100,10 +100,10 @@ class VocabTable:
         token table: the tokenizer's Python model data (a dict of every token, the merges) is never built.
 
         Raises:
-            subword.compare.collect.NotNativeError: the core cannot run ``tok``.
+            subword.compare.core.NotNativeError: the core cannot run ``tok``.
         """
         from subword import _core
-        from subword.compare.collect import native_core
+        from subword.compare.core import native_core
 
         out = _core.compare_vocab_table(native_core(tok), [(i, t.content) for i, t in tok.added_tokens],
                                         *spelling(tok))
