@@ -74,7 +74,7 @@ except ImportError:
     html = False
 # Loading (reading the files, building the native pipelines) is timed apart: the encode child does it
 # outside its timings too.
-import subword.compare.collect as collect, subword.compare.sources as sources
+from subword.compare import collect, sources
 loading = [0.0]
 def timed(fn):
     def run(*a, **k):
