@@ -109,9 +109,14 @@ class Collected:
     chunk_bytes: list[int]
 
 
-def warm_up(tokenizers: Sequence[Any], line: str) -> None:
-    """Builds each tokenizer's native pipeline now (part of loading it), so encode timings are of encoding."""
-    for tok in tokenizers:
+def warm_up(tokenizers: Sequence[Any], line: str, names: Sequence[str] | None = None) -> None:
+    """Builds each tokenizer's native pipeline now (part of loading it), so encode timings are of encoding.
+
+    Raises:
+        NotNativeError: a tokenizer the core cannot run (named by ``names``).
+    """
+    for i, tok in enumerate(tokenizers):
+        native_core(tok, names[i] if names else f"tokenizer {i + 1}")
         tok.encode_batch([line], add_special_tokens=False)
 
 
@@ -172,6 +177,7 @@ def collect(tokenizers: Sequence[Any], names: Sequence[str], lines: Sequence[str
 
     lines = list(lines)
     n, k = len(lines), len(tokenizers)
+    warm_up(tokenizers, lines[0] if lines else "", names)  # the benchmark times this as loading
     cores = [native_core(t, name) for t, name in zip(tokenizers, names)]
     tables = [VocabTable.of(t) for t in tokenizers]
     collector = _core.CompareCollector(cores, [t.unk for t in tables],
@@ -191,8 +197,6 @@ def collect(tokenizers: Sequence[Any], names: Sequence[str], lines: Sequence[str
     shared = {p: zeros() for p in pairs}
     chunk_bytes: list[int] = []
 
-    if lines:
-        warm_up(tokenizers, lines[0])  # the benchmark times this as loading
     for first, last in chunk_bounds(np.fromiter(map(len, lines), dtype=np.int64, count=n), block_lines):
         chunk = lines[first:last]
         new, first_lines = collector.segment(chunk, last == n)
