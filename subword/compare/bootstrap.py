@@ -71,7 +71,10 @@ def block_sums(column: np.ndarray, starts: np.ndarray) -> np.ndarray:
     >>> block_sums(np.array([1, 2, 3, 4, 5]), np.array([0, 2, 4])).tolist()
     [3.0, 7.0, 5.0]
     """
-    return np.add.reduceat(np.asarray(column, dtype=np.float64), starts, axis=0)
+    column = np.asarray(column)
+    if column.dtype.kind not in "iuf":  # booleans (a line round-trips or not) are counted as integers
+        column = column.astype(np.int64)
+    return np.add.reduceat(column, starts, axis=0).astype(np.float64)  # exact: integer sums, then one cast
 
 
 def block_weights(blocks: int, replicates: int, seed: int) -> np.ndarray:
