@@ -125,45 +125,47 @@ def _short_first(cores: set[bytes]) -> list[list[bytes]]:
     return by_length
 
 
-def _core_counts(table: Any, counts: np.ndarray) -> dict[bytes, int]:
-    """How often each marker-free token string (``VocabTable.core``) occurs in the text."""
-    out: dict[bytes, int] = {}
-    for i in np.flatnonzero(counts[: table.size]):
-        key = table.core[i]
-        out[key] = out.get(key, 0) + int(counts[i])
-    return out
+def _by_frequency(table: Any, counts: np.ndarray) -> list[bytes]:
+    """The marker-free token strings (``VocabTable.core``) the text uses, most frequent first (then shortest,
+    then in byte order): several ids can share one (``Ġthe`` and ``the``), their counts add up."""
+    freq: dict[bytes, int] = {}
+    used = np.flatnonzero(counts[: table.size])
+    for key, c in zip([table.core[i] for i in used.tolist()], counts[used].tolist()):
+        if key:
+            freq[key] = freq.get(key, 0) + c
+    return sorted(freq, key=lambda x: (-freq[x], len(x), x))
 
 
-def _vocab_overlap(sa: set[bytes], sb: set[bytes], freq_a: Mapping[bytes, int], freq_b: Mapping[bytes, int],
+def _vocab_overlap(sa: set[bytes], sb: set[bytes], used_a: Sequence[bytes], used_b: Sequence[bytes],
                    examples: int = 10) -> dict[str, Any]:
     """Jaccard and the tokens unique to each, of two vocabularies' non-empty cores (``VocabTable.core``).
 
-    The examples of what one has and the other lacks are the most frequent in the text (``freq_*``: how
-    often each core occurs), then the shortest multi-byte ones.
+    The examples of what one has and the other lacks are the most frequent in the text (``used_*``: the
+    cores the text uses, most frequent first, :func:`_by_frequency`), then the shortest multi-byte ones.
 
-    >>> _vocab_overlap({b"ab", b"x"}, {b"ab", b"cd", b"e"}, {}, {b"e": 3})["unique_b_examples"]
+    >>> _vocab_overlap({b"ab", b"x"}, {b"ab", b"cd", b"e"}, [], [b"e"])["unique_b_examples"]
     ['e', 'cd']
     """
     shared = len(sa & sb)
     union = len(sa) + len(sb) - shared
 
-    def show(mine: set[bytes], freq: Mapping[bytes, int], other: set[bytes]) -> list[str]:
-        used = sorted((x for x in freq if x in mine and x not in other), key=lambda x: (-freq[x], len(x), x))
-        picked = used[:examples]
+    def show(mine: set[bytes], used: Sequence[bytes], other: set[bytes]) -> list[str]:
+        picked = list(itertools.islice((x for x in used if x not in other), examples))
         if len(picked) < examples:  # then tokens the text never used: the shortest multi-byte ones first
-            for same_length in _short_first(mine - other - set(picked)):
+            rest = mine - other - set(picked)
+            for same_length in _short_first(rest):
                 picked += sorted(same_length)[: examples - len(picked)]
                 if len(picked) >= examples:
                     break
-        if len(picked) < examples:
-            rest = mine - other - set(picked)
-            picked += sorted(rest, key=lambda x: (len(x) <= 1, len(x), x))[: examples - len(picked)]
+            if len(picked) < examples:
+                rest -= set(picked)
+                picked += sorted(rest, key=lambda x: (len(x) <= 1, len(x), x))[: examples - len(picked)]
         return [x.decode("utf-8", errors="backslashreplace") for x in picked]
 
     return {
         "vocab_jaccard": shared / union if union else None,
         "unique_a_count": len(sa) - shared, "unique_b_count": len(sb) - shared,
-        "unique_a_examples": show(sa, freq_a, sb), "unique_b_examples": show(sb, freq_b, sa),
+        "unique_a_examples": show(sa, used_a, sb), "unique_b_examples": show(sb, used_b, sa),
     }
 
 
@@ -213,8 +215,8 @@ def build(tokenizers: Sequence[Any], names: Sequence[str], lines: Sequence[str],
         resampled = pool.submit(_replicates, c, columns, scripts, bootstrap_replicates, seed) \
             if bootstrap_replicates else None
         cores = [set(d.table.core) - {b""} for d in c.tokenizers]
-        freqs = [_core_counts(d.table, counts) for d, counts in zip(c.tokenizers, id_counts)]
-        overlaps = {(a, b): _vocab_overlap(cores[a], cores[b], freqs[a], freqs[b])
+        used = [_by_frequency(d.table, counts) for d, counts in zip(c.tokenizers, id_counts)]
+        overlaps = {(a, b): _vocab_overlap(cores[a], cores[b], used[a], used[b])
                     for a in range(k) for b in range(a + 1, k)}
         spellings: dict[tuple[int, str], Any] = {}  # (tokenizer, word) -> its tokens, shared by the pairs
         groups = type_groups(c)  # each segment type's (script, kind), shared by the pairs
