@@ -371,3 +371,13 @@ def test_no_interval_that_is_not_one_and_no_significance_that_prints_as_zero():
     row = next(line for line in text.splitlines() if line.strip().startswith("type / token") and "[" in line)
     assert "+0.0003 [+0.0001, +0.0005]" in row and "≈" not in row
     assert next(line for line in text.splitlines() if line.startswith("  tokens ")).rstrip().endswith("≈")
+
+
+def test_a_difference_without_an_interval_gets_no_verdict(compared):
+    diff = compared.pairwise[0]["differences"]["mb_per_s"]
+    assert diff["ci"] == [None, None] and diff["significant"] is False
+    page = compared.to_html()
+    cell = page.split('data-diff="mb_per_s"')[1].split("</td>")[0]
+    assert "noise" not in cell and 'class="num diff plain"' in page.split('data-diff="mb_per_s"')[0][-40:]
+    row = next(line for line in compared.render_terminal(color=False).splitlines() if line.startswith("  MB/s"))
+    assert "≈" not in row

@@ -384,9 +384,11 @@ def _pairwise_section(doc: dict[str, Any]) -> str:
                 if not isinstance(diff, dict):
                     cells.append('<td class="num">—</td>')
                     continue
-                verdict = "sig" if shown_significant(m, diff) else "noise"
-                mark = "" if verdict == "sig" else (' <span class="badge noise" title="the 95% interval contains 0, '
-                                                    'or the difference prints as 0">≈ noise</span>')
+                ci = diff.get("ci")
+                has_ci = isinstance(ci, (list, tuple)) and len(ci) == 2 and all(_number(x) for x in ci)
+                verdict = "sig" if shown_significant(m, diff) else "noise" if has_ci else "plain"
+                mark = "" if verdict != "noise" else (' <span class="badge noise" title="the 95% interval contains 0, '
+                                                      'or the difference prints as 0">≈ noise</span>')
                 cells.append(f'<td class="num diff {verdict}" data-diff="{_e(m)}">{_e(format_delta(m, diff))}'
                              f"{mark}</td>")
             body.append("<tr>" + "".join(cells) + "</tr>")

@@ -167,8 +167,11 @@ def _pairwise(doc: dict[str, Any], style: _Style, per_table: int = 3) -> list[st
                     row.append(("—  ", "—  "))
                     continue
                 delta = format_delta(m, diff)
+                ci = diff.get("ci")
                 if shown_significant(m, diff):
                     row.append((style(_YELLOW, delta) + "  ", delta + "  "))
+                elif not (isinstance(ci, (list, tuple)) and len(ci) == 2 and all(_number(x) for x in ci)):
+                    row.append((delta + "  ", delta + "  "))  # no interval (MB/s: one timed run): no verdict
                 else:
                     row.append((style(_DIM, delta + " ≈"), delta + " ≈"))
             rows.append(row)
