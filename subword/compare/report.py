@@ -174,7 +174,9 @@ def _speed(c: Collected, i: int, replicates: int, seed: int) -> dict[str, Any]:
     secs = np.array(c.tokenizers[i].chunk_seconds)
     sizes = np.array(c.chunk_bytes, dtype=np.float64)
     value = sizes.sum() / 1e6 / secs.sum() if secs.sum() > 0 else None
-    if len(secs) < 2 or value is None or not replicates:
+    if not replicates:
+        return {"value": _num(value), "ci": [_num(value), _num(value)]}  # intervals off: they equal the value
+    if len(secs) < 2 or value is None:
         return {"value": _num(value), "ci": [None, None]}  # one timing is not a distribution
     rng = np.random.default_rng([seed, i])
     idx = rng.integers(0, len(secs), size=(replicates, len(secs)))
