@@ -24,7 +24,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::roundtrip::{PieceDecode, RoundTrip, SpmDecode};
-use super::segment::{is_space, ChunkSegments};
+use super::segment::{is_space, ChunkSegments, Segment};
 use crate::encoding::Encoding;
 use crate::tokenizer::sentencepiece::SpmPipeline;
 use crate::tokenizer::Tokenizer;
@@ -324,6 +324,60 @@ struct Scratch {
     table: Vec<u32>,
 }
 
+impl Scratch {
+    /// The facts of lines `range` that every tokenizer reads, into the buffers: per line, `ns`, the
+    /// byte -> char table of a non-ASCII line, the spans of its words; and the block's own columns
+    /// (characters, words, whitespace-split words, words per script) into `out`.
+    fn line_facts(&mut self, c: &Chunk<'_>, range: std::ops::Range<usize>, out: &mut BlockOut) {
+        let Scratch { ns, ns_start, tables, table_start, word_spans, words_end, scripts, table, .. } = self;
+        ns.clear();
+        ns_start.clear();
+        tables.clear();
+        table_start.clear();
+        word_spans.clear();
+        words_end.clear();
+        for j in range {
+            let line = c.lines[j];
+            // ns[p]: non-whitespace characters before char offset p.
+            let from = ns.len();
+            ns_start.push(from);
+            ns.push(0);
+            let (mut prev_space, mut ws_words, mut nonspace) = (true, 0i64, 0i64);
+            let mut step = |space: bool| {
+                if !space && prev_space {
+                    ws_words += 1;
+                }
+                prev_space = space;
+                nonspace += i64::from(!space);
+                ns.push(nonspace);
+            };
+            if line.is_ascii() {
+                line.bytes().for_each(|x| step(is_space(char::from(x))));
+                table_start.push(usize::MAX);
+            } else {
+                line.chars().for_each(|x| step(is_space(x)));
+                char_table(line, table);
+                table_start.push(tables.len());
+                tables.extend_from_slice(table);
+            }
+            scripts.clear();
+            let before = word_spans.len();
+            for g in c.segs.line(j) {
+                let sc = c.word_script[g.ty as usize];
+                if sc != NOT_WORD {
+                    word_spans.push((i64::from(g.start), i64::from(g.end)));
+                    bump(scripts, sc);
+                }
+            }
+            words_end.push(word_spans.len());
+            out.chars.push((ns.len() - from - 1) as i64);
+            out.words.push((word_spans.len() - before) as i64);
+            out.ws_words.push(ws_words);
+            out.script_words.extend(scripts.iter().map(|&(sc, n)| (j as u32, sc, n)));
+        }
+    }
+}
+
 thread_local! {
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
 }
@@ -350,8 +404,6 @@ const NOT_WORD: u8 = u8::MAX;
 /// tokenizer after tokenizer over all the block's lines (each one's tables, the round trip's pieces
 /// above all, stay in cache through the block), then the shared boundaries of each pair.
 fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
-    let Scratch { ns, ns_start, tables, table_start, word_spans, words_end, keys, keys_end, starts, ends, scripts, table } =
-        scratch;
     let first = b * BLOCK_LINES;
     let last = (first + BLOCK_LINES).min(c.lines.len());
     let n = last - first;
@@ -378,51 +430,9 @@ fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
         shared: vec![Vec::with_capacity(n); k * k.saturating_sub(1) / 2],
         ..Default::default()
     };
-    ns.clear();
-    ns_start.clear();
-    tables.clear();
-    table_start.clear();
-    word_spans.clear();
-    words_end.clear();
-    for j in first..last {
-        let line = c.lines[j];
-        // ns[p]: non-whitespace characters before char offset p.
-        ns_start.push(ns.len());
-        ns.push(0);
-        let (mut prev_space, mut ws_words, mut nonspace) = (true, 0i64, 0i64);
-        let mut step = |space: bool| {
-            if !space && prev_space {
-                ws_words += 1;
-            }
-            prev_space = space;
-            nonspace += i64::from(!space);
-            ns.push(nonspace);
-        };
-        if line.is_ascii() {
-            line.bytes().for_each(|x| step(is_space(char::from(x))));
-            table_start.push(usize::MAX);
-        } else {
-            line.chars().for_each(|x| step(is_space(x)));
-            char_table(line, table);
-            table_start.push(tables.len());
-            tables.extend_from_slice(table);
-        }
-        let nchars = (ns.len() - ns_start[j - first] - 1) as i64;
-        scripts.clear();
-        let before = word_spans.len();
-        for g in c.segs.line(j) {
-            let sc = c.word_script[g.ty as usize];
-            if sc != NOT_WORD {
-                word_spans.push((i64::from(g.start), i64::from(g.end)));
-                bump(scripts, sc);
-            }
-        }
-        words_end.push(word_spans.len());
-        out.chars.push(nchars);
-        out.words.push((word_spans.len() - before) as i64);
-        out.ws_words.push(ws_words);
-        out.script_words.extend(scripts.iter().map(|&(sc, n)| (j as u32, sc, n)));
-    }
+    scratch.line_facts(c, first..last, &mut out);
+    let Scratch { ns, ns_start, tables, table_start, word_spans, words_end, keys, keys_end, starts, ends, scripts, .. } =
+        scratch;
     keys.resize_with(k, Vec::new);
     keys_end.resize_with(k, Vec::new);
     for (ti, (blocks, tok)) in c.encoded.iter().zip(c.toks).enumerate() {
@@ -473,22 +483,7 @@ fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
                 let ty = if segs.is_empty() {
                     c.fallback[j].unwrap_or(u32::MAX)
                 } else {
-                    let p = s.max(e - 1).clamp(0, hi);
-                    // Tokens come in order, so the segment is usually the one before or the next few:
-                    // walk from it, else search (the same `partition_point(start <= p) - 1`).
-                    at = if i64::from(segs[at].start) <= p {
-                        let mut k = at;
-                        while k + 1 < segs.len() && k < at + 4 && i64::from(segs[k + 1].start) <= p {
-                            k += 1;
-                        }
-                        if k + 1 < segs.len() && i64::from(segs[k + 1].start) <= p {
-                            segs.partition_point(|g| i64::from(g.start) <= p).saturating_sub(1)
-                        } else {
-                            k
-                        }
-                    } else {
-                        segs.partition_point(|g| i64::from(g.start) <= p).saturating_sub(1)
-                    };
+                    at = segment_at(segs, at, s.max(e - 1).clamp(0, hi));
                     segs[at].ty
                 };
                 if let Some(&sc) = c.word_script.get(ty as usize) {
@@ -515,41 +510,8 @@ fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
                 prev_end = e;
             }
             bt.script_tokens.extend(scripts.iter().map(|&(sc, n)| (j as u32, sc, n)));
-            // Continued words: tokens of non-zero width that overlap the word, 2 or more.
-            // Offsets are nearly always in order already: sort only when they are not.
-            if !starts.is_sorted() {
-                starts.sort_unstable();
-            }
-            if !ends.is_sorted() {
-                ends.sort_unstable();
-            }
-            // overlapping = #(starts < word end) - #(ends <= word start); the words come in order,
-            // so both counts are walks over the sorted starts and ends.
-            let (mut below_end, mut ended, mut continued) = (0usize, 0usize, 0i64);
-            for &(ws, we) in line_words {
-                while below_end < starts.len() && starts[below_end] < we {
-                    below_end += 1;
-                }
-                while ended < ends.len() && ends[ended] <= ws {
-                    ended += 1;
-                }
-                if below_end as i64 - ended as i64 >= 2 {
-                    continued += 1;
-                }
-            }
-            let line_keys = &mut keys[keys_from..];
-            if !line_keys.is_sorted() {
-                line_keys.sort_unstable();
-            }
-            // Dedup in place within this line's part.
-            let mut w = keys_from;
-            for r in keys_from..keys.len() {
-                if w == keys_from || keys[r] != keys[w - 1] {
-                    keys[w] = keys[r];
-                    w += 1;
-                }
-            }
-            keys.truncate(w);
+            let continued = continued_words(starts, ends, line_words);
+            let w = sort_unique_tail(keys, keys_from);
             keys_end.push(w);
             bt.tokens.push(ids.len() as i64);
             bt.continued.push(continued);
@@ -559,20 +521,74 @@ fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
             bt.boundaries.push((w - keys_from) as i64);
         }
     }
+    // Shared boundaries, pair after pair: a merge of the two lines' sorted keys.
     let line_keys = |ti: usize, jb: usize| -> &[i64] {
         let from = if jb == 0 { 0 } else { keys_end[ti][jb - 1] };
         &keys[ti][from..keys_end[ti][jb]]
     };
-    let mut p = 0;
-    for x in 0..k {
-        for y in x + 1..k {
-            for jb in 0..n {
-                out.shared[p].push(shared_count(line_keys(x, jb), line_keys(y, jb)));
-            }
-            p += 1;
-        }
+    let pairs = (0..k).flat_map(|x| (x + 1..k).map(move |y| (x, y)));
+    for ((x, y), shared) in pairs.zip(&mut out.shared) {
+        shared.extend((0..n).map(|jb| shared_count(line_keys(x, jb), line_keys(y, jb))));
     }
     out
+}
+
+/// The index of the segment holding char `p` (the last whose start is at or before it), searched from
+/// `at`: tokens come in order, so it is usually `at` or one of the next few (walked), else searched.
+#[inline]
+fn segment_at(segs: &[Segment], at: usize, p: i64) -> usize {
+    let starts_by = |k: usize| i64::from(segs[k].start) <= p;
+    if starts_by(at) {
+        let mut k = at;
+        while k + 1 < segs.len() && k < at + 4 && starts_by(k + 1) {
+            k += 1;
+        }
+        if !(k + 1 < segs.len() && starts_by(k + 1)) {
+            return k;
+        }
+    }
+    segs.partition_point(|g| i64::from(g.start) <= p).saturating_sub(1)
+}
+
+/// Words (char spans, in order) overlapped by 2 or more tokens of non-zero width (their `starts` and
+/// `ends`, sorted here when they are not already). Overlapping = #(starts < word end) - #(ends <= word
+/// start); the words come in order, so both counts are walks over the sorted starts and ends.
+fn continued_words(starts: &mut [i64], ends: &mut [i64], words: &[(i64, i64)]) -> i64 {
+    if !starts.is_sorted() {
+        starts.sort_unstable();
+    }
+    if !ends.is_sorted() {
+        ends.sort_unstable();
+    }
+    let (mut below_end, mut ended, mut continued) = (0usize, 0usize, 0i64);
+    for &(ws, we) in words {
+        while below_end < starts.len() && starts[below_end] < we {
+            below_end += 1;
+        }
+        while ended < ends.len() && ends[ended] <= ws {
+            ended += 1;
+        }
+        if below_end as i64 - ended as i64 >= 2 {
+            continued += 1;
+        }
+    }
+    continued
+}
+
+/// Sorts `keys[from..]` and drops its repeats in place; returns the new length of `keys`.
+fn sort_unique_tail(keys: &mut Vec<i64>, from: usize) -> usize {
+    if !keys[from..].is_sorted() {
+        keys[from..].sort_unstable();
+    }
+    let mut w = from;
+    for r in from..keys.len() {
+        if w == from || keys[r] != keys[w - 1] {
+            keys[w] = keys[r];
+            w += 1;
+        }
+    }
+    keys.truncate(w);
+    w
 }
 
 /// The rows of the scripts that occur in sparse `(line, script, count)` entries, in script order.
