@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Metric", "METRICS", "ratio_metrics", "distribution_metrics", "best", "RENYI_ALPHA",
+__all__ = ["Metric", "METRICS", "ratio_metrics", "distribution_metrics", "distribution_point", "best", "RENYI_ALPHA",
            "DISTRIBUTION_METRICS"]
 
 #: The Rényi order: 2.5 best predicted BLEU in Zouhar et al. 2023.
@@ -174,6 +174,29 @@ def distribution_metrics(sums: np.ndarray, vocab_size: int, alpha: float = RENYI
         "renyi_efficiency": _div(renyi, log_v),
         "shannon_efficiency": _div(shannon, log_v),
     }
+
+
+def distribution_point(counts: np.ndarray, vocab_size: int, alpha: float = RENYI_ALPHA) -> dict[str, float]:
+    """The metrics of the token unigram distribution from the counts themselves (the point values), with
+    p = c / T: the same values as :func:`distribution_metrics` of their sums, up to rounding.
+
+    >>> c = np.array([3, 1, 1, 0])
+    >>> sums = np.array([[3, 5, 3 ** 2.5 + 2, 3 * np.log2(3)]])
+    >>> a, b = distribution_point(c, 8), distribution_metrics(sums, 8)
+    >>> all(abs(a[k] - float(b[k][0])) < 1e-12 for k in a)
+    True
+    """
+    c = np.asarray(counts, dtype=np.float64)
+    c = c[c > 0]
+    total = c.sum()
+    p = c / total if total else c
+    log_v = np.log2(vocab_size) if vocab_size > 1 else np.nan
+    with np.errstate(divide="ignore", invalid="ignore"):
+        renyi = 1.0 / (1.0 - alpha) * np.log2(np.sum(p ** alpha))
+        shannon = -np.sum(p * np.log2(p))
+    return {name: float(v) for name, v in (
+        ("vocab_utilization", _div(len(c), vocab_size)), ("type_token_ratio", _div(len(c), total)),
+        ("renyi_efficiency", _div(renyi, log_v)), ("shannon_efficiency", _div(shannon, log_v)))}
 
 
 def best(values: Mapping[str, Any], names: list[str]) -> dict[str, str | None]:

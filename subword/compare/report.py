@@ -22,7 +22,8 @@ from subword.compare import bootstrap
 from subword.compare.align import gold_scores, prf, read_gold
 from subword.compare.attribution import attribution, type_groups
 from subword.compare.collect import Collected, collect
-from subword.compare.metrics import DISTRIBUTION_METRICS, METRICS, RENYI_ALPHA, best, distribution_metrics, ratio_metrics
+from subword.compare.metrics import (DISTRIBUTION_METRICS, METRICS, RENYI_ALPHA, best, distribution_metrics,
+                                     distribution_point, ratio_metrics)
 from subword.compare.vocab import tokenizer_kind
 
 __all__ = ["build", "DISTRIBUTION_REPLICATES"]
@@ -96,12 +97,6 @@ def _values(sums: Mapping[str, Any], k: int, scripts: Sequence[str]) -> dict[str
             for b in range(a + 1, k):
                 out[f"{a}|{b}:f1"] = np.true_divide(2 * sums[f"{a}|{b}:shared"], sums[f"{a}:bnd"] + sums[f"{b}:bnd"])
     return out
-
-
-def _count_sums(counts: np.ndarray) -> np.ndarray:
-    """The four sums of :func:`~subword.compare.metrics.distribution_metrics` over one vector of type counts."""
-    c = counts[counts > 0].astype(np.float64)
-    return np.array([[len(c), c.sum(), (c ** RENYI_ALPHA).sum(), (c * np.log2(c)).sum()]])
 
 
 def _replicates(c: Collected, columns: Mapping[str, np.ndarray], scripts: Sequence[str], replicates: int,
@@ -209,8 +204,7 @@ def build(tokenizers: Sequence[Any], names: Sequence[str], lines: Sequence[str],
     columns = _columns(c)
     point = _values({name: np.float64(arr.sum()) for name, arr in columns.items()}, k, scripts)
     id_counts = [d.block_types.id_counts(d.table.size) for d in c.tokenizers]
-    dist_point = [distribution_metrics(_count_sums(counts), d.table.vocab_size)
-                  for counts, d in zip(id_counts, c.tokenizers)]
+    dist_point = [distribution_point(counts, d.table.vocab_size) for counts, d in zip(id_counts, c.tokenizers)]
     # The bootstrap runs on a worker thread (numpy and scipy release the GIL in their products) while the
     # parts that do not need its replicates are built on this one.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="compare-bootstrap") as pool:
@@ -229,11 +223,11 @@ def build(tokenizers: Sequence[Any], names: Sequence[str], lines: Sequence[str],
 
     def series(i: int, metric: str) -> tuple[Any, np.ndarray | None]:
         if not bootstrap_replicates:
-            return (dist_point[i][metric][0] if metric in DISTRIBUTION_METRICS else point[f"{i}:{metric}"]), None
+            return (dist_point[i][metric] if metric in DISTRIBUTION_METRICS else point[f"{i}:{metric}"]), None
         if metric in DISTRIBUTION_METRICS:
             # Type counts are biased down under resampling (a block drawn twice adds no new type), so these
             # replicates are re-centred on the point value before the percentiles are read.
-            value, values = dist_point[i][metric][0], drep[i][metric]
+            value, values = dist_point[i][metric], drep[i][metric]
             finite = values[np.isfinite(values)]
             if finite.size and np.isfinite(value):
                 values = values - (finite.mean() - value)
