@@ -409,7 +409,7 @@ def _segmentation_html(groups: Any, mean: Any = None) -> str:
         return "—"
     shown = sum(g.get("tokens", 1) for g in groups if isinstance(g, dict))
     avg = (f' <small title="tokens per occurrence, over all occurrences">avg {mean:.2f}</small>'
-           if _number(mean) and abs(mean - shown) > 1e-9 else "")
+           if _number(mean) and f"{mean:.2f}" != f"{shown:.2f}" else "")
     if not groups:
         return '<span class="chip empty" title="no token ends inside this word">∅</span>' + avg
     chips = []

@@ -201,7 +201,7 @@ def _segmentation(groups: Any, mean: Any = None, limit: int = 36) -> str:
              if isinstance(g, dict)]
     text = "│".join(parts) or "∅"
     shown = sum(g.get("tokens", 1) for g in groups if isinstance(g, dict))
-    avg = f" (avg {mean:.2f})" if _number(mean) and abs(mean - shown) > 1e-9 else ""
+    avg = f" (avg {mean:.2f})" if _number(mean) and f"{mean:.2f}" != f"{shown:.2f}" else ""
     if display_width(text + avg) > limit:
         text = text[:max(1, limit - display_width(avg) - 1)] + "…"
     return text + avg
