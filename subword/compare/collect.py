@@ -183,7 +183,10 @@ def collect(tokenizers: Sequence[Any], names: Sequence[str], lines: Sequence[str
     collector = _core.CompareCollector(cores, [t.unk for t in tables],
                                        [np.asarray(t.byte_token, dtype=np.uint8).tobytes() for t in tables],
                                        len(SCRIPT_LABELS))
-    zeros = lambda: np.zeros(n, np.int64)  # noqa: E731
+
+    def zeros() -> np.ndarray:
+        return np.zeros(n, np.int64)
+
     chars, nbytes, words, ws_words = zeros(), zeros(), zeros(), zeros()
     script_words: dict[str, np.ndarray] = {}
     types: list[str] = []
