@@ -328,8 +328,14 @@ class Split(PreTokenizer):
     ``behavior`` says what becomes of a match: ``Removed`` (dropped), ``Isolated`` (a piece of its own),
     ``MergedWithPrevious`` / ``MergedWithNext`` (joined to the text before / after it; a match right after a
     match stays alone), ``Contiguous`` (runs of matches, and of non-matches, joined). ``invert`` swaps matches
-    and non-matches. Empty pieces are dropped. Regexes run as in the ``Replace`` normalizer (HF's Oniguruma
-    syntax where the Rust ``regex`` crate reads it the same; the others are refused, naming the pattern).
+    and non-matches. Empty pieces are dropped.
+
+    ``engine`` says whose regex engine reads the pattern: ``"oniguruma"`` (HF ``tokenizers``, every
+    ``tokenizer.json``) or ``"fancy-regex"`` (tiktoken, for the patterns of tiktoken files, which read some
+    constructs differently; see ``docs/pretokenizers.md``). The core runs each on that engine. A
+    ``fancy-regex`` Split has no ``tokenizer.json`` form of its own: saving one writes the Oniguruma spelling
+    of the pattern where one reads the same (:func:`subword.formats.tiktoken.oniguruma_spelling`), else
+    refuses.
 
     >>> Split({"String": "-"}, "MergedWithPrevious").pre_tokenize_str("the-final--countdown")
     [('the-', (0, 4)), ('final-', (4, 10)), ('-', (10, 11)), ('countdown', (11, 20))]
@@ -341,24 +347,35 @@ class Split(PreTokenizer):
     pattern: dict[str, str]
     behavior: str
     invert: bool = False
+    engine: str = "oniguruma"
 
     def __post_init__(self) -> None:
         super().__post_init__()
         from subword.normalizers import _check_pattern
 
-        _check_pattern("Split", self.pattern)
+        # HF's lower-case spellings ("isolated") are its Python API's; the file holds the enum names.
+        behavior = {b.lower(): b for b in _SPLIT_BEHAVIORS}.get(str(self.behavior).lower(), self.behavior)
+        object.__setattr__(self, "behavior", behavior)
         if self.behavior not in _SPLIT_BEHAVIORS:
             raise ValueError(f"Split.behavior must be one of {', '.join(_SPLIT_BEHAVIORS)}, got {self.behavior!r}")
+        _check_pattern("Split", self.pattern, self.engine)
 
     def __hash__(self) -> int:
-        return hash((self.type_name, tuple(self.pattern.items()), self.behavior, self.invert))
+        return hash((self.type_name, tuple(self.pattern.items()), self.behavior, self.invert, self.engine))
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type_name, "pattern": dict(self.pattern), "behavior": self.behavior,
+                               "invert": self.invert}
+        if self.engine != "oniguruma":
+            out["engine"] = self.engine  # our extension (HF has one engine); see oniguruma_spelling
+        return out
 
     def pre_tokenize_str(self, text: str) -> list[Piece]:
         from subword.normalizers import pattern_matches
 
         segments: list[tuple[int, int, bool]] = []  # (start, end, is_match) covering the text
         prev = 0
-        for a, b in pattern_matches(self.pattern, text):
+        for a, b in pattern_matches(self.pattern, text, self.engine):
             if a != prev:
                 segments.append((prev, a, self.invert))
             segments.append((a, b, not self.invert))

@@ -389,7 +389,7 @@ class Tokenizer:
                     self._core = core_class("CoreTokenizer").from_parts(hf_json.core_skeleton(self), native)
                 else:
                     # The core gets the file minus our provenance record, which it has no use for.
-                    self._core = core_class("CoreTokenizer")(hf_json.dumps(self, include_provenance=False))
+                    self._core = core_class("CoreTokenizer")(hf_json.dumps(self, include_provenance=False, for_hf=False))
         return self._core
 
     def _spm_core(self, core_cls: Any) -> Any:
@@ -759,7 +759,10 @@ class Tokenizer:
             from subword.formats.spm import model_file_of
 
             return {"spm": model_file_of(self).to_bytes()}
-        return {"json": self.to_json_str()}
+        from subword.formats import hf_json
+
+        # Our own form: a tiktoken pattern stays on its engine (the HF form may not exist).
+        return {"json": hf_json.dumps(self, for_hf=False)}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         if "spm" in state:
@@ -773,9 +776,7 @@ class Tokenizer:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Tokenizer):
             return NotImplemented
-        if isinstance(self.model, SentencePieceModel) or isinstance(other.model, SentencePieceModel):
-            return self.__getstate__() == other.__getstate__()
-        return self.to_json_str() == other.to_json_str()
+        return self.__getstate__() == other.__getstate__()
 
     __hash__ = None  # type: ignore[assignment]  # mutable
 

@@ -717,10 +717,10 @@ mod tests {
                 .unwrap();
         assert_eq!(n, Normalizer::Sequence(vec![Normalizer::Nfkc, Normalizer::Lowercase]));
         assert_eq!(Normalizer::from_json(&n.to_json()).unwrap(), n);
-        let e = Normalizer::from_json_str(r#"{"type":"ByteLevel"}"#).unwrap_err();
-        assert!(e.contains("ByteLevel"), "{e}");
+        let e = Normalizer::from_json_str(r#"{"type":"Cyrillic"}"#).unwrap_err();
+        assert!(e.contains("Cyrillic"), "{e}");
         let e =
-            Normalizer::from_json_str(r#"{"type":"Replace","pattern":{"Regex":"(?<=a)b"},"content":""}"#).unwrap_err();
-        assert!(e.contains("(?<=a)b"), "{e}");
+            Normalizer::from_json_str(r#"{"type":"Replace","pattern":{"Regex":"[b-a]"},"content":""}"#).unwrap_err();
+        assert!(e.contains("[b-a]"), "{e}");
     }
 }

@@ -22,6 +22,7 @@
 
 use unicode_general_category::{get_general_category, GeneralCategory as Gc};
 
+pub mod engine;
 pub mod metaspace;
 pub mod modern;
 pub mod split;

@@ -61,7 +61,7 @@ SUPPORTED: dict[str, list[str]] = {**{k: r.supported for k, r in _SECTIONS.items
 
 
 def to_dict(tok: Tokenizer, *, include_provenance: bool = True, legacy_merges: bool = False,
-            model_data: bool = True) -> dict[str, Any]:
+            model_data: bool = True, for_hf: bool = True) -> dict[str, Any]:
     """The ``tokenizer.json`` content of ``tok`` as a dict (HF's key order).
 
     Args:
@@ -70,10 +70,14 @@ def to_dict(tok: Tokenizer, *, include_provenance: bool = True, legacy_merges: b
         legacy_merges: Write merges as ``"left right"`` strings, the only form ``tokenizers`` < 0.20 reads.
         model_data: With ``False``, the model section holds its options only (no ``vocab``, ``merges``):
             the skeleton ``_core.CoreTokenizer.from_parts`` completes with data read in Rust.
+        for_hf: The file HF reads: a ``Split`` read by tiktoken's engine is written with the Oniguruma
+            spelling of its pattern (:func:`subword.formats.tiktoken.hf_pattern`), or refused. ``False``: our
+            own form, the engine named (what the core and pickles take).
 
     Raises:
         ValueError: ``legacy_merges`` with a merge part containing a space (the legacy form cannot say it).
         TypeError: the provenance is not JSON-serialisable.
+        subword.formats.convert.ConversionError: ``for_hf`` and a tiktoken pattern with no Oniguruma spelling.
 
     >>> from subword import BPE, Tokenizer
     >>> list(to_dict(Tokenizer(BPE({"a": 0}, []))))
@@ -97,11 +101,31 @@ def to_dict(tok: Tokenizer, *, include_provenance: bool = True, legacy_merges: b
         # HF writes added tokens sorted by id.
         "added_tokens": [t.to_dict(i) for i, t in sorted(tok.added_tokens, key=lambda it: it[0])],
         "normalizer": tok.normalizer.to_dict() if tok.normalizer else None,
-        "pre_tokenizer": tok.pre_tokenizer.to_dict() if tok.pre_tokenizer else None,
+        "pre_tokenizer": _hf_spelling(tok.pre_tokenizer.to_dict(), for_hf) if tok.pre_tokenizer else None,
         "post_processor": tok.post_processor.to_dict() if tok.post_processor else None,
         "decoder": tok.decoder.to_dict() if tok.decoder else None,
         "model": model,
     }
+
+
+def _hf_spelling(component: Any, for_hf: bool) -> Any:
+    """``component`` with every fancy-regex ``Split`` written as HF reads it (``for_hf``), else unchanged."""
+    if not for_hf or not isinstance(component, dict):
+        return component
+    if component.get("type") == "Split" and component.get("engine", "oniguruma") != "oniguruma":
+        from subword.formats.convert import ConversionError
+        from subword.formats.tiktoken import hf_pattern
+
+        out = {k: v for k, v in component.items() if k != "engine"}
+        if "Regex" in out["pattern"]:
+            try:
+                out["pattern"] = {"Regex": hf_pattern(out["pattern"]["Regex"])}
+            except FormatError as exc:
+                raise ConversionError(f"no tokenizer.json form: {exc}") from None
+        return out
+    if component.get("type") == "Sequence" and isinstance(component.get("pretokenizers"), list):
+        return {**component, "pretokenizers": [_hf_spelling(c, for_hf) for c in component["pretokenizers"]]}
+    return component
 
 
 def core_skeleton(tok: Tokenizer) -> str:
@@ -114,11 +138,12 @@ def core_skeleton(tok: Tokenizer) -> str:
     ...     '"ignore_merges":false}}')
     True
     """
-    return json.dumps(to_dict(tok, include_provenance=False, model_data=False), ensure_ascii=False,
+    return json.dumps(to_dict(tok, include_provenance=False, model_data=False, for_hf=False), ensure_ascii=False,
                       separators=(",", ":"))
 
 
-def dumps(tok: Tokenizer, *, pretty: bool = False, include_provenance: bool = True, legacy_merges: bool = False) -> str:
+def dumps(tok: Tokenizer, *, pretty: bool = False, include_provenance: bool = True, legacy_merges: bool = False,
+          for_hf: bool = True) -> str:
     """Serialise ``tok`` to ``tokenizer.json`` text (UTF-8, not ASCII-escaped; deterministic).
 
     Args:
@@ -126,6 +151,7 @@ def dumps(tok: Tokenizer, *, pretty: bool = False, include_provenance: bool = Tr
         pretty: Indent by 2 (what :func:`save` writes) instead of the compact form.
         include_provenance: Keep ``model["provenance"]``.
         legacy_merges: Merges as ``"left right"`` strings (for ``tokenizers`` < 0.20).
+        for_hf: See :func:`to_dict`.
 
     Raises:
         ValueError: see :func:`to_dict`.
@@ -135,7 +161,7 @@ def dumps(tok: Tokenizer, *, pretty: bool = False, include_provenance: bool = Tr
     >>> dumps(Tokenizer(BPE({"é": 0}, []))).endswith('"vocab":{"é":0},"merges":[]}}')
     True
     """
-    data = to_dict(tok, include_provenance=include_provenance, legacy_merges=legacy_merges)
+    data = to_dict(tok, include_provenance=include_provenance, legacy_merges=legacy_merges, for_hf=for_hf)
     try:
         if pretty:
             return json.dumps(data, ensure_ascii=False, indent=2) + "\n"

@@ -261,32 +261,32 @@ def _known_name(path: Path, data_hash: str | None) -> str | None:
 
 # ==== the pattern ====
 
-_ANCHOR = re.compile(r"(?<!\\)(?:\\\\)*[$^]")
-
 
 def hf_pattern(pattern: str) -> str:
-    """The Split regex that HF (Oniguruma) and our core read as tiktoken (fancy-regex) reads ``pattern``.
+    """The Split regex that HF (Oniguruma) reads as tiktoken (fancy-regex) reads ``pattern``: what a
+    tiktoken-loaded tokenizer's ``tokenizer.json`` holds.
+
+    The known patterns keep HF's spelling of them (the strings the fast scanners recognise); any other is
+    rewritten construct by construct (:func:`subword.formats.fancy_to_oniguruma.oniguruma_spelling`).
 
     Raises:
         subword.errors.FormatError: a construct the two engines read differently that cannot be rewritten.
 
     >>> hf_pattern(CL100K_PATTERN).count(r"\\p{N}{1,3}|")
     1
+    >>> hf_pattern(r"\\p{L}+|\\p{N}{1,2}+")
+    '\\\\p{L}+|(?>\\\\p{N}{1,2})'
     """
+    from subword.formats.fancy_to_oniguruma import oniguruma_spelling
+
     if pattern in _HF_SPELLING:
         return _HF_SPELLING[pattern]
     if pattern in (R50K_PATTERN, LLAMA3_PATTERN, O200K_PATTERN, _HF_SPELLING[CL100K_PATTERN]):
         return pattern  # both engines read these the same (tests/test_pretok_modern.py)
-    if re.search(r"\}\+", pattern):
-        raise FormatError(f"tiktoken pattern {pattern!r}: a possessive interval {{n,m}}+ (Oniguruma repeats the "
-                          "interval instead), spell it as {n,m} or an atomic group")
-    if _ANCHOR.search(pattern.replace("[^", "[")):
-        raise FormatError(f"tiktoken pattern {pattern!r}: ^ or $ (line anchors in HF's Oniguruma, text anchors in "
-                          "tiktoken's fancy-regex)")
-    if re.search(r"\\[wWbB]", pattern):
-        raise FormatError(f"tiktoken pattern {pattern!r}: \\w or \\b (Oniguruma's word class differs from the "
-                          "regex crate's that tiktoken uses)")
-    return pattern
+    try:
+        return oniguruma_spelling(pattern)
+    except FormatError as exc:
+        raise FormatError(f"tiktoken pattern {pattern!r} has no exact tokenizer.json (Oniguruma) spelling: {exc}") from None
 
 
 # ==== rank file <-> Tokenizer ====
@@ -315,15 +315,15 @@ def _from_native(native, pattern: str, special_tokens: Mapping[str, int], source
 
 
 def _pipeline(model, pattern: str, source: str) -> "Tokenizer":
-    """The byte-level pipeline of transformers' converter around ``model``, splitting with ``pattern``."""
+    """The byte-level pipeline of transformers' converter around ``model``, splitting with ``pattern`` as
+    tiktoken does: on fancy-regex, keeping the matches only (``Removed`` with ``invert``)."""
     from subword import decoders, pre_tokenizers, processors
     from subword.tokenizer import Tokenizer
 
-    split_regex = hf_pattern(pattern)
     try:
-        split = pre_tokenizers.Split({"Regex": split_regex}, "Isolated")
+        split = pre_tokenizers.Split({"Regex": pattern}, "Removed", invert=True, engine="fancy-regex")
     except ValueError as exc:
-        raise FormatError(f"{source}: {exc}") from None
+        raise FormatError(f"{source}: the tiktoken pattern {exc}") from None
     return Tokenizer(
         model,
         pre_tokenizer=pre_tokenizers.Sequence(
@@ -354,7 +354,7 @@ def from_ranks(ranks: Mapping[bytes, int], pattern: str, special_tokens: Mapping
     if missing:
         raise FormatError(f"{source}: the single byte {bytes([missing[0]])!r} has no rank ({len(missing)} of 256 "
                           "missing); a byte-level BPE needs all 256")
-    hf_pattern(pattern)  # refuses a pattern the engines read differently, before the work below
+    _pipeline(BPE({}, []), pattern, source)  # refuses a pattern fancy-regex refuses, before the work below
     table = pre_tokenizers.bytes_to_unicode()
     to_chars = {b: c for b, c in enumerate(table)}
     strings = {t: t.decode("latin-1").translate(to_chars) for t in ranks}
