@@ -380,38 +380,49 @@ class WordPiece(_VocabModel):
     def from_vocab_file(cls, path: str | os.PathLike[str], **options: Any) -> "WordPiece":
         """Load a BERT ``vocab.txt`` (one token per line, id = line number).
 
-        Blank lines are skipped with a warning (HF keeps them as the empty token, which can never match, so
-        every other id is the same). A repeated token takes the id of its LAST line, with a warning, as HF's
-        ``WordPiece.read_file`` and transformers' ``load_vocab`` do; the earlier id is left unused.
+        Read exactly as HF's ``WordPiece.from_file`` (``BertWordPieceTokenizer``) reads it: lines end at
+        ``\\n`` only (a ``\\r`` before it goes with the trailing whitespace; U+2028, U+0085 and the other
+        Unicode line breaks stay inside a line), each line loses its trailing White_Space, and line ``n`` is
+        id ``n - 1``. A blank line is the empty token (it never matches; logged), and a repeated token takes
+        the id of its LAST line, the earlier id left unused (logged), as HF's reader and transformers'
+        ``load_vocab`` do.
 
         Raises:
             ModelError: the file is empty or not UTF-8.
 
         >>> import tempfile, pathlib
         >>> p = pathlib.Path(tempfile.mkdtemp()) / "vocab.txt"
-        >>> _ = p.write_text("[UNK]\\nun\\n##able\\n")
+        >>> _ = p.write_bytes("[UNK]\\r\\nun\\n\\u2028\\n##able \\n".encode())
         >>> WordPiece.from_vocab_file(p).vocab
-        {'[UNK]': 0, 'un': 1, '##able': 2}
+        {'[UNK]': 0, 'un': 1, '': 2, '##able': 3}
         """
+        from pathlib import Path
+
         try:
-            text = open(path, encoding="utf-8").read()
+            text = Path(path).read_bytes().decode("utf-8")
         except UnicodeDecodeError as exc:
             raise ModelError(f"{path}: not UTF-8 ({exc})") from exc
         return cls(cls._vocab_of_text(text, path), **options)
 
     @staticmethod
     def _vocab_of_text(text: str, path: str | os.PathLike[str]) -> dict[str, int]:
-        """The vocab of a vocab.txt's text (read with universal newlines), as :meth:`from_vocab_file` reads it."""
+        """The vocab of a vocab.txt's text (decoded as it is, no newline translation), as HF reads it."""
+        from subword.normalizers import WHITE_SPACE
+
+        trailing = "".join(WHITE_SPACE)
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()  # the newline ending the last line
         vocab: dict[str, int] = {}
-        for lineno, line in enumerate(text.splitlines(), start=1):
-            token = line.rstrip("\r\n")
-            if token.strip() == "":
-                log.warning("%s:%d: blank line skipped (its id is left unused)", path, lineno)
-                continue
+        for index, line in enumerate(lines):
+            token = line.rstrip(trailing)
+            if token == "":
+                log.warning("%s:%d: blank line: the empty token (it never matches) has id %d, as in HF",
+                            path, index + 1, index)
             if token in vocab:
                 log.warning("%s:%d: duplicate token %r: it takes this id, %d, not %d (as HF does)",
-                            path, lineno, token, lineno - 1, vocab[token])
-            vocab[token] = lineno - 1
+                            path, index + 1, token, index, vocab[token])
+            vocab[token] = index
         if not vocab:
             raise ModelError(f"{path}: no tokens")
         return vocab

@@ -25,6 +25,7 @@ use unicode_general_category::{get_general_category, GeneralCategory as Gc};
 pub mod engine;
 pub mod metaspace;
 pub mod modern;
+pub mod slicers;
 pub mod split;
 
 pub use metaspace::{Metaspace, PrependScheme};
@@ -51,6 +52,9 @@ pub enum PreTokenizer {
     Sequence(Vec<PreTokenizer>),
     /// HF `Split` (see `pretok/split.rs`): pieces around the matches of a string or regex.
     Split(Split),
+    /// HF `Digits`, `Punctuation`, `CharDelimiterSplit`, `FixedLength`, `UnicodeScripts` (see
+    /// `pretok/slicers.rs`): slices cut by a char rule.
+    Slicer(slicers::Slicer),
 }
 
 /// Character classes of the GPT-2 pattern.
@@ -475,7 +479,10 @@ impl PreTokenizer {
                 use_regex: flag("use_regex")?,
                 trim_offsets: flag("trim_offsets")?,
             }),
-            other => Err(format!("unsupported pre_tokenizer type '{other}'")),
+            other => match slicers::Slicer::from_json(other, v)? {
+                Some(s) => Ok(PreTokenizer::Slicer(s)),
+                None => Err(format!("unsupported pre_tokenizer type '{other}'")),
+            },
         }
     }
 
@@ -499,6 +506,7 @@ impl PreTokenizer {
             PreTokenizer::Metaspace(m) => m.to_json(),
             PreTokenizer::WhitespaceSplit => serde_json::json!({"type": "WhitespaceSplit"}),
             PreTokenizer::Split(s) => s.to_json(),
+            PreTokenizer::Slicer(s) => s.to_json(),
             PreTokenizer::Sequence(v) => serde_json::json!({
                 "type": "Sequence",
                 "pretokenizers": v.iter().map(|p| p.to_json()).collect::<Vec<_>>(),
@@ -525,6 +533,7 @@ impl PreTokenizer {
             }
             PreTokenizer::WhitespaceSplit => split_on_whitespace(text, |s, e| f(&text[s..e], (s, e))),
             PreTokenizer::Split(split) => split.split(text, |s, e| f(&text[s..e], (s, e))),
+            PreTokenizer::Slicer(slicer) => slicer.split(text, |s, e| f(&text[s..e], (s, e))),
             // transformers' tiktoken conversions: the scanner's pieces are the words (no dyn calls between).
             PreTokenizer::Sequence(v) => match v.as_slice() {
                 [PreTokenizer::Split(split), PreTokenizer::ByteLevel { add_prefix_space: false, use_regex: false, .. }] => {
@@ -569,7 +578,11 @@ impl PreTokenizer {
         let slices = |p: &PreTokenizer| {
             matches!(
                 p,
-                PreTokenizer::Whitespace | PreTokenizer::WhitespaceSplit | PreTokenizer::Bert | PreTokenizer::Split(_)
+                PreTokenizer::Whitespace
+                    | PreTokenizer::WhitespaceSplit
+                    | PreTokenizer::Bert
+                    | PreTokenizer::Split(_)
+                    | PreTokenizer::Slicer(_)
             )
         };
         if let Some((last, head)) = items.split_last() {
@@ -613,7 +626,8 @@ impl PreTokenizer {
             | PreTokenizer::Bert
             | PreTokenizer::Metaspace(_)
             | PreTokenizer::WhitespaceSplit
-            | PreTokenizer::Split(_) => raw.to_string(),
+            | PreTokenizer::Split(_)
+            | PreTokenizer::Slicer(_) => raw.to_string(),
             PreTokenizer::Sequence(_) if self.is_byte_level() => byte_level_map(raw),
             PreTokenizer::Sequence(_) => raw.to_string(),
             PreTokenizer::ByteLevel { .. } => byte_level_map(raw),

@@ -116,7 +116,7 @@ _URL = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
 
 # ==== reading and writing rank files ====
 
-_LINE = re.compile(rb"[A-Za-z0-9+/]+={0,2} \d+\r?\n?")
+_LINE = re.compile(rb"(?:[A-Za-z0-9+/]+={0,2}|=+) \d+\r?\n?")
 
 
 def _open_bytes(path: Path) -> bytes:
@@ -158,7 +158,9 @@ def read_ranks(path: str | os.PathLike[str]) -> dict[bytes, int]:
         if len(parts) != 2 or not parts[1].isdigit():
             raise FormatError(f"{path}:{lineno}: expected 'base64-token rank', got {line[:60]!r}")
         try:
-            token = binascii.a2b_base64(parts[0], strict_mode=True)
+            # Padding alone is the empty token: tiktoken's loader (base64.b64decode) reads `=` as b"" (Whisper's
+            # files give GPT-2's <|endoftext|> rank 50256 that way).
+            token = b"" if parts[0].strip(b"=") == b"" else binascii.a2b_base64(parts[0], strict_mode=True)
         except (binascii.Error, ValueError):
             raise FormatError(f"{path}:{lineno}: invalid base64 token {parts[0][:60]!r}") from None
         rank = int(parts[1])

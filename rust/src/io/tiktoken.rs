@@ -99,7 +99,11 @@ pub fn parse_ranks(data: &[u8]) -> Option<Ranks> {
         }
         let rank = rank.iter().fold(0u32, |a, &d| a * 10 + u32::from(d - b'0'));
         let start = u32::try_from(out.bytes.len()).ok()?;
-        b64_decode_into(tok, &mut out.bytes)?;
+        // Padding alone (`= 50256`, GPT-2's <|endoftext|> in Whisper's files) is the empty token:
+        // tiktoken's loader (`base64.b64decode`) reads it as b"".
+        if !tok.iter().all(|&c| c == b'=') {
+            b64_decode_into(tok, &mut out.bytes)?;
+        }
         out.tokens.push((start, u32::try_from(out.bytes.len()).ok()?, rank));
     }
     if out.tokens.is_empty() {

@@ -80,7 +80,7 @@ impl Split {
     }
 
     /// Calls `f(start, end)` (byte offsets) for every piece of `text`.
-    pub fn split(&self, text: &str, mut f: impl FnMut(usize, usize)) {
+    pub fn split(&self, text: &str, f: impl FnMut(usize, usize)) {
         // The known patterns' matches tile the text, so the Isolated pieces are the matches, and so
         // are the pieces of `Removed` with `invert` (tiktoken's: the matches only).
         if let ReplacePattern::Known { scanner, .. } = &self.pattern {
@@ -101,52 +101,70 @@ impl Split {
         if prev != text.len() {
             segments.push((prev, text.len(), self.invert));
         }
-        let pieces: Vec<(usize, usize)> = match self.behavior {
-            SplitBehavior::Removed => segments.iter().filter(|s| !s.2).map(|s| (s.0, s.1)).collect(),
-            SplitBehavior::Isolated => segments.iter().map(|s| (s.0, s.1)).collect(),
-            SplitBehavior::MergedWithPrevious => {
-                let mut out: Vec<(usize, usize)> = Vec::new();
-                let mut previous_match = false;
-                for &(a, b, m) in &segments {
-                    match out.last_mut() {
-                        Some(last) if m && !previous_match => last.1 = b,
-                        _ => out.push((a, b)),
-                    }
-                    previous_match = m;
+        emit_pieces(&segments, self.behavior, f);
+    }
+}
+
+/// HF `NormalizedString::split`: the pieces of `(start, end, is_match)` segments covering a text, grouped
+/// by `behavior` (empty pieces dropped), to `f(start, end)`.
+pub fn emit_pieces(segments: &[(usize, usize, bool)], behavior: SplitBehavior, mut f: impl FnMut(usize, usize)) {
+    let pieces: Vec<(usize, usize)> = match behavior {
+        SplitBehavior::Removed => segments.iter().filter(|s| !s.2).map(|s| (s.0, s.1)).collect(),
+        SplitBehavior::Isolated => segments.iter().map(|s| (s.0, s.1)).collect(),
+        SplitBehavior::MergedWithPrevious => {
+            let mut out: Vec<(usize, usize)> = Vec::new();
+            let mut previous_match = false;
+            for &(a, b, m) in segments {
+                match out.last_mut() {
+                    Some(last) if m && !previous_match => last.1 = b,
+                    _ => out.push((a, b)),
                 }
-                out
+                previous_match = m;
             }
-            SplitBehavior::MergedWithNext => {
-                let mut out: Vec<(usize, usize)> = Vec::new();
-                let mut previous_match = false;
-                for &(a, b, m) in segments.iter().rev() {
-                    match out.last_mut() {
-                        Some(last) if m && !previous_match => last.0 = a,
-                        _ => out.push((a, b)),
-                    }
-                    previous_match = m;
-                }
-                out.reverse();
-                out
-            }
-            SplitBehavior::Contiguous => {
-                let mut out: Vec<(usize, usize)> = Vec::new();
-                let mut previous_match = false;
-                for &(a, b, m) in &segments {
-                    match out.last_mut() {
-                        Some(last) if m == previous_match => last.1 = b,
-                        _ => out.push((a, b)),
-                    }
-                    previous_match = m;
-                }
-                out
-            }
-        };
-        for (a, b) in pieces {
-            if a < b {
-                f(a, b);
-            }
+            out
         }
+        SplitBehavior::MergedWithNext => {
+            let mut out: Vec<(usize, usize)> = Vec::new();
+            let mut previous_match = false;
+            for &(a, b, m) in segments.iter().rev() {
+                match out.last_mut() {
+                    Some(last) if m && !previous_match => last.0 = a,
+                    _ => out.push((a, b)),
+                }
+                previous_match = m;
+            }
+            out.reverse();
+            out
+        }
+        SplitBehavior::Contiguous => {
+            let mut out: Vec<(usize, usize)> = Vec::new();
+            let mut previous_match = false;
+            for &(a, b, m) in segments {
+                match out.last_mut() {
+                    Some(last) if m == previous_match => last.1 = b,
+                    _ => out.push((a, b)),
+                }
+                previous_match = m;
+            }
+            out
+        }
+    };
+    for (a, b) in pieces {
+        if a < b {
+            f(a, b);
+        }
+    }
+}
+
+impl SplitBehavior {
+    /// Parses HF's behavior name (the file's spelling; its Python API's lower case too).
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.iter().find(|(_, n)| n.eq_ignore_ascii_case(name)).map(|(b, _)| *b)
+    }
+
+    /// HF's name of the behavior.
+    pub fn as_str(self) -> &'static str {
+        self.name()
     }
 }
 
