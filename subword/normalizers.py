@@ -43,6 +43,7 @@ __all__ = [
     "Prepend",
     "Replace",
     "Precompiled",
+    "ByteLevel",
     "SentencePieceNormalizer",
     "replace_pattern",
     "from_dict",
@@ -578,6 +579,24 @@ def _charsmap(b64: str) -> _CharsMap:
 
         _CHARSMAP_CACHE[b64] = _CharsMap(base64.b64decode(b64))
     return _CHARSMAP_CACHE[b64]
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class ByteLevel(Normalizer):
+    """HF ``ByteLevel`` normalizer: every UTF-8 byte of the text becomes its GPT-2 byte-level char.
+
+    >>> ByteLevel().normalize_str("a é")
+    'aĠÃ©'
+    """
+
+    type_name: ClassVar[str] = "ByteLevel"
+
+    def normalize_str(self, text: str) -> str:
+        from subword.pre_tokenizers import bytes_to_unicode
+
+        table = bytes_to_unicode()
+        return "".join(table[b] for b in text.encode("utf-8"))
 
 
 @dataclass(frozen=True, repr=False)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from subword.decoders import Decoder
 from subword.errors import ModelError
-from subword.model import BPE, Unigram, WordPiece
+from subword.model import BPE, Unigram, WordLevel, WordPiece
 from subword.model_spm import SentencePieceModel, SentencePieceUnigram
 from subword.normalizers import Normalizer
 from subword.pre_tokenizers import PreTokenizer
@@ -127,7 +127,7 @@ class Tokenizer:
 
     def __init__(
         self,
-        model: BPE | WordPiece | Unigram,
+        model: BPE | WordPiece | Unigram | WordLevel,
         *,
         normalizer: Normalizer | None = None,
         pre_tokenizer: PreTokenizer | None = None,
@@ -156,7 +156,7 @@ class Tokenizer:
 
     def __setattr__(self, name: str, value: Any) -> None:
         kinds = {
-            "model": ((BPE, WordPiece, Unigram, SentencePieceModel), False),
+            "model": ((BPE, WordPiece, Unigram, WordLevel, SentencePieceModel), False),
             "normalizer": (Normalizer, True),
             "pre_tokenizer": (PreTokenizer, True),
             "post_processor": (PostProcessor, True),

@@ -22,6 +22,7 @@
 
 use unicode_general_category::{get_general_category, GeneralCategory as Gc};
 
+pub mod aligned;
 pub mod engine;
 pub mod metaspace;
 pub mod modern;
@@ -55,6 +56,9 @@ pub enum PreTokenizer {
     /// HF `Digits`, `Punctuation`, `CharDelimiterSplit`, `FixedLength`, `UnicodeScripts` (see
     /// `pretok/slicers.rs`): slices cut by a char rule.
     Slicer(slicers::Slicer),
+    /// Any other HF `Sequence` (a member that rewrites its pieces before another member): run piece by
+    /// piece with each byte's input range carried along (see `pretok/aligned.rs`).
+    General(Vec<PreTokenizer>),
 }
 
 /// Character classes of the GPT-2 pattern.
@@ -507,7 +511,7 @@ impl PreTokenizer {
             PreTokenizer::WhitespaceSplit => serde_json::json!({"type": "WhitespaceSplit"}),
             PreTokenizer::Split(s) => s.to_json(),
             PreTokenizer::Slicer(s) => s.to_json(),
-            PreTokenizer::Sequence(v) => serde_json::json!({
+            PreTokenizer::Sequence(v) | PreTokenizer::General(v) => serde_json::json!({
                 "type": "Sequence",
                 "pretokenizers": v.iter().map(|p| p.to_json()).collect::<Vec<_>>(),
             }),
@@ -541,6 +545,12 @@ impl PreTokenizer {
                 }
                 _ => sequence_pieces(v, text, &mut f),
             },
+            // Rewritten pieces, as the model sees them, with the input range each spans.
+            PreTokenizer::General(v) => {
+                for piece in aligned::pre_tokenize(v, text, &|o| o == 0) {
+                    f(&piece.text, piece.span(0, piece.text.len()));
+                }
+            }
             PreTokenizer::ByteLevel { add_prefix_space, use_regex, .. } => {
                 if text.is_empty() {
                     // HF gives no piece for the empty string, not even the prefix space.
@@ -569,8 +579,8 @@ impl PreTokenizer {
         }
     }
 
-    /// A Sequence of `items` (one item is returned as it is); see [`PreTokenizer::Sequence`] for what
-    /// can be combined.
+    /// A Sequence of `items` (one item is returned as it is): [`PreTokenizer::Sequence`] when its fast
+    /// paths apply, else [`PreTokenizer::General`]. Never an error: HF can combine any members.
     pub fn sequence(mut items: Vec<PreTokenizer>) -> Result<Self, String> {
         if items.len() == 1 {
             return Ok(items.remove(0));
@@ -586,21 +596,11 @@ impl PreTokenizer {
             )
         };
         if let Some((last, head)) = items.split_last() {
-            // A ByteLevel last member maps each piece's bytes (transformers' tiktoken conversions:
-            // `[Split, ByteLevel(use_regex=false)]`); with a prefix space per piece the offsets would need
-            // HF's per-piece alignment, which the pipeline does only for a ByteLevel on its own.
+            // Members that only cut, then any last member but a ByteLevel adding a prefix space to each
+            // piece, take the fast paths; any other sequence is run piece by piece with alignments.
             let byte_level_with_prefix = matches!(last, PreTokenizer::ByteLevel { add_prefix_space: true, .. });
-            if !head.iter().all(slices) || byte_level_with_prefix || matches!(last, PreTokenizer::Sequence(_)) {
-                let names: Vec<String> = items
-                    .iter()
-                    .map(|p| p.to_json().get("type").and_then(|t| t.as_str()).unwrap_or("?").to_string())
-                    .collect();
-                return Err(format!(
-                    "unsupported pre_tokenizer type 'Sequence' of [{}]: only Whitespace, WhitespaceSplit, \
-                     BertPreTokenizer or Split followed by one more pre-tokenizer (not a ByteLevel with \
-                     add_prefix_space) is supported",
-                    names.join(", ")
-                ));
+            if !head.iter().all(slices) || byte_level_with_prefix || matches!(last, PreTokenizer::Sequence(_) | PreTokenizer::General(_)) {
+                return Ok(PreTokenizer::General(items));
             }
         }
         Ok(PreTokenizer::Sequence(items))
@@ -629,7 +629,7 @@ impl PreTokenizer {
             | PreTokenizer::Split(_)
             | PreTokenizer::Slicer(_) => raw.to_string(),
             PreTokenizer::Sequence(_) if self.is_byte_level() => byte_level_map(raw),
-            PreTokenizer::Sequence(_) => raw.to_string(),
+            PreTokenizer::Sequence(_) | PreTokenizer::General(_) => raw.to_string(),
             PreTokenizer::ByteLevel { .. } => byte_level_map(raw),
         }
     }
@@ -738,8 +738,9 @@ mod tests {
         assert_eq!(PreTokenizer::from_json(&p.to_json()).unwrap(), p);
         // WhitespaceSplit, then Metaspace per word; only the word at offset 0 gets the `first` prefix.
         assert_eq!(p.pre_tokenize("ab  c"), vec![("\u{2581}ab".to_string(), (0, 2)), ("c".to_string(), (4, 5))]);
-        let bad = r#"{"type":"Sequence","pretokenizers":[{"type":"Metaspace"},{"type":"Whitespace"}]}"#;
-        assert!(PreTokenizer::from_json_str(bad).unwrap_err().contains("Sequence"));
+        // A member that rewrites before one that cuts: the general sequence (pretok/aligned.rs).
+        let general = r#"{"type":"Sequence","pretokenizers":[{"type":"Metaspace"},{"type":"Whitespace"}]}"#;
+        assert!(matches!(PreTokenizer::from_json_str(general).unwrap(), PreTokenizer::General(_)));
     }
 
     /// Exhaustive check against a per-code-point class dump of HF's pre-tokenizers (written by a

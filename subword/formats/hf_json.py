@@ -28,7 +28,7 @@ from typing import Any
 from subword import decoders, normalizers, pre_tokenizers, processors
 from subword.errors import FormatError, ModelError, UnsupportedComponentError
 from subword.formats.atomic import atomic_write_text  # re-exported: the one atomic writer
-from subword.model import BPE, Unigram, WordPiece
+from subword.model import BPE, Unigram, WordLevel, WordPiece
 from subword.tokenizer import AddedToken, Tokenizer
 
 __all__ = [
@@ -54,7 +54,8 @@ _SECTIONS = {
 _TOP_LEVEL = ("version", "truncation", "padding", "added_tokens", *_SECTIONS, "model")
 
 #: Supported ``"type"`` names per section.
-SUPPORTED: dict[str, list[str]] = {**{k: r.supported for k, r in _SECTIONS.items()}, "model": ["BPE", "Unigram", "WordPiece"]}
+SUPPORTED: dict[str, list[str]] = {**{k: r.supported for k, r in _SECTIONS.items()},
+                                   "model": ["BPE", "Unigram", "WordLevel", "WordPiece"]}
 
 
 # ==== writing ====
@@ -407,12 +408,10 @@ def from_dict(data: object, source: str = "<string>", *, _deferred: tuple[Any, A
         tok = Tokenizer(model, provenance=provenance, **components)
         added = _read_added_tokens(data.get("added_tokens", []), source)
         if _deferred is None:
-            tok._set_added(added)
-        elif not added or (all(i < 2**32 for i, _ in added)
-                           and _deferred[1].added_tokens_fit([(i, t.content) for i, t in added])):
-            tok._added = added  # the checks of _set_added, made in Rust against the vocab
+            lookup, size = model.vocab.get, model.vocab_size
         else:
-            raise _NotFast  # _set_added's message needs the Python vocab
+            lookup, size = _deferred[1].token_to_id, len(_deferred[1])
+        tok._added = _hf_added_ids(added, lookup, size, source)
         if data.get("truncation") is not None:
             _read_truncation(tok, data["truncation"])
         if data.get("padding") is not None:
@@ -450,12 +449,11 @@ def _read_model(data: object, source: str,
     if not isinstance(data, dict):
         raise FormatError(f"{source}: 'model' must be a JSON object")
     type_name = data.get("type")
-    if type_name is None and "merges" not in data:
-        # Old files omit "type"; only a BPE model has merges.
-        raise UnsupportedComponentError("model", "<untyped, no merges>", SUPPORTED["model"], source)
-    if type_name not in (None, "BPE", "WordPiece", "Unigram"):
-        raise UnsupportedComponentError("model", str(type_name), SUPPORTED["model"], source)
     fields = dict(data)
+    if type_name is None:
+        type_name, fields = _untyped_model(fields, source)
+    elif type_name not in SUPPORTED["model"]:
+        raise UnsupportedComponentError("model", str(type_name), SUPPORTED["model"], source)
     provenance = fields.pop("provenance", None)
     if provenance is not None and not isinstance(provenance, dict):
         raise FormatError(f"{source}: model.provenance must be an object")
@@ -464,6 +462,11 @@ def _read_model(data: object, source: str,
             return Unigram.from_dict(fields), provenance
         except (ModelError, TypeError) as exc:
             raise FormatError(f"{source}: invalid Unigram model: {exc}") from exc
+    if type_name == "WordLevel":
+        try:
+            return WordLevel.from_dict(fields), provenance
+        except (ModelError, TypeError) as exc:
+            raise FormatError(f"{source}: invalid WordLevel model: {exc}") from exc
     if type_name == "WordPiece":
         try:
             return WordPiece.from_dict(fields, deferred=deferred), provenance
@@ -475,7 +478,78 @@ def _read_model(data: object, source: str,
         raise FormatError(f"{source}: invalid BPE model: {exc}") from exc
 
 
+#: The fields each model's HF deserializer reads (what an untyped model is matched against).
+_MODEL_FIELDS = {
+    "BPE": ("vocab", "merges", "dropout", "unk_token", "continuing_subword_prefix", "end_of_word_suffix", "fuse_unk",
+            "byte_fallback", "ignore_merges"),
+    "WordPiece": ("vocab", "unk_token", "continuing_subword_prefix", "max_input_chars_per_word"),
+    "WordLevel": ("vocab", "unk_token"),
+    "Unigram": ("vocab", "unk_id", "byte_fallback"),
+}
+
+
+def _untyped_model(fields: dict[str, Any], source: str) -> tuple[str, dict[str, Any]]:
+    """The model HF infers for a ``"model"`` without ``"type"`` (older files), and its fields.
+
+    HF tries, in order, the models whose required fields are there: BPE (``vocab`` object and ``merges``),
+    WordPiece (``vocab`` object, ``unk_token``, ``continuing_subword_prefix``, ``max_input_chars_per_word``),
+    WordLevel (``vocab`` object and ``unk_token``), Unigram (``vocab`` list); fields the chosen model does not
+    read are ignored, as HF ignores them (logged). Checked with tokenizers 0.23.3.
+    """
+    vocab = fields.get("vocab")
+    if isinstance(vocab, dict) and "merges" in fields:
+        kind = "BPE"
+    elif isinstance(vocab, dict) and {"unk_token", "continuing_subword_prefix", "max_input_chars_per_word"} <= set(fields):
+        kind = "WordPiece"
+    elif isinstance(vocab, dict) and "unk_token" in fields:
+        kind = "WordLevel"
+    elif isinstance(vocab, list):
+        kind = "Unigram"
+    else:
+        raise FormatError(
+            f"{source}: model has no 'type', and its fields {sorted(fields)} fit no model HF infers (BPE: vocab and "
+            "merges; WordPiece: vocab, unk_token, continuing_subword_prefix, max_input_chars_per_word; WordLevel: "
+            "vocab and unk_token; Unigram: a vocab list)")
+    known = {k: v for k, v in fields.items() if k in _MODEL_FIELDS[kind] or k == "provenance"}
+    ignored = sorted(set(fields) - set(known))
+    if ignored:
+        log.warning("%s: untyped model read as %s (HF's inference); fields it does not read are ignored: %s",
+                    source, kind, ignored)
+    return kind, known
+
+
 _ADDED_FLAGS = ("single_word", "lstrip", "rstrip", "normalized", "special")
+
+
+def _hf_added_ids(entries: list[tuple[int, AddedToken]], vocab_id: Any, vocab_size: int,
+                  source: str) -> list[tuple[int, AddedToken]]:
+    """The ids HF gives the added tokens of a file: it adds them in file order and ignores the declared ids.
+
+    A token the model has keeps the model's id; a new one gets the model's vocab size, or one past the
+    largest added id when that is larger (HF's ``AddedVocabulary::add_tokens``, checked with tokenizers 0.23.3:
+    declared ids 9 and 8 after a 4-token vocab become 4 and 5). A content listed twice is one token with the
+    later flags. A declared id that differs is logged, as HF logs it.
+
+    >>> _hf_added_ids([(9, AddedToken("<x>")), (2, AddedToken("ab"))], {"ab": 2}.get, 4, "f")
+    [(4, AddedToken(content='<x>', special=False, single_word=False, lstrip=False, rstrip=False, normalized=True)), (2, AddedToken(content='ab', special=False, single_word=False, lstrip=False, rstrip=False, normalized=True))]
+    """
+    out: list[tuple[int, AddedToken]] = []
+    where: dict[str, int] = {}
+    for declared, token in entries:
+        if token.content in where:
+            k = where[token.content]
+            out[k] = (out[k][0], token)
+            continue
+        token_id = vocab_id(token.content)
+        if token_id is None:
+            largest = max((i for i, _ in out), default=None)
+            token_id = vocab_size if largest is None or (largest < vocab_size and vocab_size > 0) else largest + 1
+        if token_id != declared:
+            log.warning("%s: added token %r is declared with id %d but HF gives it id %d (the model's id, or the next "
+                        "free one in file order); using %d", source, token.content, declared, token_id, token_id)
+        where[token.content] = len(out)
+        out.append((token_id, token))
+    return out
 
 
 def _read_added_tokens(items: object, source: str) -> list[tuple[int, AddedToken]]:
