@@ -125,3 +125,18 @@ def test_cli_reports_a_bad_tekken_file_in_one_line(tmp_path):
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and "vocab[256].token_bytes" in lines[0] and str(path) in lines[0], result.output
     assert "Traceback" not in result.output
+
+
+def test_saved_as_tokenizer_json_hf_keeps_the_special_ids(tmp_path):
+    """HF renumbers added tokens that are not in the model's vocab; the saved file puts the special tokens in the
+    vocab at their ids (as transformers' conversions do), so HF gives the Tekken ids, specials included."""
+    tokenizers = pytest.importorskip("tokenizers")
+    path = tmp_path / "tekken.json"
+    path.write_text(json.dumps(_tiny()), encoding="utf-8")
+    tok = Tokenizer.from_file(path)
+    out = tmp_path / "tokenizer.json"
+    tok.save(out)
+    hf = tokenizers.Tokenizer.from_file(str(out))
+    for text in ("<s>[INST] abab [/INST]</s>", "ab a", "<SPECIAL_24>x"):
+        assert hf.encode(text, add_special_tokens=False).ids == tok.encode(text, add_special_tokens=False).ids
+    assert hf.token_to_id("<SPECIAL_24>") == 24

@@ -95,6 +95,8 @@ def to_dict(tok: Tokenizer, *, include_provenance: bool = True, legacy_merges: b
         data_keys = [k for k in ("vocab", "merges") if k in model]
         model = {**{k: v for k, v in model.items() if k not in data_keys},
                  "provenance": tok.provenance, **{k: model[k] for k in data_keys}}
+    if for_hf and model_data:
+        model = _vocab_for_added_ids(model, tok.added_tokens)
     return {
         "version": "1.0",
         "truncation": tok._truncation,
@@ -107,6 +109,37 @@ def to_dict(tok: Tokenizer, *, include_provenance: bool = True, legacy_merges: b
         "decoder": tok.decoder.to_dict() if tok.decoder else None,
         "model": model,
     }
+
+
+def _vocab_for_added_ids(model: dict[str, Any], added: list[tuple[int, AddedToken]]) -> dict[str, Any]:
+    """The model dict with the added tokens HF would renumber put into its vocab at their ids.
+
+    HF ignores the ids an added-token list declares (:func:`_hf_added_ids`): a token not in the model's vocab
+    gets the next free id. A tokenizer whose added tokens sit elsewhere (a Tekken file's special tokens take
+    ids 0..999 below the model's) keeps its ids in HF only if the model's vocab holds them, as transformers'
+    conversions write them; a Unigram vocab (a list) cannot, and such a tokenizer is refused.
+    """
+    vocab = model.get("vocab")
+    if not added or vocab is None:
+        return model
+    lookup = vocab.get if isinstance(vocab, dict) else {p: i for i, (p, _) in enumerate(vocab)}.get
+    hf_ids = _hf_added_ids([(i, t) for i, t in added], lookup, len(vocab), "<save>", quiet=True)
+    moved = [(i, t.content) for (i, t), (j, _) in zip(added, hf_ids) if i != j]
+    if not moved:
+        return model
+    if not isinstance(vocab, dict):
+        from subword.formats.convert import ConversionError
+
+        raise ConversionError(f"added token {moved[0][1]!r} has id {moved[0][0]}, which HF would renumber, and a "
+                              "Unigram vocab cannot hold it at that id")
+    used = set(vocab.values())
+    clash = [(i, c) for i, c in moved if i in used]
+    if clash:
+        from subword.formats.convert import ConversionError
+
+        raise ConversionError(f"added token {clash[0][1]!r} has id {clash[0][0]}, a vocab token's id")
+    merged = dict(sorted([*vocab.items(), *((c, i) for i, c in moved)], key=lambda kv: kv[1]))
+    return {**model, "vocab": merged}
 
 
 def _hf_spelling(component: Any, for_hf: bool) -> Any:
@@ -522,7 +555,7 @@ _ADDED_FLAGS = ("single_word", "lstrip", "rstrip", "normalized", "special")
 
 
 def _hf_added_ids(entries: list[tuple[int, AddedToken]], vocab_id: Any, vocab_size: int,
-                  source: str) -> list[tuple[int, AddedToken]]:
+                  source: str, quiet: bool = False) -> list[tuple[int, AddedToken]]:
     """The ids HF gives the added tokens of a file: it adds them in file order and ignores the declared ids.
 
     A token the model has keeps the model's id; a new one gets the model's vocab size, or one past the
@@ -544,7 +577,7 @@ def _hf_added_ids(entries: list[tuple[int, AddedToken]], vocab_id: Any, vocab_si
         if token_id is None:
             largest = max((i for i, _ in out), default=None)
             token_id = vocab_size if largest is None or (largest < vocab_size and vocab_size > 0) else largest + 1
-        if token_id != declared:
+        if token_id != declared and not quiet:
             log.warning("%s: added token %r is declared with id %d but HF gives it id %d (the model's id, or the next "
                         "free one in file order); using %d", source, token.content, declared, token_id, token_id)
         where[token.content] = len(out)
