@@ -9,9 +9,10 @@ The loaded :class:`~subword.tokenizer.Tokenizer` is the pipeline transformers' `
 writes (``Split`` with the pattern, ``ByteLevel`` without its regex, BPE with every split of every token as a
 merge and ``ignore_merges``), with two differences that make it give tiktoken's ids:
 
-- the pattern is written the way HF's Oniguruma reads as tiktoken's fancy-regex reads the original
-  (``\\p{N}{1,3}+`` is possessive in fancy-regex, a repeated interval in Oniguruma's Ruby syntax: see
-  ``docs/pretokenizers.md``), so the saved ``tokenizer.json`` gives tiktoken's ids in HF too;
+- the ``Split`` runs the pattern on fancy-regex, tiktoken's own engine, and keeps the matches only (``Removed``
+  with ``invert``), so any pattern reads as tiktoken reads it (``\\p{N}{1,3}+`` is possessive there, a repeated
+  interval in HF's Oniguruma: see ``docs/pretokenizers.md``); a saved ``tokenizer.json`` holds the Oniguruma
+  spelling with the same matches (:func:`hf_pattern`), or the save is refused;
 - the model sets ``merge_by_token_id`` (tiktoken's tie rule: the smallest merged rank first, leftmost among
   equals), which HF ignores; HF then merges in list order, which differs only where two overlapping pairs
   make the same token.
