@@ -395,10 +395,10 @@ def loads(text: str, source: str = "<string>") -> Tokenizer:
     Raises:
         FormatError: invalid JSON or unsupported/invalid content.
 
-    >>> loads('{"model": {"type": "WordLevel"}}')
+    >>> loads('{"model": {"type": "WordLevels"}}')
     Traceback (most recent call last):
     ...
-    subword.errors.UnsupportedComponentError: unsupported model type 'WordLevel' in <string> (supported: BPE, Unigram, WordPiece)
+    subword.errors.UnsupportedComponentError: unsupported model type 'WordLevels' in <string> (supported: BPE, Unigram, WordLevel, WordPiece)
     """
     if not text.strip():
         raise FormatError(f"{source} is empty: not a tokenizer.json")
