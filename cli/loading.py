@@ -2,7 +2,7 @@
 
 One loader for ``encode``, ``decode``, ``inspect``, ``convert`` (and ``compare``): the file's kind is
 found from its content (tokenizer.json or a directory holding one, SentencePiece ``.model`` under any
-name, tiktoken ranks, BERT ``vocab.txt``), never from its suffix, and every way a file can be broken
+name, tiktoken ranks, BERT ``vocab.txt``, Mistral ``tekken.json``), never from its suffix, and every way a file can be broken
 becomes one line and exit status 1.
 """
 
@@ -18,7 +18,8 @@ __all__ = ["load_tokenizer", "TOKENIZER_HELP", "tokenizer_option"]
 
 TOKENIZER_HELP = (
     "The tokenizer: a tokenizer.json (or a directory holding one), a SentencePiece .model (any name), "
-    "a .tiktoken rank file, a BERT vocab.txt, or a tiktoken encoding name (cl100k_base, o200k_base, ...)."
+    "a .tiktoken rank file, a BERT vocab.txt, a Mistral tekken.json, or a tiktoken encoding name (cl100k_base, "
+    "o200k_base, ...)."
 )
 
 

@@ -205,8 +205,9 @@ class NativeModel:
 def read_hf_json(data: bytes) -> tuple[str, NativeModel] | None:
     """The skeleton (the file with the model's vocab and merges emptied) and the model data of a tokenizer.json
     whose BPE / WordPiece data passes the Python model's checks; None otherwise."""
-def read_tiktoken(data: bytes) -> NativeModel | None:
-    """The byte-level BPE of a clean tiktoken rank file; None otherwise."""
+def read_tiktoken(data: bytes, id_offset: int = 0) -> NativeModel | None:
+    """The byte-level BPE of a clean tiktoken rank file, each id ``id_offset`` above its rank (Tekken files);
+    None otherwise."""
 def read_vocab_txt(data: bytes) -> NativeModel | None:
     """The WordPiece vocab of a clean vocab.txt (no blank or repeated line); None otherwise."""
 def spm_parse_model(

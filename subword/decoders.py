@@ -17,7 +17,7 @@ from subword._components import Component, Registry
 from subword.pre_tokenizers import bytes_to_unicode
 
 __all__ = ["Decoder", "ByteLevel", "BPEDecoder", "WordPiece", "Sequence", "Metaspace", "ByteFallback", "Fuse",
-           "Replace", "Strip", "from_dict", "REGISTRY"]
+           "Replace", "Strip", "CTC", "from_dict", "REGISTRY"]
 
 REGISTRY: Registry["Decoder"] = Registry("decoder")
 
@@ -306,3 +306,41 @@ class Strip(Decoder):
                 b -= 1
             out.append(t[a:b])
         return out
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class CTC(Decoder):
+    """HF ``CTC`` (speech models such as Wav2Vec2): consecutive repeated tokens collapse into one, the pad
+    token is removed from each, then with ``cleanup`` the WordPiece clean-up runs and the word delimiter
+    becomes a space; tokens left empty are dropped.
+
+    >>> CTC().decode(["<pad>", "h", "h", "e", "l", "<pad>", "l", "o", "|", "w", "o"])
+    'hello wo'
+    """
+
+    type_name: ClassVar[str] = "CTC"
+    pad_token: str = "<pad>"
+    word_delimiter_token: str = "|"
+    cleanup: bool = True
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        out: list[str] = []
+        previous: str | None = None
+        for t in tokens:
+            if t == previous:
+                continue
+            previous = t
+            piece = _replace_all(t, self.pad_token, "")
+            if self.cleanup:
+                for a, b in _CLEANUP:
+                    piece = piece.replace(a, b)
+                piece = _replace_all(piece, self.word_delimiter_token, " ")
+            if piece:
+                out.append(piece)
+        return out
+
+
+def _replace_all(text: str, old: str, new: str) -> str:
+    """``str.replace`` as Rust's (an empty pattern matches before every char and at the end, like Python's)."""
+    return text.replace(old, new)

@@ -19,7 +19,7 @@ from typing import Any
 
 from subword.errors import ModelError
 
-__all__ = ["BPE", "WordPiece", "Unigram", "Model"]
+__all__ = ["BPE", "WordPiece", "Unigram", "WordLevel", "Model"]
 
 log = logging.getLogger(__name__)
 
@@ -380,39 +380,50 @@ class WordPiece(_VocabModel):
     def from_vocab_file(cls, path: str | os.PathLike[str], **options: Any) -> "WordPiece":
         """Load a BERT ``vocab.txt`` (one token per line, id = line number).
 
-        Blank lines are skipped with a warning (HF keeps them as the empty token, which can never match, so
-        every other id is the same). A repeated token takes the id of its LAST line, with a warning, as HF's
-        ``WordPiece.read_file`` and transformers' ``load_vocab`` do; the earlier id is left unused.
+        Read exactly as HF's ``WordPiece.from_file`` (``BertWordPieceTokenizer``) reads it: lines end at
+        ``\\n`` only (a ``\\r`` before it goes with the trailing whitespace; U+2028, U+0085 and the other
+        Unicode line breaks stay inside a line), each line loses its trailing White_Space, and line ``n`` is
+        id ``n - 1``. A blank line is the empty token (it never matches; logged), and a repeated token takes
+        the id of its LAST line, the earlier id left unused (logged), as HF's reader and transformers'
+        ``load_vocab`` do.
 
         Raises:
             ModelError: the file is empty or not UTF-8.
 
         >>> import tempfile, pathlib
         >>> p = pathlib.Path(tempfile.mkdtemp()) / "vocab.txt"
-        >>> _ = p.write_text("[UNK]\\nun\\n##able\\n")
+        >>> _ = p.write_bytes("[UNK]\\r\\nun\\n\\u2028\\n##able \\n".encode())
         >>> WordPiece.from_vocab_file(p).vocab
-        {'[UNK]': 0, 'un': 1, '##able': 2}
+        {'[UNK]': 0, 'un': 1, '': 2, '##able': 3}
         """
+        from pathlib import Path
+
         try:
-            text = open(path, encoding="utf-8").read()
+            text = Path(path).read_bytes().decode("utf-8")
         except UnicodeDecodeError as exc:
             raise ModelError(f"{path}: not UTF-8 ({exc})") from exc
         return cls(cls._vocab_of_text(text, path), **options)
 
     @staticmethod
     def _vocab_of_text(text: str, path: str | os.PathLike[str]) -> dict[str, int]:
-        """The vocab of a vocab.txt's text (read with universal newlines), as :meth:`from_vocab_file` reads it."""
+        """The vocab of a vocab.txt's text (decoded as it is, no newline translation), as HF reads it."""
+        from subword.normalizers import WHITE_SPACE
+
+        trailing = "".join(WHITE_SPACE)
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()  # the newline ending the last line
         vocab: dict[str, int] = {}
-        for lineno, line in enumerate(text.splitlines(), start=1):
-            token = line.rstrip("\r\n")
-            if token.strip() == "":
-                log.warning("%s:%d: blank line skipped (its id is left unused)", path, lineno)
-                continue
+        for index, line in enumerate(lines):
+            token = line.rstrip(trailing)
+            if token == "":
+                log.warning("%s:%d: blank line: the empty token (it never matches) has id %d, as in HF",
+                            path, index + 1, index)
             if token in vocab:
                 log.warning("%s:%d: duplicate token %r: it takes this id, %d, not %d (as HF does)",
-                            path, lineno, token, lineno - 1, vocab[token])
-            vocab[token] = lineno - 1
-        if not vocab:
+                            path, index + 1, token, index, vocab[token])
+            vocab[token] = index
+        if not any(vocab):
             raise ModelError(f"{path}: no tokens")
         return vocab
 
@@ -559,5 +570,73 @@ class Unigram(_VocabModel):
         return f"Unigram(vocab=<{len(self.pieces)} pieces>, unk_id={self.unk_id!r}, byte_fallback={self.byte_fallback!r})"
 
 
+class WordLevel(_VocabModel):
+    """HF ``WordLevel``: each pre-tokenized word is looked up whole; a word not in ``vocab`` is ``unk_token``
+    (encoding fails, as in HF, when ``unk_token`` is not in the vocab either).
+
+    Args:
+        vocab: Token -> id.
+        unk_token: The unknown token (HF's default ``"<unk>"``).
+
+    Raises:
+        ModelError: a malformed vocab.
+
+    >>> from subword import Tokenizer
+    >>> from subword.pre_tokenizers import WhitespaceSplit
+    >>> tok = Tokenizer(WordLevel({"hello": 0, "[UNK]": 1}, unk_token="[UNK]"), pre_tokenizer=WhitespaceSplit())
+    >>> tok.encode("hello world").tokens
+    ['hello', '[UNK]']
+    """
+
+    _option_fields = ("unk_token",)
+
+    def __init__(self, vocab: Mapping[str, int], unk_token: str = "<unk>") -> None:
+        if not isinstance(vocab, Mapping):
+            raise ModelError(f"WordLevel vocab must be a dict of token -> id, got {type(vocab).__name__}")
+        for token, idx in vocab.items():
+            if not isinstance(token, str) or isinstance(idx, bool) or not isinstance(idx, int) or not 0 <= idx < 2**32:
+                raise ModelError(f"WordLevel vocab entry {token!r}: {idx!r} must be a str and an id in 0..2^32-1")
+        if not isinstance(unk_token, str):
+            raise ModelError(f"WordLevel.unk_token must be a str, got {unk_token!r}")
+        self.vocab = dict(vocab)
+        self.unk_token = unk_token
+
+    def to_dict(self) -> dict[str, Any]:
+        """The HF ``"model"`` dict (HF's key order).
+
+        >>> WordLevel({"a": 0}, "a").to_dict()
+        {'type': 'WordLevel', 'vocab': {'a': 0}, 'unk_token': 'a'}
+        """
+        return {"type": "WordLevel", "vocab": dict(sorted(self.vocab.items(), key=lambda kv: kv[1])),
+                "unk_token": self.unk_token}
+
+    def _header(self) -> dict[str, Any]:
+        return {"type": "WordLevel", "unk_token": self.unk_token}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "WordLevel":
+        """Build from an HF ``"model"`` dict.
+
+        >>> WordLevel.from_dict({"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "a"}).vocab
+        {'a': 0}
+        """
+        data = dict(data)
+        data.pop("type", None)
+        unknown = sorted(set(data) - {"vocab", "unk_token"})
+        if unknown:
+            raise ModelError(f"unknown WordLevel model field(s) {unknown}")
+        if not isinstance(data.get("vocab"), Mapping):
+            raise ModelError("a WordLevel model needs 'vocab', an object of token -> id")
+        return cls(data["vocab"], data.get("unk_token", "<unk>"))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, WordLevel):
+            return NotImplemented
+        return (self.vocab, self.unk_token) == (other.vocab, other.unk_token)
+
+    def __repr__(self) -> str:
+        return f"WordLevel(vocab=<{len(self.vocab)} tokens>, unk_token={self.unk_token!r})"
+
+
 #: Any model a :class:`~subword.tokenizer.Tokenizer` can hold.
-Model = BPE | WordPiece | Unigram
+Model = BPE | WordPiece | Unigram | WordLevel

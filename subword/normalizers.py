@@ -43,6 +43,7 @@ __all__ = [
     "Prepend",
     "Replace",
     "Precompiled",
+    "ByteLevel",
     "SentencePieceNormalizer",
     "replace_pattern",
     "from_dict",
@@ -344,27 +345,40 @@ class Prepend(Normalizer):
         return self.prepend + text if text else text
 
 
-def _check_pattern(owner: str, pattern: object) -> None:
-    """A Replace pattern is ``{"String": s}`` or ``{"Regex": r}`` (HF's JSON form) that the core can run.
+#: The regex engines a pattern can be read with: HF's (``tokenizer.json``) and tiktoken's.
+ENGINES = ("oniguruma", "fancy-regex")
 
-    The core runs regexes with the Rust ``regex`` crate and refuses, naming the pattern, what that crate
-    lacks or reads differently from HF's Oniguruma (look-around, backreferences, possessive quantifiers,
-    POSIX classes, the inline flags ``m`` / ``s``, ...); the check asks the core itself.
+
+def _check_pattern(owner: str, pattern: object, engine: str = "oniguruma") -> None:
+    """A pattern is ``{"String": s}`` or ``{"Regex": r}`` (HF's JSON form) that its engine compiles.
+
+    Regexes run on the reference library's own engine in the core (Oniguruma for ``tokenizer.json``, as HF
+    ``tokenizers`` runs them; fancy-regex for tiktoken's patterns), so any pattern its library accepts is
+    accepted, and one it refuses is refused with that engine's message; the check asks the core itself.
     """
     if not (isinstance(pattern, dict) and len(pattern) == 1 and set(pattern) <= {"String", "Regex"}
             and isinstance(next(iter(pattern.values())), str) and next(iter(pattern.values()))):
         raise TypeError(f"{owner}.pattern must be {{'String': str}} or {{'Regex': str}}, got {pattern!r}")
+    if engine not in ENGINES:
+        raise ValueError(f"{owner}.engine must be one of {ENGINES}, got {engine!r}")
     if "Regex" in pattern:
-        import json
+        _compile_in_core(owner, pattern["Regex"], engine)
 
-        from subword import _core
 
-        spec = json.dumps({"type": "Replace", "pattern": pattern, "content": ""})
-        try:
-            _core.Normalizer(spec)
-        except ValueError as exc:
-            reason = str(exc).split(": ", 1)[-1]
-            raise ValueError(f"unsupported {owner} regex {pattern['Regex']!r}: {reason}") from None
+@functools.lru_cache(maxsize=256)
+def _compile_in_core(owner: str, source: str, engine: str) -> None:
+    import json
+
+    from subword import _core
+
+    spec = {"type": "Split", "pattern": {"Regex": source}, "behavior": "Isolated", "invert": False}
+    if engine != "oniguruma":
+        spec["engine"] = engine
+    try:
+        _core.PreTokenizer(json.dumps(spec))
+    except ValueError as exc:
+        reason = str(exc).split(": ", 1)[-1]
+        raise ValueError(f"{owner} regex {source!r} is refused: {reason}") from None
 
 
 #: Oniguruma's ``\\w`` (as in tokenizers 0.23.3, measured over every assigned code point) for the ``regex``
@@ -379,10 +393,19 @@ _POSSESSIVE_INTERVAL = r"((?:\\[pP]\{[^}]*\}|\\.|\[(?:\\.|[^\]\\])*\]|[^\\\[\]()
 
 
 @functools.lru_cache(maxsize=64)
-def _compiled(source: str) -> Any:
-    """An HF (Oniguruma) regex for the ``regex`` module: multi-line anchors, version 1 (set operations such as
-    ``[\\p{L}&&\\p{Greek}]``), and Oniguruma's word class for ``\\w`` / ``\\W``."""
+def _compiled(source: str, engine: str = "oniguruma") -> Any:
+    """The pattern for the ``regex`` module, read as its engine reads it where the module can say so.
+
+    Oniguruma (HF): multi-line anchors, version 1 (set operations such as ``[\\p{L}&&\\p{Greek}]``), its
+    reading of ``X{n,m}+`` and its word class for ``\\w`` / ``\\W``. fancy-regex (tiktoken): text anchors
+    and possessive intervals, as the module reads them. This is the readable reference of the pipeline's
+    behaviours, not of the engines: engine corners (case folding, Unicode versions) are the libraries' own,
+    and the tests compare the core with the libraries themselves.
+    """
     import regex
+
+    if engine == "fancy-regex":
+        return regex.compile(source, flags=regex.VERSION1)
 
     # Oniguruma's Ruby syntax reads `X{n,m}+` as `(?:X{n,m})+` (a repeated interval, so `\p{N}{1,3}+` is any
     # digit run); the regex module reads it as possessive, like tiktoken. Spell Oniguruma's reading out.
@@ -417,7 +440,7 @@ def replace_pattern(pattern: dict[str, str], content: str, text: str) -> str:
     return "".join(out)
 
 
-def pattern_matches(pattern: dict[str, str], text: str) -> list[tuple[int, int]]:
+def pattern_matches(pattern: dict[str, str], text: str, engine: str = "oniguruma") -> list[tuple[int, int]]:
     """The (start, end) char spans HF's ``Replace`` / ``Split`` find for a pattern dict, left to right.
 
     No match in an empty text; after an empty match the next one starts one char later, and an empty match
@@ -433,7 +456,7 @@ def pattern_matches(pattern: dict[str, str], text: str) -> list[tuple[int, int]]
             spans.append((i, i + width))
             i = text.find(pattern["String"], i + width)
         return spans
-    compiled = _compiled(pattern["Regex"])
+    compiled = _compiled(pattern["Regex"], engine)
     spans, pos, previous_end = [], 0, -1
     while text and pos <= len(text):
         m = compiled.search(text, pos)
@@ -453,8 +476,8 @@ def pattern_matches(pattern: dict[str, str], text: str) -> list[tuple[int, int]]
 class Replace(Normalizer):
     """HF ``Replace``: every match of ``pattern`` (``{"String": s}`` or ``{"Regex": r}``) becomes ``content``.
 
-    The Rust core takes a literal or a regex (the ``regex`` crate's syntax where it reads like Oniguruma's);
-    other regexes are refused with an error naming them.
+    The Rust core runs a literal, or a regex on Oniguruma as HF does; a regex Oniguruma refuses is refused
+    with its message.
 
     >>> Replace({"Regex": " {2,}"}, " ").normalize_str("a    b")
     'a b'
@@ -556,6 +579,24 @@ def _charsmap(b64: str) -> _CharsMap:
 
         _CHARSMAP_CACHE[b64] = _CharsMap(base64.b64decode(b64))
     return _CHARSMAP_CACHE[b64]
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class ByteLevel(Normalizer):
+    """HF ``ByteLevel`` normalizer: every UTF-8 byte of the text becomes its GPT-2 byte-level char.
+
+    >>> ByteLevel().normalize_str("a é")
+    'aĠÃ©'
+    """
+
+    type_name: ClassVar[str] = "ByteLevel"
+
+    def normalize_str(self, text: str) -> str:
+        from subword.pre_tokenizers import bytes_to_unicode
+
+        table = bytes_to_unicode()
+        return "".join(table[b] for b in text.encode("utf-8"))
 
 
 @dataclass(frozen=True, repr=False)

@@ -31,6 +31,11 @@ __all__ = [
     "Metaspace",
     "WhitespaceSplit",
     "Split",
+    "Digits",
+    "Punctuation",
+    "CharDelimiterSplit",
+    "FixedLength",
+    "UnicodeScripts",
     "Sequence",
     "is_bert_punctuation",
     "bytes_to_unicode",
@@ -328,8 +333,14 @@ class Split(PreTokenizer):
     ``behavior`` says what becomes of a match: ``Removed`` (dropped), ``Isolated`` (a piece of its own),
     ``MergedWithPrevious`` / ``MergedWithNext`` (joined to the text before / after it; a match right after a
     match stays alone), ``Contiguous`` (runs of matches, and of non-matches, joined). ``invert`` swaps matches
-    and non-matches. Empty pieces are dropped. Regexes run as in the ``Replace`` normalizer (HF's Oniguruma
-    syntax where the Rust ``regex`` crate reads it the same; the others are refused, naming the pattern).
+    and non-matches. Empty pieces are dropped.
+
+    ``engine`` says whose regex engine reads the pattern: ``"oniguruma"`` (HF ``tokenizers``, every
+    ``tokenizer.json``) or ``"fancy-regex"`` (tiktoken, for the patterns of tiktoken files, which read some
+    constructs differently; see ``docs/pretokenizers.md``). The core runs each on that engine. A
+    ``fancy-regex`` Split has no ``tokenizer.json`` form of its own: saving one writes the Oniguruma spelling
+    of the pattern where one reads the same (:func:`subword.formats.tiktoken.oniguruma_spelling`), else
+    refuses.
 
     >>> Split({"String": "-"}, "MergedWithPrevious").pre_tokenize_str("the-final--countdown")
     [('the-', (0, 4)), ('final-', (4, 10)), ('-', (10, 11)), ('countdown', (11, 20))]
@@ -341,68 +352,243 @@ class Split(PreTokenizer):
     pattern: dict[str, str]
     behavior: str
     invert: bool = False
+    engine: str = "oniguruma"
 
     def __post_init__(self) -> None:
         super().__post_init__()
         from subword.normalizers import _check_pattern
 
-        _check_pattern("Split", self.pattern)
+        # HF's lower-case spellings ("isolated") are its Python API's; the file holds the enum names.
+        behavior = {b.lower(): b for b in _SPLIT_BEHAVIORS}.get(str(self.behavior).lower(), self.behavior)
+        object.__setattr__(self, "behavior", behavior)
         if self.behavior not in _SPLIT_BEHAVIORS:
             raise ValueError(f"Split.behavior must be one of {', '.join(_SPLIT_BEHAVIORS)}, got {self.behavior!r}")
+        _check_pattern("Split", self.pattern, self.engine)
 
     def __hash__(self) -> int:
-        return hash((self.type_name, tuple(self.pattern.items()), self.behavior, self.invert))
+        return hash((self.type_name, tuple(self.pattern.items()), self.behavior, self.invert, self.engine))
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type_name, "pattern": dict(self.pattern), "behavior": self.behavior,
+                               "invert": self.invert}
+        if self.engine != "oniguruma":
+            out["engine"] = self.engine  # our extension (HF has one engine); see oniguruma_spelling
+        return out
 
     def pre_tokenize_str(self, text: str) -> list[Piece]:
         from subword.normalizers import pattern_matches
 
         segments: list[tuple[int, int, bool]] = []  # (start, end, is_match) covering the text
         prev = 0
-        for a, b in pattern_matches(self.pattern, text):
+        for a, b in pattern_matches(self.pattern, text, self.engine):
             if a != prev:
                 segments.append((prev, a, self.invert))
             segments.append((a, b, not self.invert))
             prev = b
         if prev != len(text):
             segments.append((prev, len(text), self.invert))
-        spans: list[list[int]] = []
-        if self.behavior == "Removed":
-            spans = [[a, b] for a, b, m in segments if not m]
-        elif self.behavior == "Isolated":
-            spans = [[a, b] for a, b, _ in segments]
-        elif self.behavior == "MergedWithNext":
-            previous_match = False
-            for a, b, m in reversed(segments):
-                if m and not previous_match and spans:
-                    spans[-1][0] = a
-                else:
-                    spans.append([a, b])
-                previous_match = m
-            spans.reverse()
-        else:  # MergedWithPrevious, Contiguous
-            previous_match = False
-            for a, b, m in segments:
-                join = (m and not previous_match) if self.behavior == "MergedWithPrevious" else m == previous_match
-                if join and spans:
-                    spans[-1][1] = b
-                else:
-                    spans.append([a, b])
-                previous_match = m
-        return [(text[a:b], (a, b)) for a, b in spans if a < b]
+        return _pieces(text, segments, self.behavior)
+
+
+def _pieces(text: str, segments: list[tuple[int, int, bool]], behavior: str) -> list[Piece]:
+    """HF's ``NormalizedString::split``: ``(start, end, is_match)`` segments covering ``text`` grouped into
+    pieces by ``behavior`` (see :class:`Split`); empty pieces dropped."""
+    spans: list[list[int]] = []
+    if behavior == "Removed":
+        spans = [[a, b] for a, b, m in segments if not m]
+    elif behavior == "Isolated":
+        spans = [[a, b] for a, b, _ in segments]
+    elif behavior == "MergedWithNext":
+        previous_match = False
+        for a, b, m in reversed(segments):
+            if m and not previous_match and spans:
+                spans[-1][0] = a
+            else:
+                spans.append([a, b])
+            previous_match = m
+        spans.reverse()
+    else:  # MergedWithPrevious, Contiguous
+        previous_match = False
+        for a, b, m in segments:
+            join = (m and not previous_match) if behavior == "MergedWithPrevious" else m == previous_match
+            if join and spans:
+                spans[-1][1] = b
+            else:
+                spans.append([a, b])
+            previous_match = m
+    return [(text[a:b], (a, b)) for a, b in spans if a < b]
+
+
+def _char_rule_segments(text: str, rule: Any) -> list[tuple[int, int, bool]]:
+    """HF's char pattern: every char for which ``rule`` holds is a match of its own."""
+    segments, last = [], 0
+    for i, c in enumerate(text):
+        if rule(c):
+            if last < i:
+                segments.append((last, i, False))
+            segments.append((i, i + 1, True))
+            last = i + 1
+    if last < len(text):
+        segments.append((last, len(text), False))
+    return segments
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class Digits(PreTokenizer):
+    """HF ``Digits``: numeric chars (general category N*) apart from the rest, each alone with
+    ``individual_digits``, else in runs.
+
+    >>> Digits(individual_digits=True).pre_tokenize_str("a12b")
+    [('a', (0, 1)), ('1', (1, 2)), ('2', (2, 3)), ('b', (3, 4))]
+    >>> Digits().pre_tokenize_str("a12b")
+    [('a', (0, 1)), ('12', (1, 3)), ('b', (3, 4))]
+    """
+
+    type_name: ClassVar[str] = "Digits"
+    individual_digits: bool = False
+
+    def pre_tokenize_str(self, text: str) -> list[Piece]:
+        segments = _char_rule_segments(text, lambda c: unicodedata.category(c)[0] == "N")
+        return _pieces(text, segments, "Isolated" if self.individual_digits else "Contiguous")
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class Punctuation(PreTokenizer):
+    """HF ``Punctuation``: every punctuation char (ASCII punctuation or general category P*) is a match, the
+    pieces grouped by ``behavior`` (as :class:`Split`'s).
+
+    >>> Punctuation().pre_tokenize_str("Hi!?")
+    [('Hi', (0, 2)), ('!', (2, 3)), ('?', (3, 4))]
+    """
+
+    type_name: ClassVar[str] = "Punctuation"
+    behavior: str = "Isolated"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        behavior = {b.lower(): b for b in _SPLIT_BEHAVIORS}.get(str(self.behavior).lower(), self.behavior)
+        object.__setattr__(self, "behavior", behavior)
+        if self.behavior not in _SPLIT_BEHAVIORS:
+            raise ValueError(f"Punctuation.behavior must be one of {', '.join(_SPLIT_BEHAVIORS)}, got {self.behavior!r}")
+
+    def pre_tokenize_str(self, text: str) -> list[Piece]:
+        return _pieces(text, _char_rule_segments(text, is_bert_punctuation), self.behavior)
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class CharDelimiterSplit(PreTokenizer):
+    """HF ``CharDelimiterSplit``: split on one char, which is dropped.
+
+    >>> CharDelimiterSplit("|").pre_tokenize_str("a|b||c")
+    [('a', (0, 1)), ('b', (2, 3)), ('c', (5, 6))]
+    """
+
+    type_name: ClassVar[str] = "CharDelimiterSplit"
+    delimiter: str
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if len(self.delimiter) != 1:
+            raise ValueError(f"CharDelimiterSplit.delimiter must be one char, got {self.delimiter!r}")
+
+    def pre_tokenize_str(self, text: str) -> list[Piece]:
+        return _pieces(text, _char_rule_segments(text, lambda c: c == self.delimiter), "Removed")
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class FixedLength(PreTokenizer):
+    """HF ``FixedLength``: pieces of ``length`` chars (the last may be shorter; ``0`` gives none).
+
+    >>> FixedLength(2).pre_tokenize_str("abcde")
+    [('ab', (0, 2)), ('cd', (2, 4)), ('e', (4, 5))]
+    """
+
+    type_name: ClassVar[str] = "FixedLength"
+    length: int = 5
+
+    def __post_init__(self) -> None:
+        if isinstance(self.length, bool) or not isinstance(self.length, int) or self.length < 0:
+            raise TypeError(f"FixedLength.length must be a non-negative int, got {self.length!r}")
+
+    def pre_tokenize_str(self, text: str) -> list[Piece]:
+        if self.length == 0:
+            return []
+        return [(text[i:i + self.length], (i, min(i + self.length, len(text))))
+                for i in range(0, len(text), self.length)]
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class UnicodeScripts(PreTokenizer):
+    """HF ``UnicodeScripts``: a cut wherever the Unicode script changes. A space belongs to any script (never
+    cuts); Hiragana, Katakana and U+30FC count as Han; text before the first char with a script is dropped
+    (HF's cuts start there). Scripts are the ``regex`` package's; HF's table is Unicode 9.0, so chars assigned
+    since can cut differently (the core does the same as this reference; unassigned chars belong to any script).
+
+    >>> UnicodeScripts().pre_tokenize_str("どこで生れ。Yes")
+    [('どこで生れ', (0, 5)), ('。', (5, 6)), ('Yes', (6, 9))]
+    """
+
+    type_name: ClassVar[str] = "UnicodeScripts"
+
+    def pre_tokenize_str(self, text: str) -> list[Piece]:
+        cuts, last = [], None
+        for i, c in enumerate(text):
+            script = _script(c)
+            if script is not None:
+                if script != last:
+                    cuts.append(i)
+                last = script
+        cuts.append(len(text))
+        return [(text[a:b], (a, b)) for a, b in zip(cuts, cuts[1:]) if a < b]
+
+
+@lru_cache(maxsize=4096)
+def _script(c: str) -> int | None:
+    """The script of ``c`` as UnicodeScripts sees it (the ``regex`` package's Script property values, Hiragana
+    and Katakana as Han); None: any script."""
+    if c == " " or unicodedata.category(c) == "Cn":
+        return None
+    values, patterns = _script_table()
+    if c == "\u30fc":
+        return values["HAN"]
+    for value, pattern in patterns:
+        if pattern.match(c):
+            return values["HAN"] if value in (values["HIRAGANA"], values["KATAKANA"]) else value
+    return values["COMMON"]
+
+
+@lru_cache(maxsize=1)
+def _script_table() -> tuple[dict[str, int], tuple[tuple[int, Any], ...]]:
+    import regex
+    import regex._regex_core as core
+
+    _, values = core.PROPERTIES["SCRIPT"]
+    names: dict[int, str] = {}
+    for name, value in values.items():
+        names.setdefault(value, name)
+    skip = (values["COMMON"], values["UNKNOWN"])
+    return values, tuple((v, regex.compile(rf"\p{{Script={n}}}")) for v, n in names.items() if v not in skip)
 
 
 @REGISTRY.register
 @dataclass(frozen=True)
 class Sequence(PreTokenizer):
-    """HF ``Sequence``: each pre-tokenizer splits the pieces of the previous one.
+    """HF ``Sequence``: each pre-tokenizer splits (and may rewrite) the pieces of the previous one.
 
-    The Rust core runs sequences whose members before the last cut the text into slices (Whitespace,
-    WhitespaceSplit, BertPreTokenizer, Split) and whose last member is not a ByteLevel with
-    ``add_prefix_space``, e.g. older T5 / ALBERT files' ``[WhitespaceSplit, Metaspace]`` and the tiktoken
-    conversions' ``[Split, ByteLevel(add_prefix_space=False, use_regex=False)]``.
+    Any members combine, as in HF: members that rewrite their pieces (``ByteLevel`` maps bytes and may prepend a
+    space to each piece, ``Metaspace`` maps spaces and may prepend ``▁``) carry every char's original span, so
+    a member after them still reports offsets into the input (Falcon's ``[Punctuation, ByteLevel, Digits,
+    Split]``). The core runs the sequences whose members before the last only cut on faster paths.
 
     >>> Sequence([WhitespaceSplit(), Metaspace()]).pre_tokenize_str("Hey  you")
     [('▁Hey', (0, 3)), ('▁you', (5, 8))]
+    >>> Sequence([ByteLevel(add_prefix_space=False), Digits()]).pre_tokenize_str("a 12")
+    [('a', (0, 1)), ('Ġ', (1, 2)), ('12', (2, 4))]
     """
 
     type_name: ClassVar[str] = "Sequence"
@@ -413,27 +599,13 @@ class Sequence(PreTokenizer):
             if not isinstance(p, PreTokenizer):
                 raise TypeError(f"Sequence.pretokenizers[{i}] must be a PreTokenizer, got {type(p).__name__}")
         object.__setattr__(self, "pretokenizers", tuple(self.pretokenizers))
-        *head, last = self.pretokenizers or (None,)
-        # A ByteLevel last maps each piece's bytes (transformers' tiktoken conversions: [Split, ByteLevel]); the
-        # core aligns offsets of a prefix space only for a ByteLevel on its own.
-        prefixed = isinstance(last, ByteLevel) and last.add_prefix_space
-        if not all(isinstance(p, (Whitespace, WhitespaceSplit, BertPreTokenizer, Split)) for p in head) or prefixed or (
-                isinstance(last, Sequence)):
-            names = [type(p).__name__ for p in self.pretokenizers]
-            raise ValueError(f"unsupported pre_tokenizer Sequence {names}: only Whitespace, WhitespaceSplit, "
-                             "BertPreTokenizer or Split followed by one more pre-tokenizer (not a ByteLevel with "
-                             "add_prefix_space) is supported")
 
     def pre_tokenize_str(self, text: str) -> list[Piece]:
-        pieces: list[Piece] = [(text, (0, len(text)))]
+        # Each piece: its text and, per char, the (start, end) span of the input it stands for.
+        pieces: list[tuple[str, list[tuple[int, int]]]] = [(text, [(i, i + 1) for i in range(len(text))])]
         for pre in self.pretokenizers:
-            out: list[Piece] = []
-            for piece, (s, _) in pieces:
-                # Metaspace's "first" scheme: only the piece at offset 0 starts the input.
-                parts = pre.pre_tokenize_str(piece, s == 0) if isinstance(pre, Metaspace) else pre.pre_tokenize_str(piece)
-                out.extend((p, (s + a, s + b)) for p, (a, b) in parts)
-            pieces = out
-        return pieces
+            pieces = [out for piece in pieces for out in _apply(pre, *piece) if out[0]]
+        return [(t, (a[0][0], a[-1][1])) for t, a in pieces]
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": self.type_name, "pretokenizers": [p.to_dict() for p in self.pretokenizers]}
@@ -444,3 +616,36 @@ class Sequence(PreTokenizer):
         if not isinstance(items, list):
             raise TypeError("'pretokenizers' must be a list")
         return cls(tuple(registry.from_dict(item, source) for item in items))
+
+
+def _apply(pre: PreTokenizer, text: str, align: list[tuple[int, int]]) -> list[tuple[str, list[tuple[int, int]]]]:
+    """One Sequence member on one aligned piece (``align[i]``: the input span of char ``i``)."""
+    if not text:
+        return []
+    if isinstance(pre, ByteLevel):
+        if pre.add_prefix_space and not text.startswith(" "):
+            text, align = " " + text, [align[0], *align]
+        bounds = [m.span() for m in _GPT2_RE.finditer(text)] if pre.use_regex else [(0, len(text))]
+        table = bytes_to_unicode()
+        out = []
+        for a, b in bounds:
+            chars, spans = [], []
+            for c, span in zip(text[a:b], align[a:b]):
+                for byte in c.encode("utf-8"):
+                    chars.append(table[byte])
+                    spans.append(span)
+            out.append(("".join(chars), spans))
+        return out
+    if isinstance(pre, Metaspace):
+        mapped = text.replace(" ", pre.replacement)
+        prepend = pre.prepend_scheme == "always" or (pre.prepend_scheme == "first" and align[0][0] == 0)
+        if prepend and not mapped.startswith(pre.replacement):
+            mapped, align = pre.replacement + mapped, [align[0], *align]
+        cuts = [i for i, c in enumerate(mapped) if c == pre.replacement and i > 0] if pre.split else []
+        return [(mapped[a:b], align[a:b]) for a, b in zip([0, *cuts], [*cuts, len(mapped)])]
+    if isinstance(pre, Sequence):
+        pieces = [(text, align)]
+        for member in pre.pretokenizers:
+            pieces = [out for piece in pieces for out in _apply(member, *piece) if out[0]]
+        return pieces
+    return [(piece, align[a:b]) for piece, (a, b) in pre.pre_tokenize_str(text)]

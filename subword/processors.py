@@ -14,7 +14,8 @@ from typing import Any, ClassVar, Union
 
 from subword._components import Component, Registry
 
-__all__ = ["PostProcessor", "ByteLevel", "TemplateProcessing", "BertProcessing", "from_dict", "REGISTRY"]
+__all__ = ["PostProcessor", "ByteLevel", "TemplateProcessing", "BertProcessing", "RobertaProcessing", "Sequence",
+           "from_dict", "REGISTRY"]
 
 REGISTRY: Registry["PostProcessor"] = Registry("post_processor")
 
@@ -221,3 +222,74 @@ class BertProcessing(PostProcessor):
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": self.type_name, "sep": list(self.sep), "cls": list(self.cls)}
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class RobertaProcessing(PostProcessor):
+    """HF ``RobertaProcessing`` (RoBERTa, BART, Longformer files): ``<s> A </s>`` and ``<s> A </s> </s> B </s>``,
+    every type id 0, and, with ``trim_offsets``, byte-level offset trimming (as :class:`ByteLevel`).
+
+    Args:
+        sep: ``(token, id)`` of the separator.
+        cls: ``(token, id)`` of the classifier token.
+        trim_offsets: Trim the offsets of leading/trailing spaces (``Ġ``).
+        add_prefix_space: Whether the pre-tokenizer added a prefix space.
+
+    >>> p = RobertaProcessing(("</s>", 2), ("<s>", 0))
+    >>> p.to_dict(), p.num_special_tokens_to_add(is_pair=True)
+    ({'type': 'RobertaProcessing', 'sep': ['</s>', 2], 'cls': ['<s>', 0], 'trim_offsets': True, 'add_prefix_space': True}, 4)
+    """
+
+    type_name: ClassVar[str] = "RobertaProcessing"
+    sep: Any = ("</s>", 2)
+    cls: Any = ("<s>", 0)
+    trim_offsets: bool = True
+    add_prefix_space: bool = True
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "sep", _token_and_id("RobertaProcessing", "sep", self.sep))
+        object.__setattr__(self, "cls", _token_and_id("RobertaProcessing", "cls", self.cls))
+
+    def num_special_tokens_to_add(self, is_pair: bool = False) -> int:
+        return 4 if is_pair else 2
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type_name, "sep": list(self.sep), "cls": list(self.cls), "trim_offsets": self.trim_offsets,
+                "add_prefix_space": self.add_prefix_space}
+
+
+@REGISTRY.register
+@dataclass(frozen=True)
+class Sequence(PostProcessor):
+    """HF ``Sequence``: post-processors applied in order (Llama 3's ``[ByteLevel, TemplateProcessing]``).
+
+    >>> s = Sequence([ByteLevel(trim_offsets=False), TemplateProcessing("<s> $A", special_tokens=[("<s>", 1)])])
+    >>> s.num_special_tokens_to_add(), [p["type"] for p in s.to_dict()["processors"]]
+    (1, ['ByteLevel', 'TemplateProcessing'])
+    """
+
+    type_name: ClassVar[str] = "Sequence"
+    processors: tuple[PostProcessor, ...] = ()
+
+    def __post_init__(self) -> None:
+        for i, p in enumerate(self.processors):
+            if not isinstance(p, PostProcessor):
+                raise TypeError(f"Sequence.processors[{i}] must be a PostProcessor, got {type(p).__name__}")
+        object.__setattr__(self, "processors", tuple(self.processors))
+
+    def num_special_tokens_to_add(self, is_pair: bool = False) -> int:
+        return sum(p.num_special_tokens_to_add(is_pair) for p in self.processors)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type_name, "processors": [p.to_dict() for p in self.processors]}
+
+    @classmethod
+    def _from_fields(cls, fields: dict[str, Any], registry: Registry[Any], source: str) -> "Sequence":
+        items = fields.get("processors", [])
+        if not isinstance(items, list):
+            raise TypeError("'processors' must be a list")
+        return cls(tuple(registry.from_dict(item, source) for item in items))
+
+    __hash__ = None  # type: ignore[assignment]  # may hold a TemplateProcessing

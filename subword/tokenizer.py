@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from subword.decoders import Decoder
 from subword.errors import ModelError
-from subword.model import BPE, Unigram, WordPiece
+from subword.model import BPE, Unigram, WordLevel, WordPiece
 from subword.model_spm import SentencePieceModel, SentencePieceUnigram
 from subword.normalizers import Normalizer
 from subword.pre_tokenizers import PreTokenizer
@@ -127,7 +127,7 @@ class Tokenizer:
 
     def __init__(
         self,
-        model: BPE | WordPiece | Unigram,
+        model: BPE | WordPiece | Unigram | WordLevel,
         *,
         normalizer: Normalizer | None = None,
         pre_tokenizer: PreTokenizer | None = None,
@@ -156,7 +156,7 @@ class Tokenizer:
 
     def __setattr__(self, name: str, value: Any) -> None:
         kinds = {
-            "model": ((BPE, WordPiece, Unigram, SentencePieceModel), False),
+            "model": ((BPE, WordPiece, Unigram, WordLevel, SentencePieceModel), False),
             "normalizer": (Normalizer, True),
             "pre_tokenizer": (PreTokenizer, True),
             "post_processor": (PostProcessor, True),
@@ -389,7 +389,7 @@ class Tokenizer:
                     self._core = core_class("CoreTokenizer").from_parts(hf_json.core_skeleton(self), native)
                 else:
                     # The core gets the file minus our provenance record, which it has no use for.
-                    self._core = core_class("CoreTokenizer")(hf_json.dumps(self, include_provenance=False))
+                    self._core = core_class("CoreTokenizer")(hf_json.dumps(self, include_provenance=False, for_hf=False))
         return self._core
 
     def _spm_core(self, core_cls: Any) -> Any:
@@ -759,7 +759,10 @@ class Tokenizer:
             from subword.formats.spm import model_file_of
 
             return {"spm": model_file_of(self).to_bytes()}
-        return {"json": self.to_json_str()}
+        from subword.formats import hf_json
+
+        # Our own form: a tiktoken pattern stays on its engine (the HF form may not exist).
+        return {"json": hf_json.dumps(self, for_hf=False)}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         if "spm" in state:
@@ -773,9 +776,7 @@ class Tokenizer:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Tokenizer):
             return NotImplemented
-        if isinstance(self.model, SentencePieceModel) or isinstance(other.model, SentencePieceModel):
-            return self.__getstate__() == other.__getstate__()
-        return self.to_json_str() == other.to_json_str()
+        return self.__getstate__() == other.__getstate__()
 
     __hash__ = None  # type: ignore[assignment]  # mutable
 

@@ -344,9 +344,9 @@ def test_encoding_truncate_and_pad_methods() -> None:
 @pytest.mark.parametrize(
     "section, component",
     [
-        ("decoder", {"type": "CTC", "pad_token": "<pad>", "word_delimiter_token": "|", "cleanup": True}),
-        ("normalizer", {"type": "ByteLevel"}),
-        ("pre_tokenizer", {"type": "Digits", "individual_digits": False}),
+        ("decoder", {"type": "Cyrillic"}),
+        ("normalizer", {"type": "Cyrillic"}),
+        ("pre_tokenizer", {"type": "Deduplication"}),
         ("post_processor", {"type": "Weird"}),
     ],
 )

@@ -373,8 +373,8 @@ def test_ctrl_c_during_the_merge_loop_raises_keyboard_interrupt():
 
 
 def test_core_errors_are_value_errors():
-    with pytest.raises(ValueError, match="unsupported pre_tokenizer type 'Digits'"):
-        core.WordCounter('{"type": "Digits"}')
+    with pytest.raises(ValueError, match="unsupported pre_tokenizer type 'Deduplication'"):
+        core.WordCounter('{"type": "Deduplication"}')
     with pytest.raises(ValueError, match="words\\[0\\]"):
         core.train_bpe([("a", -1)], vocab_size=10)
     with pytest.raises(ValueError, match="threads"):

@@ -103,8 +103,9 @@ def test_core_table_equals_the_reference_on_hand_made_edge_cases():
              [added(5, "<s>"), added(9, "<pad>", special=False)], decoder={"type": "ByteLevel"})
     _native_then_reference(tok)
     table = VocabTable.of(tok)
-    assert (table.size, table.vocab_size) == (10, 9) and table.surface[8] == b"" and table.core[7] == b" "
-    assert table.special.tolist() == [False] * 5 + [True] + [False] * 4
+    # HF ignores the declared id 9 of "<pad>": the next free id, 8 (subword.formats.hf_json._hf_added_ids).
+    assert (table.size, table.vocab_size) == (9, 9) and table.surface[8] == b"<pad>" and table.core[7] == b" "
+    assert table.special.tolist() == [False] * 5 + [True] + [False] * 3
     # Metaspace and byte pieces; an unknown token; WordPiece's "##" alone is a token of its own.
     tok = hf({"type": "Unigram", "vocab": [["<unk>", 0.0], ["▁the", -1.0], ["<0xE2>", -2.0], ["▁", -3.0],
                                            ["a", -4.0]], "unk_id": 0, "byte_fallback": True},

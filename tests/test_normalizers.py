@@ -143,9 +143,9 @@ def test_dict_equals_hf_serialisation(ref, norm):
 
 def test_unsupported_type_names_section_and_choices():
     with pytest.raises(UnsupportedComponentError) as err:
-        ours.from_dict(json.loads(hf.Sequence([hf.NFC(), hf.ByteLevel()]).__getstate__()), "x.json")
+        ours.from_dict({"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "Cyrillic"}]}, "x.json")
     msg = str(err.value)
-    assert "normalizer type 'ByteLevel'" in msg and "x.json" in msg and "NFKC" in msg
+    assert "normalizer type 'Cyrillic'" in msg and "x.json" in msg and "NFKC" in msg
 
 
 @pytest.mark.parametrize("bad", [{"type": "NFC", "form": 1}, {"type": "Sequence", "normalizers": {}},

@@ -1,13 +1,15 @@
-"""``Replace`` with general regexes (normalizer and decoder) and the ``Split`` pre-tokenizer against HF
+r"""``Replace`` with general regexes (normalizer and decoder) and the ``Split`` pre-tokenizer against HF
 ``tokenizers`` 0.23.3.
 
-HF compiles ``Replace`` patterns with Oniguruma; the Rust core runs them with the ``regex`` crate and the
-Python reference with the ``regex`` module. For each pattern and content below, on real gutenberg lines
-and random multi-script strings, the normalized text AND its alignment (read through HF's pipeline as in
-``test_normalizers_rust.py``: a pre-tokenizer isolating every char, offsets of each) must equal HF's, and
-so must the Python reference and the decoder. Patterns Oniguruma reads differently, or that the regex
-crate lacks, must be refused with an error naming them (each one loads in HF). ``Split`` (every behavior,
-inverted or not) must give HF's pieces and offsets, alone, in a Sequence and in whole pipelines.
+HF compiles ``Replace`` patterns with Oniguruma; so does the Rust core (the general engine,
+``rust/src/pretok/engine.rs``), and the Python reference reads them with the ``regex`` module. For each
+pattern and content below, on real gutenberg lines and random multi-script strings, the normalized text
+AND its alignment (read through HF's pipeline as in ``test_normalizers_rust.py``: a pre-tokenizer isolating
+every char, offsets of each) must equal HF's, and so must the Python reference and the decoder. The
+Oniguruma-only constructs (look-around, atomic groups, possessive quantifiers, case folding, POSIX classes,
+``\h``, ``\R``, ``\K``, ...) run in the core exactly as in HF; patterns Oniguruma itself refuses are refused
+with its message. ``Split`` (every behavior, inverted or not) must give HF's pieces and offsets, alone, in a
+Sequence and in whole pipelines.
 """
 
 from __future__ import annotations
@@ -54,7 +56,10 @@ CASES = [
     ({"String": "  "}, " "),
 ]
 
-REFUSED = ["(?i)the", "(?<=a)b", "a(?!b)", "(a)\\1", "(?>ab)", "a++", "\\Z", "[[:alpha:]]", "(?m).", "\\h", "\\R", "x\\K"]
+ONIGURUMA_ONLY = ["(?i)the", "(?i)ss", "(?<=a)b", "(?<!\\s)e", "a(?!b)", "(a)\\1", "(?>ab)", "a++", "\\Z", "[[:alpha:]]",
+                  "(?m).", "\\h", "\\R", "x\\K", "\\s+(?!\\S)|\\s+", "\\X", "\\p{N}{1,3}+"]
+#: Patterns Oniguruma refuses (HF cannot load them).
+INVALID = ["(", "[b-a]", "\\p{NoSuchProperty}", "(?P<x>a)", ")", "\\"]
 
 
 def _random_lines(n: int, seed: int) -> list[str]:
@@ -119,13 +124,25 @@ def test_replace_decoder_equals_hf(pattern: dict[str, str], content: str) -> Non
         assert ours.decode(tokens) == hf.decoder.decode(tokens), ascii(text)
 
 
-@pytest.mark.parametrize("regex", REFUSED)
-def test_oniguruma_only_regexes_are_refused_by_name(regex: str) -> None:
+@pytest.mark.parametrize("regex", ONIGURUMA_ONLY)
+def test_oniguruma_only_constructs_run_as_hf(regex: str) -> None:
+    spec = _spec({"Regex": regex}, "|")
+    hf = _hf(spec)
+    ours = _core.Normalizer(json.dumps(spec))
+    Replace({"Regex": regex}, "|")  # accepted by the Python side too
+    for text in TEXTS:
+        assert ours.normalize_with_alignment(text) == (hf.normalizer.normalize_str(text), hf.encode(text).offsets), \
+            ascii(text)
+
+
+@pytest.mark.parametrize("regex", INVALID)
+def test_what_oniguruma_refuses_is_refused_with_its_message(regex: str) -> None:
     spec = _spec({"Regex": regex}, "x")
-    _hf(spec)  # valid for HF
-    with pytest.raises(ValueError, match="unsupported normalizer Replace regex"):
+    with pytest.raises(Exception, match="Oniguruma"):
+        _hf(spec)
+    with pytest.raises(ValueError, match="Oniguruma"):
         _core.Normalizer(json.dumps(spec))
-    with pytest.raises(ValueError, match="unsupported Replace regex"):
+    with pytest.raises(ValueError, match="Oniguruma"):
         Replace({"Regex": regex}, "x")
 
 
@@ -197,9 +214,18 @@ def test_split_in_a_bpe_pipeline_equals_hf(pre_tokenizer: dict) -> None:
     assert json.loads(ours.to_json_str())["pre_tokenizer"] == json.loads(hf.to_str())["pre_tokenizer"]
 
 
-def test_split_refuses_oniguruma_only_regexes() -> None:
-    spec = {"type": "Split", "pattern": {"Regex": "(?=a)"}, "behavior": "Isolated", "invert": False}
-    with pytest.raises(ValueError, match="unsupported pre_tokenizer Split regex"):
-        _core.PreTokenizer(json.dumps(spec))
-    with pytest.raises(ValueError, match="unsupported Split regex"):
-        Split({"Regex": "(?=a)"}, "Isolated")
+def test_split_runs_look_around_and_refuses_what_oniguruma_refuses() -> None:
+    for regex in ("(?=a)", r"\s+(?!\S)|\s+|\S+"):
+        spec = {"type": "Split", "pattern": {"Regex": regex}, "behavior": "Isolated", "invert": False}
+        hf = tokenizers.Tokenizer.from_str(json.dumps({"version": "1.0", "pre_tokenizer": spec, "model": {
+            "type": "WordLevel", "vocab": {"[UNK]": 0}, "unk_token": "[UNK]"}}))
+        ours = _core.PreTokenizer(json.dumps(spec))
+        for text in TEXTS[:80]:
+            # Both give byte offsets here.
+            assert ours.pre_tokenize_str(text) == hf.pre_tokenizer.pre_tokenize_str(text), ascii(text)
+    bad = {"type": "Split", "pattern": {"Regex": "(?=a"}, "behavior": "Isolated", "invert": False}
+    with pytest.raises(ValueError, match="Oniguruma.*end pattern with unmatched parenthesis"):
+        _core.PreTokenizer(json.dumps(bad))
+    with pytest.raises(ValueError, match="Split regex '\\(\\?=a' is refused"):
+        Split({"Regex": "(?=a"}, "Isolated")
+

@@ -287,10 +287,9 @@ def test_missing_byte_unknown_file_unknown_name_and_bad_pattern(tmp_path):
         Tokenizer.from_tiktoken(_write(tmp_path, _GOOD))
     with pytest.raises(FormatError, match="unknown tiktoken encoding 'cl99k_base'"):
         Tokenizer.from_tiktoken("cl99k_base")
-    with pytest.raises(FormatError, match="look-behind"):
-        Tokenizer.from_tiktoken(_write(tmp_path, _GOOD), pattern=r"(?<=a)b|\s")
-    with pytest.raises(FormatError, match="possessive interval"):
-        Tokenizer.from_tiktoken(_write(tmp_path, _GOOD), pattern=r"\p{N}{1,3}+|\D")
+    # What fancy-regex (tiktoken's engine) refuses is refused, with its message.
+    with pytest.raises(FormatError, match="fancy-regex.*refuses"):
+        Tokenizer.from_tiktoken(_write(tmp_path, _GOOD), pattern=r"\s[")
     with pytest.raises(FileNotFoundError):
         Tokenizer.from_tiktoken(tmp_path / "absent.tiktoken")
 

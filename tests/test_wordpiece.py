@@ -203,8 +203,9 @@ def test_vocab_txt_with_duplicates_and_blank_lines(tmp_path, caplog):
     path.write_text("[PAD]\n[UNK]\n\n[CLS]\n[SEP]\nhello\n##s\nhello\nworld\n", encoding="utf-8")
     with caplog.at_level(logging.WARNING):
         model = WordPiece.from_vocab_file(path)
-    # A repeated token takes its last line's id, as HF's BertWordPieceTokenizer and transformers do.
-    assert model.vocab == {"[PAD]": 0, "[UNK]": 1, "[CLS]": 3, "[SEP]": 4, "hello": 7, "##s": 6, "world": 8}
+    # A repeated token takes its last line's id, as HF's BertWordPieceTokenizer and transformers do; a blank line
+    # is HF's empty token.
+    assert model.vocab == {"[PAD]": 0, "[UNK]": 1, "": 2, "[CLS]": 3, "[SEP]": 4, "hello": 7, "##s": 6, "world": 8}
     assert "blank line" in caplog.text and "duplicate token 'hello'" in caplog.text
     tok = bert_pipeline(model, ["[PAD]", "[UNK]", "[CLS]", "[SEP]"])
     assert tok.encode("Hellos world!").tokens == ["[CLS]", "hello", "##s", "world", "[UNK]", "[SEP]"]

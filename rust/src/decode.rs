@@ -42,6 +42,13 @@ pub enum Decoder {
         start: usize,
         stop: usize,
     },
+    /// HF `CTC` (speech models): repeated tokens collapsed, the pad token removed, then (with `cleanup`)
+    /// the WordPiece clean-up and the word delimiter as a space; empty tokens dropped.
+    Ctc {
+        pad_token: String,
+        word_delimiter_token: String,
+        cleanup: bool,
+    },
 }
 
 impl Decoder {
@@ -84,6 +91,20 @@ impl Decoder {
                     _ => return Err(format!("decoder Strip: 'content' must be one char, got {content:?}")),
                 };
                 Decoder::Strip { content, start: n("start").unwrap_or(0), stop: n("stop").unwrap_or(0) }
+            }
+            "CTC" => {
+                let text = |k: &str, d: &str| -> Result<String, String> {
+                    match v.get(k) {
+                        None | Some(Value::Null) => Ok(d.to_string()),
+                        Some(Value::String(s)) => Ok(s.clone()),
+                        Some(other) => Err(format!("decoder CTC: '{k}' must be a string, got {other}")),
+                    }
+                };
+                Decoder::Ctc {
+                    pad_token: text("pad_token", "<pad>")?,
+                    word_delimiter_token: text("word_delimiter_token", "|")?,
+                    cleanup: get_bool(v, "cleanup", true),
+                }
             }
             other => return Err(format!("unsupported decoder type '{other}'")),
         })
@@ -186,6 +207,25 @@ impl Decoder {
             Decoder::Replace { pattern, content } => tokens.iter().map(|t| pattern.replace_in(t, content)).collect(),
             Decoder::Strip { content, start, stop } => {
                 tokens.iter().map(|t| strip_token(t, *content, *start, *stop)).collect()
+            }
+            Decoder::Ctc { pad_token, word_delimiter_token, cleanup } => {
+                let mut out = Vec::with_capacity(tokens.len());
+                let mut previous: Option<&String> = None;
+                for t in &tokens {
+                    if previous == Some(t) {
+                        continue; // consecutive duplicates collapse (before the pad token is removed)
+                    }
+                    previous = Some(t);
+                    // `str::replace` as HF calls it (an empty pattern matches between every two chars).
+                    let mut piece = t.replace(pad_token.as_str(), "");
+                    if *cleanup {
+                        piece = wordpiece_cleanup(piece).replace(word_delimiter_token.as_str(), " ");
+                    }
+                    if !piece.is_empty() {
+                        out.push(piece);
+                    }
+                }
+                out
             }
         }
     }

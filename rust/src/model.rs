@@ -6,10 +6,12 @@
 //! pipeline asks it for ranges ([`Model::as_unigram`]); the length-based methods here serve the ids.
 
 pub mod unigram;
+pub mod wordlevel;
 
 use crate::bpe::encode::{BpeModel, Sym};
 use crate::wordpiece::WordPieceModel;
 pub use unigram::{Ranged, UnigramPipe};
+pub use wordlevel::WordLevelModel;
 
 /// A tokenizer model. One per tokenizer, matched on per word: boxing the large BPE variant would only
 /// add an indirection to the hot path.
@@ -19,6 +21,7 @@ pub enum Model {
     Bpe(BpeModel),
     WordPiece(WordPieceModel),
     Unigram(UnigramPipe),
+    WordLevel(WordLevelModel),
 }
 
 impl From<BpeModel> for Model {
@@ -39,6 +42,7 @@ impl Model {
         match v.get("type").and_then(|t| t.as_str()) {
             Some("WordPiece") => Ok(Model::WordPiece(WordPieceModel::from_json(v)?)),
             Some("Unigram") => Ok(Model::Unigram(UnigramPipe::from_json(v)?)),
+            Some("WordLevel") => Ok(Model::WordLevel(WordLevelModel::from_json(v)?)),
             _ => Ok(Model::Bpe(crate::tokenizer::parse_bpe(v)?)),
         }
     }
@@ -81,6 +85,7 @@ impl Model {
             Model::Bpe(m) => m.token_to_id(t),
             Model::WordPiece(m) => m.token_to_id(t),
             Model::Unigram(m) => m.token_to_id(t),
+            Model::WordLevel(m) => m.token_to_id(t),
         }
     }
 
@@ -89,6 +94,7 @@ impl Model {
             Model::Bpe(m) => m.id_to_token(id),
             Model::WordPiece(m) => m.id_to_token(id),
             Model::Unigram(m) => m.id_to_token(id),
+            Model::WordLevel(m) => m.id_to_token(id),
         }
     }
 
@@ -99,6 +105,7 @@ impl Model {
             Model::Bpe(m) => m.options().unk_token.as_deref(),
             Model::WordPiece(m) => Some(m.unk_token()),
             Model::Unigram(m) => m.unk_id().and_then(|i| m.id_to_token(i)),
+            Model::WordLevel(m) => Some(m.unk_token()),
         }
     }
 
@@ -107,6 +114,7 @@ impl Model {
             Model::Bpe(m) => m.vocab_size(),
             Model::WordPiece(m) => m.vocab_size(),
             Model::Unigram(m) => m.vocab_size(),
+            Model::WordLevel(m) => m.vocab_size(),
         }
     }
 
@@ -115,6 +123,7 @@ impl Model {
             Model::Bpe(m) => m.id_bound(),
             Model::WordPiece(m) => m.id_bound(),
             Model::Unigram(m) => m.vocab_size(),
+            Model::WordLevel(m) => m.id_bound(),
         }
     }
 
@@ -123,6 +132,7 @@ impl Model {
     pub fn token_table(&self) -> Option<&std::sync::Arc<crate::encoding::TokenTable>> {
         match self {
             Model::WordPiece(m) => Some(m.token_table()),
+            Model::WordLevel(m) => Some(m.token_table()),
             Model::Bpe(_) | Model::Unigram(_) => None,
         }
     }
@@ -130,7 +140,7 @@ impl Model {
     pub fn has_byte_fast_path(&self) -> bool {
         match self {
             Model::Bpe(m) => m.has_byte_fast_path(),
-            Model::WordPiece(_) | Model::Unigram(_) => false,
+            Model::WordPiece(_) | Model::Unigram(_) | Model::WordLevel(_) => false,
         }
     }
 
@@ -138,14 +148,15 @@ impl Model {
     pub fn dropout_settings(&self) -> (Option<f32>, u64) {
         match self {
             Model::Bpe(m) => (m.options().dropout, m.options().dropout_seed),
-            Model::WordPiece(_) | Model::Unigram(_) => (None, 0),
+            Model::WordPiece(_) | Model::Unigram(_) | Model::WordLevel(_) => (None, 0),
         }
     }
 
     pub fn set_dropout(&mut self, p: Option<f32>, seed: u64) -> Result<(), String> {
         match self {
             Model::Bpe(m) => m.set_dropout(p, seed).map_err(|e| e.to_string()),
-            Model::WordPiece(_) | Model::Unigram(_) if p.is_none_or(|x| x == 0.0) => Ok(()),
+            Model::WordPiece(_) | Model::Unigram(_) | Model::WordLevel(_) if p.is_none_or(|x| x == 0.0) => Ok(()),
+            Model::WordLevel(_) => Err("dropout is not supported by the WordLevel model".into()),
             Model::WordPiece(_) => Err("dropout is not supported by the WordPiece model".into()),
             Model::Unigram(_) => Err("dropout is not supported by the Unigram model".into()),
         }
@@ -157,6 +168,7 @@ impl Model {
         match self {
             Model::Bpe(m) => m.tokenize_into(word, salt, out).map_err(|e| e.to_string()),
             Model::WordPiece(m) => m.tokenize_into(word, out).map_err(|e| e.to_string()),
+            Model::WordLevel(m) => m.tokenize_into(word, out),
             Model::Unigram(m) => {
                 let mut r = Vec::new();
                 m.tokenize_ranges(word, &mut r)?;
@@ -179,6 +191,13 @@ impl Model {
                 let mut b = b.borrow_mut();
                 b.clear();
                 m.tokenize_into(word, &mut b).map_err(|e| e.to_string())?;
+                sink(&b);
+                Ok(())
+            }),
+            Model::WordLevel(m) => WP_BUF.with(|b| {
+                let mut b = b.borrow_mut();
+                b.clear();
+                m.tokenize_into(word, &mut b)?;
                 sink(&b);
                 Ok(())
             }),

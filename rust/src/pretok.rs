@@ -22,8 +22,11 @@
 
 use unicode_general_category::{get_general_category, GeneralCategory as Gc};
 
+pub mod aligned;
+pub mod engine;
 pub mod metaspace;
 pub mod modern;
+pub mod slicers;
 pub mod split;
 
 pub use metaspace::{Metaspace, PrependScheme};
@@ -50,6 +53,12 @@ pub enum PreTokenizer {
     Sequence(Vec<PreTokenizer>),
     /// HF `Split` (see `pretok/split.rs`): pieces around the matches of a string or regex.
     Split(Split),
+    /// HF `Digits`, `Punctuation`, `CharDelimiterSplit`, `FixedLength`, `UnicodeScripts` (see
+    /// `pretok/slicers.rs`): slices cut by a char rule.
+    Slicer(slicers::Slicer),
+    /// Any other HF `Sequence` (a member that rewrites its pieces before another member): run piece by
+    /// piece with each byte's input range carried along (see `pretok/aligned.rs`).
+    General(Vec<PreTokenizer>),
 }
 
 /// Character classes of the GPT-2 pattern.
@@ -474,7 +483,10 @@ impl PreTokenizer {
                 use_regex: flag("use_regex")?,
                 trim_offsets: flag("trim_offsets")?,
             }),
-            other => Err(format!("unsupported pre_tokenizer type '{other}'")),
+            other => match slicers::Slicer::from_json(other, v)? {
+                Some(s) => Ok(PreTokenizer::Slicer(s)),
+                None => Err(format!("unsupported pre_tokenizer type '{other}'")),
+            },
         }
     }
 
@@ -498,7 +510,8 @@ impl PreTokenizer {
             PreTokenizer::Metaspace(m) => m.to_json(),
             PreTokenizer::WhitespaceSplit => serde_json::json!({"type": "WhitespaceSplit"}),
             PreTokenizer::Split(s) => s.to_json(),
-            PreTokenizer::Sequence(v) => serde_json::json!({
+            PreTokenizer::Slicer(s) => s.to_json(),
+            PreTokenizer::Sequence(v) | PreTokenizer::General(v) => serde_json::json!({
                 "type": "Sequence",
                 "pretokenizers": v.iter().map(|p| p.to_json()).collect::<Vec<_>>(),
             }),
@@ -524,6 +537,7 @@ impl PreTokenizer {
             }
             PreTokenizer::WhitespaceSplit => split_on_whitespace(text, |s, e| f(&text[s..e], (s, e))),
             PreTokenizer::Split(split) => split.split(text, |s, e| f(&text[s..e], (s, e))),
+            PreTokenizer::Slicer(slicer) => slicer.split(text, |s, e| f(&text[s..e], (s, e))),
             // transformers' tiktoken conversions: the scanner's pieces are the words (no dyn calls between).
             PreTokenizer::Sequence(v) => match v.as_slice() {
                 [PreTokenizer::Split(split), PreTokenizer::ByteLevel { add_prefix_space: false, use_regex: false, .. }] => {
@@ -531,6 +545,12 @@ impl PreTokenizer {
                 }
                 _ => sequence_pieces(v, text, &mut f),
             },
+            // Rewritten pieces, as the model sees them, with the input range each spans.
+            PreTokenizer::General(v) => {
+                for piece in aligned::pre_tokenize(v, text, &|o| o == 0) {
+                    f(&piece.text, piece.span(0, piece.text.len()));
+                }
+            }
             PreTokenizer::ByteLevel { add_prefix_space, use_regex, .. } => {
                 if text.is_empty() {
                     // HF gives no piece for the empty string, not even the prefix space.
@@ -559,8 +579,8 @@ impl PreTokenizer {
         }
     }
 
-    /// A Sequence of `items` (one item is returned as it is); see [`PreTokenizer::Sequence`] for what
-    /// can be combined.
+    /// A Sequence of `items` (one item is returned as it is): [`PreTokenizer::Sequence`] when its fast
+    /// paths apply, else [`PreTokenizer::General`]. Never an error: HF can combine any members.
     pub fn sequence(mut items: Vec<PreTokenizer>) -> Result<Self, String> {
         if items.len() == 1 {
             return Ok(items.remove(0));
@@ -568,25 +588,19 @@ impl PreTokenizer {
         let slices = |p: &PreTokenizer| {
             matches!(
                 p,
-                PreTokenizer::Whitespace | PreTokenizer::WhitespaceSplit | PreTokenizer::Bert | PreTokenizer::Split(_)
+                PreTokenizer::Whitespace
+                    | PreTokenizer::WhitespaceSplit
+                    | PreTokenizer::Bert
+                    | PreTokenizer::Split(_)
+                    | PreTokenizer::Slicer(_)
             )
         };
         if let Some((last, head)) = items.split_last() {
-            // A ByteLevel last member maps each piece's bytes (transformers' tiktoken conversions:
-            // `[Split, ByteLevel(use_regex=false)]`); with a prefix space per piece the offsets would need
-            // HF's per-piece alignment, which the pipeline does only for a ByteLevel on its own.
+            // Members that only cut, then any last member but a ByteLevel adding a prefix space to each
+            // piece, take the fast paths; any other sequence is run piece by piece with alignments.
             let byte_level_with_prefix = matches!(last, PreTokenizer::ByteLevel { add_prefix_space: true, .. });
-            if !head.iter().all(slices) || byte_level_with_prefix || matches!(last, PreTokenizer::Sequence(_)) {
-                let names: Vec<String> = items
-                    .iter()
-                    .map(|p| p.to_json().get("type").and_then(|t| t.as_str()).unwrap_or("?").to_string())
-                    .collect();
-                return Err(format!(
-                    "unsupported pre_tokenizer type 'Sequence' of [{}]: only Whitespace, WhitespaceSplit, \
-                     BertPreTokenizer or Split followed by one more pre-tokenizer (not a ByteLevel with \
-                     add_prefix_space) is supported",
-                    names.join(", ")
-                ));
+            if !head.iter().all(slices) || byte_level_with_prefix || matches!(last, PreTokenizer::Sequence(_) | PreTokenizer::General(_)) {
+                return Ok(PreTokenizer::General(items));
             }
         }
         Ok(PreTokenizer::Sequence(items))
@@ -612,9 +626,10 @@ impl PreTokenizer {
             | PreTokenizer::Bert
             | PreTokenizer::Metaspace(_)
             | PreTokenizer::WhitespaceSplit
-            | PreTokenizer::Split(_) => raw.to_string(),
+            | PreTokenizer::Split(_)
+            | PreTokenizer::Slicer(_) => raw.to_string(),
             PreTokenizer::Sequence(_) if self.is_byte_level() => byte_level_map(raw),
-            PreTokenizer::Sequence(_) => raw.to_string(),
+            PreTokenizer::Sequence(_) | PreTokenizer::General(_) => raw.to_string(),
             PreTokenizer::ByteLevel { .. } => byte_level_map(raw),
         }
     }
@@ -723,8 +738,9 @@ mod tests {
         assert_eq!(PreTokenizer::from_json(&p.to_json()).unwrap(), p);
         // WhitespaceSplit, then Metaspace per word; only the word at offset 0 gets the `first` prefix.
         assert_eq!(p.pre_tokenize("ab  c"), vec![("\u{2581}ab".to_string(), (0, 2)), ("c".to_string(), (4, 5))]);
-        let bad = r#"{"type":"Sequence","pretokenizers":[{"type":"Metaspace"},{"type":"Whitespace"}]}"#;
-        assert!(PreTokenizer::from_json_str(bad).unwrap_err().contains("Sequence"));
+        // A member that rewrites before one that cuts: the general sequence (pretok/aligned.rs).
+        let general = r#"{"type":"Sequence","pretokenizers":[{"type":"Metaspace"},{"type":"Whitespace"}]}"#;
+        assert!(matches!(PreTokenizer::from_json_str(general).unwrap(), PreTokenizer::General(_)));
     }
 
     /// Exhaustive check against a per-code-point class dump of HF's pre-tokenizers (written by a

@@ -3,6 +3,7 @@ of each kind. :meth:`subword.Tokenizer.from_file` is :func:`load`.
 
 Kinds, in the order they are tried:
 
+* Mistral Tekken (``tekken.json``): JSON whose ``config`` holds Tekken's fields (:func:`subword.formats.tekken.sniff`);
 * HF ``tokenizer.json``: the text starts with ``{`` or ``[`` (after whitespace or a BOM);
 * tiktoken ranks (``base64 rank`` lines): :func:`subword.formats.tiktoken.sniff`, when that module exists;
 * SentencePiece ``ModelProto``: starts with a piece (protobuf field 1, holding field 1);
@@ -31,7 +32,8 @@ from subword.errors import FormatError
 __all__ = ["KINDS", "kind_of", "load"]
 
 #: The kinds :func:`load` knows, as error messages name them.
-KINDS = ("tokenizer.json (HF JSON)", "tiktoken ranks", "SentencePiece .model (protobuf)", "BERT vocab.txt")
+KINDS = ("tokenizer.json (HF JSON)", "Mistral tekken.json", "tiktoken ranks", "SentencePiece .model (protobuf)",
+         "BERT vocab.txt")
 
 _HEAD = 4096
 _DIR_FILES = ("tokenizer.json", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "vocab.txt")
@@ -58,7 +60,8 @@ def _is_spm(head: bytes) -> bool:
 
 
 def kind_of(head: bytes) -> str | None:
-    """The kind of a file from its first bytes: ``"json"``, ``"tiktoken"``, ``"spm"``, ``"vocab.txt"``, or None.
+    """The kind of a file from its first bytes: ``"tekken"``, ``"json"``, ``"tiktoken"``, ``"spm"``, ``"vocab.txt"``, or
+    None.
 
     >>> kind_of(b'{"version": "1.0"}'), kind_of(b"\\x0a\\x09\\x0a\\x05<unk>"), kind_of(b"\\x00\\x01")
     ('json', 'spm', None)
@@ -68,6 +71,10 @@ def kind_of(head: bytes) -> str | None:
     stripped = head.lstrip(b" \t\r\n")
     if stripped.startswith(b"\xef\xbb\xbf"):
         stripped = stripped[3:].lstrip(b" \t\r\n")
+    from subword.formats import tekken
+
+    if tekken.sniff(stripped):
+        return "tekken"
     if stripped.startswith(b"{") or _json_array(stripped):
         return "json"
     tiktoken = _tiktoken()
@@ -122,6 +129,10 @@ def load(path: str | os.PathLike[str]):  # -> Tokenizer
     if not head.strip() and len(head) < _HEAD:
         raise FormatError(f"{p} is empty: not a tokenizer file (tried: {', '.join(KINDS)})")
     kind = kind_of(head)
+    if kind == "tekken":
+        from subword.formats import tekken
+
+        return tekken.load(p)
     if kind == "json":
         from subword.formats import hf_json
 

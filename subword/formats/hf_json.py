@@ -28,7 +28,7 @@ from typing import Any
 from subword import decoders, normalizers, pre_tokenizers, processors
 from subword.errors import FormatError, ModelError, UnsupportedComponentError
 from subword.formats.atomic import atomic_write_text  # re-exported: the one atomic writer
-from subword.model import BPE, Unigram, WordPiece
+from subword.model import BPE, Unigram, WordLevel, WordPiece
 from subword.tokenizer import AddedToken, Tokenizer
 
 __all__ = [
@@ -54,14 +54,15 @@ _SECTIONS = {
 _TOP_LEVEL = ("version", "truncation", "padding", "added_tokens", *_SECTIONS, "model")
 
 #: Supported ``"type"`` names per section.
-SUPPORTED: dict[str, list[str]] = {**{k: r.supported for k, r in _SECTIONS.items()}, "model": ["BPE", "Unigram", "WordPiece"]}
+SUPPORTED: dict[str, list[str]] = {**{k: r.supported for k, r in _SECTIONS.items()},
+                                   "model": ["BPE", "Unigram", "WordLevel", "WordPiece"]}
 
 
 # ==== writing ====
 
 
 def to_dict(tok: Tokenizer, *, include_provenance: bool = True, legacy_merges: bool = False,
-            model_data: bool = True) -> dict[str, Any]:
+            model_data: bool = True, for_hf: bool = True) -> dict[str, Any]:
     """The ``tokenizer.json`` content of ``tok`` as a dict (HF's key order).
 
     Args:
@@ -70,10 +71,14 @@ def to_dict(tok: Tokenizer, *, include_provenance: bool = True, legacy_merges: b
         legacy_merges: Write merges as ``"left right"`` strings, the only form ``tokenizers`` < 0.20 reads.
         model_data: With ``False``, the model section holds its options only (no ``vocab``, ``merges``):
             the skeleton ``_core.CoreTokenizer.from_parts`` completes with data read in Rust.
+        for_hf: The file HF reads: a ``Split`` read by tiktoken's engine is written with the Oniguruma
+            spelling of its pattern (:func:`subword.formats.tiktoken.hf_pattern`), or refused. ``False``: our
+            own form, the engine named (what the core and pickles take).
 
     Raises:
         ValueError: ``legacy_merges`` with a merge part containing a space (the legacy form cannot say it).
         TypeError: the provenance is not JSON-serialisable.
+        subword.formats.convert.ConversionError: ``for_hf`` and a tiktoken pattern with no Oniguruma spelling.
 
     >>> from subword import BPE, Tokenizer
     >>> list(to_dict(Tokenizer(BPE({"a": 0}, []))))
@@ -90,6 +95,8 @@ def to_dict(tok: Tokenizer, *, include_provenance: bool = True, legacy_merges: b
         data_keys = [k for k in ("vocab", "merges") if k in model]
         model = {**{k: v for k, v in model.items() if k not in data_keys},
                  "provenance": tok.provenance, **{k: model[k] for k in data_keys}}
+    if for_hf and model_data:
+        model = _vocab_for_added_ids(model, tok.added_tokens)
     return {
         "version": "1.0",
         "truncation": tok._truncation,
@@ -97,11 +104,62 @@ def to_dict(tok: Tokenizer, *, include_provenance: bool = True, legacy_merges: b
         # HF writes added tokens sorted by id.
         "added_tokens": [t.to_dict(i) for i, t in sorted(tok.added_tokens, key=lambda it: it[0])],
         "normalizer": tok.normalizer.to_dict() if tok.normalizer else None,
-        "pre_tokenizer": tok.pre_tokenizer.to_dict() if tok.pre_tokenizer else None,
+        "pre_tokenizer": _hf_spelling(tok.pre_tokenizer.to_dict(), for_hf) if tok.pre_tokenizer else None,
         "post_processor": tok.post_processor.to_dict() if tok.post_processor else None,
         "decoder": tok.decoder.to_dict() if tok.decoder else None,
         "model": model,
     }
+
+
+def _vocab_for_added_ids(model: dict[str, Any], added: list[tuple[int, AddedToken]]) -> dict[str, Any]:
+    """The model dict with the added tokens HF would renumber put into its vocab at their ids.
+
+    HF ignores the ids an added-token list declares (:func:`_hf_added_ids`): a token not in the model's vocab
+    gets the next free id. A tokenizer whose added tokens sit elsewhere (a Tekken file's special tokens take
+    ids 0..999 below the model's) keeps its ids in HF only if the model's vocab holds them, as transformers'
+    conversions write them; a Unigram vocab (a list) cannot, and such a tokenizer is refused.
+    """
+    vocab = model.get("vocab")
+    if not added or vocab is None:
+        return model
+    lookup = vocab.get if isinstance(vocab, dict) else {p: i for i, (p, _) in enumerate(vocab)}.get
+    hf_ids = _hf_added_ids([(i, t) for i, t in added], lookup, len(vocab), "<save>", quiet=True)
+    moved = [(i, t.content) for (i, t), (j, _) in zip(added, hf_ids) if i != j]
+    if not moved:
+        return model
+    if not isinstance(vocab, dict):
+        from subword.formats.convert import ConversionError
+
+        raise ConversionError(f"added token {moved[0][1]!r} has id {moved[0][0]}, which HF would renumber, and a "
+                              "Unigram vocab cannot hold it at that id")
+    used = set(vocab.values())
+    clash = [(i, c) for i, c in moved if i in used]
+    if clash:
+        from subword.formats.convert import ConversionError
+
+        raise ConversionError(f"added token {clash[0][1]!r} has id {clash[0][0]}, a vocab token's id")
+    merged = dict(sorted([*vocab.items(), *((c, i) for i, c in moved)], key=lambda kv: kv[1]))
+    return {**model, "vocab": merged}
+
+
+def _hf_spelling(component: Any, for_hf: bool) -> Any:
+    """``component`` with every fancy-regex ``Split`` written as HF reads it (``for_hf``), else unchanged."""
+    if not for_hf or not isinstance(component, dict):
+        return component
+    if component.get("type") == "Split" and component.get("engine", "oniguruma") != "oniguruma":
+        from subword.formats.convert import ConversionError
+        from subword.formats.tiktoken import hf_pattern
+
+        out = {k: v for k, v in component.items() if k != "engine"}
+        if "Regex" in out["pattern"]:
+            try:
+                out["pattern"] = {"Regex": hf_pattern(out["pattern"]["Regex"])}
+            except FormatError as exc:
+                raise ConversionError(f"no tokenizer.json form: {exc}") from None
+        return out
+    if component.get("type") == "Sequence" and isinstance(component.get("pretokenizers"), list):
+        return {**component, "pretokenizers": [_hf_spelling(c, for_hf) for c in component["pretokenizers"]]}
+    return component
 
 
 def core_skeleton(tok: Tokenizer) -> str:
@@ -114,11 +172,12 @@ def core_skeleton(tok: Tokenizer) -> str:
     ...     '"ignore_merges":false}}')
     True
     """
-    return json.dumps(to_dict(tok, include_provenance=False, model_data=False), ensure_ascii=False,
+    return json.dumps(to_dict(tok, include_provenance=False, model_data=False, for_hf=False), ensure_ascii=False,
                       separators=(",", ":"))
 
 
-def dumps(tok: Tokenizer, *, pretty: bool = False, include_provenance: bool = True, legacy_merges: bool = False) -> str:
+def dumps(tok: Tokenizer, *, pretty: bool = False, include_provenance: bool = True, legacy_merges: bool = False,
+          for_hf: bool = True) -> str:
     """Serialise ``tok`` to ``tokenizer.json`` text (UTF-8, not ASCII-escaped; deterministic).
 
     Args:
@@ -126,6 +185,7 @@ def dumps(tok: Tokenizer, *, pretty: bool = False, include_provenance: bool = Tr
         pretty: Indent by 2 (what :func:`save` writes) instead of the compact form.
         include_provenance: Keep ``model["provenance"]``.
         legacy_merges: Merges as ``"left right"`` strings (for ``tokenizers`` < 0.20).
+        for_hf: See :func:`to_dict`.
 
     Raises:
         ValueError: see :func:`to_dict`.
@@ -135,7 +195,7 @@ def dumps(tok: Tokenizer, *, pretty: bool = False, include_provenance: bool = Tr
     >>> dumps(Tokenizer(BPE({"é": 0}, []))).endswith('"vocab":{"é":0},"merges":[]}}')
     True
     """
-    data = to_dict(tok, include_provenance=include_provenance, legacy_merges=legacy_merges)
+    data = to_dict(tok, include_provenance=include_provenance, legacy_merges=legacy_merges, for_hf=for_hf)
     try:
         if pretty:
             return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
@@ -335,10 +395,10 @@ def loads(text: str, source: str = "<string>") -> Tokenizer:
     Raises:
         FormatError: invalid JSON or unsupported/invalid content.
 
-    >>> loads('{"model": {"type": "WordLevel"}}')
+    >>> loads('{"model": {"type": "WordLevels"}}')
     Traceback (most recent call last):
     ...
-    subword.errors.UnsupportedComponentError: unsupported model type 'WordLevel' in <string> (supported: BPE, Unigram, WordPiece)
+    subword.errors.UnsupportedComponentError: unsupported model type 'WordLevels' in <string> (supported: BPE, Unigram, WordLevel, WordPiece)
     """
     if not text.strip():
         raise FormatError(f"{source} is empty: not a tokenizer.json")
@@ -381,12 +441,10 @@ def from_dict(data: object, source: str = "<string>", *, _deferred: tuple[Any, A
         tok = Tokenizer(model, provenance=provenance, **components)
         added = _read_added_tokens(data.get("added_tokens", []), source)
         if _deferred is None:
-            tok._set_added(added)
-        elif not added or (all(i < 2**32 for i, _ in added)
-                           and _deferred[1].added_tokens_fit([(i, t.content) for i, t in added])):
-            tok._added = added  # the checks of _set_added, made in Rust against the vocab
+            lookup, size = model.vocab.get, model.vocab_size
         else:
-            raise _NotFast  # _set_added's message needs the Python vocab
+            lookup, size = _deferred[1].token_to_id, len(_deferred[1])
+        tok._added = _hf_added_ids(added, lookup, size, source)
         if data.get("truncation") is not None:
             _read_truncation(tok, data["truncation"])
         if data.get("padding") is not None:
@@ -424,12 +482,11 @@ def _read_model(data: object, source: str,
     if not isinstance(data, dict):
         raise FormatError(f"{source}: 'model' must be a JSON object")
     type_name = data.get("type")
-    if type_name is None and "merges" not in data:
-        # Old files omit "type"; only a BPE model has merges.
-        raise UnsupportedComponentError("model", "<untyped, no merges>", SUPPORTED["model"], source)
-    if type_name not in (None, "BPE", "WordPiece", "Unigram"):
-        raise UnsupportedComponentError("model", str(type_name), SUPPORTED["model"], source)
     fields = dict(data)
+    if type_name is None:
+        type_name, fields = _untyped_model(fields, source)
+    elif type_name not in SUPPORTED["model"]:
+        raise UnsupportedComponentError("model", str(type_name), SUPPORTED["model"], source)
     provenance = fields.pop("provenance", None)
     if provenance is not None and not isinstance(provenance, dict):
         raise FormatError(f"{source}: model.provenance must be an object")
@@ -438,6 +495,11 @@ def _read_model(data: object, source: str,
             return Unigram.from_dict(fields), provenance
         except (ModelError, TypeError) as exc:
             raise FormatError(f"{source}: invalid Unigram model: {exc}") from exc
+    if type_name == "WordLevel":
+        try:
+            return WordLevel.from_dict(fields), provenance
+        except (ModelError, TypeError) as exc:
+            raise FormatError(f"{source}: invalid WordLevel model: {exc}") from exc
     if type_name == "WordPiece":
         try:
             return WordPiece.from_dict(fields, deferred=deferred), provenance
@@ -449,7 +511,78 @@ def _read_model(data: object, source: str,
         raise FormatError(f"{source}: invalid BPE model: {exc}") from exc
 
 
+#: The fields each model's HF deserializer reads (what an untyped model is matched against).
+_MODEL_FIELDS = {
+    "BPE": ("vocab", "merges", "dropout", "unk_token", "continuing_subword_prefix", "end_of_word_suffix", "fuse_unk",
+            "byte_fallback", "ignore_merges"),
+    "WordPiece": ("vocab", "unk_token", "continuing_subword_prefix", "max_input_chars_per_word"),
+    "WordLevel": ("vocab", "unk_token"),
+    "Unigram": ("vocab", "unk_id", "byte_fallback"),
+}
+
+
+def _untyped_model(fields: dict[str, Any], source: str) -> tuple[str, dict[str, Any]]:
+    """The model HF infers for a ``"model"`` without ``"type"`` (older files), and its fields.
+
+    HF tries, in order, the models whose required fields are there: BPE (``vocab`` object and ``merges``),
+    WordPiece (``vocab`` object, ``unk_token``, ``continuing_subword_prefix``, ``max_input_chars_per_word``),
+    WordLevel (``vocab`` object and ``unk_token``), Unigram (``vocab`` list); fields the chosen model does not
+    read are ignored, as HF ignores them (logged). Checked with tokenizers 0.23.3.
+    """
+    vocab = fields.get("vocab")
+    if isinstance(vocab, dict) and "merges" in fields:
+        kind = "BPE"
+    elif isinstance(vocab, dict) and {"unk_token", "continuing_subword_prefix", "max_input_chars_per_word"} <= set(fields):
+        kind = "WordPiece"
+    elif isinstance(vocab, dict) and "unk_token" in fields:
+        kind = "WordLevel"
+    elif isinstance(vocab, list):
+        kind = "Unigram"
+    else:
+        raise FormatError(
+            f"{source}: model has no 'type', and its fields {sorted(fields)} fit no model HF infers (BPE: vocab and "
+            "merges; WordPiece: vocab, unk_token, continuing_subword_prefix, max_input_chars_per_word; WordLevel: "
+            "vocab and unk_token; Unigram: a vocab list)")
+    known = {k: v for k, v in fields.items() if k in _MODEL_FIELDS[kind] or k == "provenance"}
+    ignored = sorted(set(fields) - set(known))
+    if ignored:
+        log.warning("%s: untyped model read as %s (HF's inference); fields it does not read are ignored: %s",
+                    source, kind, ignored)
+    return kind, known
+
+
 _ADDED_FLAGS = ("single_word", "lstrip", "rstrip", "normalized", "special")
+
+
+def _hf_added_ids(entries: list[tuple[int, AddedToken]], vocab_id: Any, vocab_size: int,
+                  source: str, quiet: bool = False) -> list[tuple[int, AddedToken]]:
+    """The ids HF gives the added tokens of a file: it adds them in file order and ignores the declared ids.
+
+    A token the model has keeps the model's id; a new one gets the model's vocab size, or one past the
+    largest added id when that is larger (HF's ``AddedVocabulary::add_tokens``, checked with tokenizers 0.23.3:
+    declared ids 9 and 8 after a 4-token vocab become 4 and 5). A content listed twice is one token with the
+    later flags. A declared id that differs is logged, as HF logs it.
+
+    >>> _hf_added_ids([(9, AddedToken("<x>")), (2, AddedToken("ab"))], {"ab": 2}.get, 4, "f")
+    [(4, AddedToken(content='<x>', special=False, single_word=False, lstrip=False, rstrip=False, normalized=True)), (2, AddedToken(content='ab', special=False, single_word=False, lstrip=False, rstrip=False, normalized=True))]
+    """
+    out: list[tuple[int, AddedToken]] = []
+    where: dict[str, int] = {}
+    for declared, token in entries:
+        if token.content in where:
+            k = where[token.content]
+            out[k] = (out[k][0], token)
+            continue
+        token_id = vocab_id(token.content)
+        if token_id is None:
+            largest = max((i for i, _ in out), default=None)
+            token_id = vocab_size if largest is None or (largest < vocab_size and vocab_size > 0) else largest + 1
+        if token_id != declared and not quiet:
+            log.warning("%s: added token %r is declared with id %d but HF gives it id %d (the model's id, or the next "
+                        "free one in file order); using %d", source, token.content, declared, token_id, token_id)
+        where[token.content] = len(out)
+        out.append((token_id, token))
+    return out
 
 
 def _read_added_tokens(items: object, source: str) -> list[tuple[int, AddedToken]]:

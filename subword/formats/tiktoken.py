@@ -9,9 +9,10 @@ The loaded :class:`~subword.tokenizer.Tokenizer` is the pipeline transformers' `
 writes (``Split`` with the pattern, ``ByteLevel`` without its regex, BPE with every split of every token as a
 merge and ``ignore_merges``), with two differences that make it give tiktoken's ids:
 
-- the pattern is written the way HF's Oniguruma reads as tiktoken's fancy-regex reads the original
-  (``\\p{N}{1,3}+`` is possessive in fancy-regex, a repeated interval in Oniguruma's Ruby syntax: see
-  ``docs/pretokenizers.md``), so the saved ``tokenizer.json`` gives tiktoken's ids in HF too;
+- the ``Split`` runs the pattern on fancy-regex, tiktoken's own engine, and keeps the matches only (``Removed``
+  with ``invert``), so any pattern reads as tiktoken reads it (``\\p{N}{1,3}+`` is possessive there, a repeated
+  interval in HF's Oniguruma: see ``docs/pretokenizers.md``); a saved ``tokenizer.json`` holds the Oniguruma
+  spelling with the same matches (:func:`hf_pattern`), or the save is refused;
 - the model sets ``merge_by_token_id`` (tiktoken's tie rule: the smallest merged rank first, leftmost among
   equals), which HF ignores; HF then merges in list order, which differs only where two overlapping pairs
   make the same token.
@@ -116,7 +117,7 @@ _URL = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
 
 # ==== reading and writing rank files ====
 
-_LINE = re.compile(rb"[A-Za-z0-9+/]+={0,2} \d+\r?\n?")
+_LINE = re.compile(rb"(?:[A-Za-z0-9+/]+={0,2}|=+) \d+\r?\n?")
 
 
 def _open_bytes(path: Path) -> bytes:
@@ -158,7 +159,9 @@ def read_ranks(path: str | os.PathLike[str]) -> dict[bytes, int]:
         if len(parts) != 2 or not parts[1].isdigit():
             raise FormatError(f"{path}:{lineno}: expected 'base64-token rank', got {line[:60]!r}")
         try:
-            token = binascii.a2b_base64(parts[0], strict_mode=True)
+            # Padding alone is the empty token: tiktoken's loader (base64.b64decode) reads `=` as b"" (Whisper's
+            # files give GPT-2's <|endoftext|> rank 50256 that way).
+            token = b"" if parts[0].strip(b"=") == b"" else binascii.a2b_base64(parts[0], strict_mode=True)
         except (binascii.Error, ValueError):
             raise FormatError(f"{path}:{lineno}: invalid base64 token {parts[0][:60]!r}") from None
         rank = int(parts[1])
@@ -261,32 +264,32 @@ def _known_name(path: Path, data_hash: str | None) -> str | None:
 
 # ==== the pattern ====
 
-_ANCHOR = re.compile(r"(?<!\\)(?:\\\\)*[$^]")
-
 
 def hf_pattern(pattern: str) -> str:
-    """The Split regex that HF (Oniguruma) and our core read as tiktoken (fancy-regex) reads ``pattern``.
+    """The Split regex that HF (Oniguruma) reads as tiktoken (fancy-regex) reads ``pattern``: what a
+    tiktoken-loaded tokenizer's ``tokenizer.json`` holds.
+
+    The known patterns keep HF's spelling of them (the strings the fast scanners recognise); any other is
+    rewritten construct by construct (:func:`subword.formats.fancy_to_oniguruma.oniguruma_spelling`).
 
     Raises:
         subword.errors.FormatError: a construct the two engines read differently that cannot be rewritten.
 
     >>> hf_pattern(CL100K_PATTERN).count(r"\\p{N}{1,3}|")
     1
+    >>> hf_pattern(r"\\p{L}+|\\p{N}{1,2}+")
+    '\\\\p{L}+|(?>\\\\p{N}{1,2})'
     """
+    from subword.formats.fancy_to_oniguruma import oniguruma_spelling
+
     if pattern in _HF_SPELLING:
         return _HF_SPELLING[pattern]
     if pattern in (R50K_PATTERN, LLAMA3_PATTERN, O200K_PATTERN, _HF_SPELLING[CL100K_PATTERN]):
         return pattern  # both engines read these the same (tests/test_pretok_modern.py)
-    if re.search(r"\}\+", pattern):
-        raise FormatError(f"tiktoken pattern {pattern!r}: a possessive interval {{n,m}}+ (Oniguruma repeats the "
-                          "interval instead), spell it as {n,m} or an atomic group")
-    if _ANCHOR.search(pattern.replace("[^", "[")):
-        raise FormatError(f"tiktoken pattern {pattern!r}: ^ or $ (line anchors in HF's Oniguruma, text anchors in "
-                          "tiktoken's fancy-regex)")
-    if re.search(r"\\[wWbB]", pattern):
-        raise FormatError(f"tiktoken pattern {pattern!r}: \\w or \\b (Oniguruma's word class differs from the "
-                          "regex crate's that tiktoken uses)")
-    return pattern
+    try:
+        return oniguruma_spelling(pattern)
+    except FormatError as exc:
+        raise FormatError(f"tiktoken pattern {pattern!r} has no exact tokenizer.json (Oniguruma) spelling: {exc}") from None
 
 
 # ==== rank file <-> Tokenizer ====
@@ -315,15 +318,15 @@ def _from_native(native, pattern: str, special_tokens: Mapping[str, int], source
 
 
 def _pipeline(model, pattern: str, source: str) -> "Tokenizer":
-    """The byte-level pipeline of transformers' converter around ``model``, splitting with ``pattern``."""
+    """The byte-level pipeline of transformers' converter around ``model``, splitting with ``pattern`` as
+    tiktoken does: on fancy-regex, keeping the matches only (``Removed`` with ``invert``)."""
     from subword import decoders, pre_tokenizers, processors
     from subword.tokenizer import Tokenizer
 
-    split_regex = hf_pattern(pattern)
     try:
-        split = pre_tokenizers.Split({"Regex": split_regex}, "Isolated")
+        split = pre_tokenizers.Split({"Regex": pattern}, "Removed", invert=True, engine="fancy-regex")
     except ValueError as exc:
-        raise FormatError(f"{source}: {exc}") from None
+        raise FormatError(f"{source}: the tiktoken pattern {exc}") from None
     return Tokenizer(
         model,
         pre_tokenizer=pre_tokenizers.Sequence(
@@ -354,7 +357,7 @@ def from_ranks(ranks: Mapping[bytes, int], pattern: str, special_tokens: Mapping
     if missing:
         raise FormatError(f"{source}: the single byte {bytes([missing[0]])!r} has no rank ({len(missing)} of 256 "
                           "missing); a byte-level BPE needs all 256")
-    hf_pattern(pattern)  # refuses a pattern the engines read differently, before the work below
+    _pipeline(BPE({}, []), pattern, source)  # refuses a pattern fancy-regex refuses, before the work below
     table = pre_tokenizers.bytes_to_unicode()
     to_chars = {b: c for b, c in enumerate(table)}
     strings = {t: t.decode("latin-1").translate(to_chars) for t in ranks}

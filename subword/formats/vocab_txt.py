@@ -48,10 +48,12 @@ def sniff(head: bytes) -> bool:
         if len(head) < 4096 or exc.start < len(head) - 3:
             return False
         text = head[:exc.start].decode("utf-8")  # a character cut at the end of the head
-    lines = text.splitlines()
+    from subword.normalizers import WHITE_SPACE
+
+    lines = text.split("\n")  # HF's line breaks: \n only (U+2028 and the like are inside a line)
     if len(head) >= 4096 and lines:
         lines = lines[:-1]  # the last line may be cut
-    tokens = [line for line in lines if line.strip()]
+    tokens = [t for t in (line.rstrip("".join(WHITE_SPACE)) for line in lines) if t]
     if not tokens:
         return False
     # no whitespace and no C0 control character inside a token (binary data has them); `\s` of a str
@@ -103,7 +105,7 @@ def load(path: str | os.PathLike[str], *, lowercase: bool = True, strip_accents:
 
 def _read_native(path: str | os.PathLike[str]):
     """``_core.read_vocab_txt`` of the file: the vocab read in Rust when the file is clean (UTF-8, no blank or
-    repeated line: what :meth:`~subword.model.WordPiece.from_vocab_file` would warn about), else None."""
+    repeated token: what :meth:`~subword.model.WordPiece.from_vocab_file` would log), else None."""
     from subword._native import has_core_class
 
     if not has_core_class("read_vocab_txt"):
@@ -120,8 +122,7 @@ def _deferred_model(native, path: str | os.PathLike[str]):  # -> WordPiece
     from subword.model import WordPiece
 
     def loader() -> dict:
-        text = native.source.decode("utf-8").replace("\r\n", "\n")  # as universal newlines read a clean file
-        return {"vocab": WordPiece._vocab_of_text(text, path)}
+        return {"vocab": WordPiece._vocab_of_text(native.source.decode("utf-8"), path)}
 
     if native.token_to_id("[UNK]") is None:
         # what WordPiece() says about such a vocab

@@ -99,7 +99,11 @@ pub fn parse_ranks(data: &[u8]) -> Option<Ranks> {
         }
         let rank = rank.iter().fold(0u32, |a, &d| a * 10 + u32::from(d - b'0'));
         let start = u32::try_from(out.bytes.len()).ok()?;
-        b64_decode_into(tok, &mut out.bytes)?;
+        // Padding alone (`= 50256`, GPT-2's <|endoftext|> in Whisper's files) is the empty token:
+        // tiktoken's loader (`base64.b64decode`) reads it as b"".
+        if !tok.iter().all(|&c| c == b'=') {
+            b64_decode_into(tok, &mut out.bytes)?;
+        }
         out.tokens.push((start, u32::try_from(out.bytes.len()).ok()?, rank));
     }
     if out.tokens.is_empty() {
@@ -161,13 +165,22 @@ pub fn merge_ranks(ranks: &Ranks) -> Option<Vec<(u32, u32, u32)>> {
 /// The vocab and merges of the BPE model of a clean rank file (`None`: a repeated token or a
 /// missing single byte).
 pub fn bpe_data(ranks: &Ranks) -> Option<super::ModelData> {
-    let merges = super::BpeMerges::Ids(merge_ranks(ranks)?);
+    bpe_data_with_offset(ranks, 0)
+}
+
+/// [`bpe_data`] with every id `offset` above its rank (Mistral's Tekken files: the special tokens take
+/// the first ids, and the rank-`r` token is id `r + offset`; the merge order is unchanged).
+pub fn bpe_data_with_offset(ranks: &Ranks, offset: u32) -> Option<super::ModelData> {
+    let merges: Vec<(u32, u32, u32)> = merge_ranks(ranks)?
+        .into_iter()
+        .map(|(a, b, r)| Some((a.checked_add(offset)?, b.checked_add(offset)?, r.checked_add(offset)?)))
+        .collect::<Option<_>>()?;
     let strings = byte_level_strings(ranks);
     let mut vocab = HashMap::with_capacity_and_hasher(strings.len(), ahash::RandomState::new());
     for (r, s) in strings.into_iter().enumerate() {
-        vocab.insert(s, r as u32);
+        vocab.insert(s, u32::try_from(r).ok()?.checked_add(offset)?);
     }
-    Some(super::ModelData::Bpe { vocab, merges })
+    Some(super::ModelData::Bpe { vocab, merges: super::BpeMerges::Ids(merges) })
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ use serde_json::{json, Value};
 use unicode_segmentation::UnicodeSegmentation;
 
 use super::{assign_positionally, AlignedChar, Changed};
+use crate::pretok::engine::{known_scanner, Engine, GeneralRegex};
 use crate::spm::CharsMap;
 
 /// HF `Nmt`: drop C0 controls (but NUL, tab, LF, FF, CR), DEL, U+008F, U+009F; map tab, LF, FF, CR,
@@ -62,151 +63,33 @@ pub(super) fn prepend(mut chars: Vec<AlignedChar>, s: &str) -> Vec<AlignedChar> 
     chars
 }
 
-/// The pattern of a `Replace` normalizer or decoder.
+/// The pattern of a `Split` pre-tokenizer or a `Replace` normalizer / decoder.
 ///
-/// HF compiles both forms with Oniguruma (a `String` escaped); we run literals with `str` search and
-/// regexes with the `regex` crate, which has the same leftmost-first match semantics and skips an empty
-/// match that touches the end of the previous match, as HF does (`a*` on `baaac` gives `XbXcX`). What
-/// Oniguruma reads differently or the regex crate lacks is refused with an error naming the pattern:
-/// look-around, backreferences, atomic groups, possessive quantifiers, `\Z`, `\R`, `\h`, `\K`, `\G`,
-/// POSIX classes (Unicode in Oniguruma, ASCII in the regex crate) and the inline flags `m` / `s`
-/// (Oniguruma's `(?m)` is the regex crate's `(?s)`). `^` and `$` are line anchors in both (we compile
-/// in multi-line mode); `\w` / `\W` are rewritten as Oniguruma's word class (no ZWJ / ZWNJ, plus
-/// `² ³ ¹ ¼ ½ ¾` outside brackets). Case-insensitive matching (`(?i)`) is refused: Oniguruma folds `ß` to `ss` and `ﬁ`
-/// to `fi`, the regex crate only char to char.
-/// Known remaining difference: `\b` uses the regex crate's word chars (Oniguruma's counts `²` as one and
-/// ZWJ / ZWNJ as none).
-#[derive(Clone, Debug)]
+/// HF compiles both forms with Oniguruma (a `String` escaped first, so it is a literal); we run literals
+/// with `str` search (the same non-overlapping leftmost matches) and regexes with the general engine of
+/// `pretok/engine.rs`: Oniguruma itself for tokenizer.json files, fancy-regex for tiktoken's patterns.
+/// A pattern the engine refuses is an error carrying the engine's own message. Patterns a hand-written
+/// scanner covers (`pretok/modern.rs`) run on it: [`crate::pretok::engine::known_scanner`].
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ReplacePattern {
     /// HF `{"String": ...}`: a literal.
     Literal(String),
-    /// HF `{"Regex": ...}`; `source` is the pattern as written.
-    Regex { source: String, regex: regex::Regex },
+    /// HF `{"Regex": ...}`, run by its engine.
+    Regex(GeneralRegex),
     /// A known modern pre-tokenizer regex (cl100k, o200k, Llama 3, Qwen 2, GPT-2), run by its
-    /// hand-written scanner (see `pretok/modern.rs`), with HF's (Oniguruma's) reading of the string.
-    Known { source: String, scanner: crate::pretok::modern::Modern },
-}
-
-impl PartialEq for ReplacePattern {
-    fn eq(&self, other: &Self) -> bool {
-        match (self, other) {
-            (ReplacePattern::Literal(a), ReplacePattern::Literal(b)) => a == b,
-            (ReplacePattern::Regex { source: a, .. }, ReplacePattern::Regex { source: b, .. }) => a == b,
-            (ReplacePattern::Known { source: a, .. }, ReplacePattern::Known { source: b, .. }) => a == b,
-            _ => false,
-        }
-    }
-}
-
-impl Eq for ReplacePattern {}
-
-/// Why Oniguruma syntax in `r` cannot be run the same by the regex crate, if it cannot.
-fn oniguruma_only_feature(r: &str) -> Option<&'static str> {
-    let chars: Vec<char> = r.chars().collect();
-    let mut i = 0;
-    let mut in_class = 0usize;
-    while i < chars.len() {
-        match chars[i] {
-            '\\' => {
-                match chars.get(i + 1) {
-                    Some('1'..='9') => return Some("a backreference"),
-                    Some('k') if in_class == 0 => return Some("a named backreference"),
-                    Some('Z') => return Some("\\Z"),
-                    Some('R') => return Some("\\R"),
-                    Some('h') | Some('H') => return Some("\\h (a hex digit in Oniguruma)"),
-                    Some('K') => return Some("\\K"),
-                    Some('G') => return Some("\\G"),
-                    Some('X') => return Some("\\X"),
-                    _ => {}
-                }
-                i += 2;
-                continue;
-            }
-            '[' if chars.get(i + 1) == Some(&':') => return Some("a POSIX class (Unicode in Oniguruma)"),
-            '[' => in_class += 1,
-            ']' if in_class > 0 => in_class -= 1,
-            '(' if in_class == 0 && chars.get(i + 1) == Some(&'?') => {
-                match chars.get(i + 2) {
-                    Some('=') | Some('!') => return Some("look-ahead"),
-                    Some('<') if matches!(chars.get(i + 3), Some('=') | Some('!')) => return Some("look-behind"),
-                    Some('>') => return Some("an atomic group"),
-                    _ => {
-                        let flags: String =
-                            chars[i + 2..].iter().take_while(|c| c.is_ascii_alphabetic() || **c == '-').collect();
-                        let on = flags.split('-').next().unwrap_or("");
-                        if flags.contains('m') || flags.contains('s') {
-                            return Some("the inline flag m or s (Oniguruma's (?m) is dot-all)");
-                        }
-                        if on.contains('i') {
-                            return Some("case-insensitive matching (Oniguruma folds \u{df} to ss, the regex crate char to char)");
-                        }
-                    }
-                }
-            }
-            '+' if in_class == 0 && i > 0 && matches!(chars[i - 1], '+' | '*' | '?') && !is_escaped(&chars, i - 1) => {
-                return Some("a possessive quantifier")
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    None
-}
-
-/// Oniguruma's `\w` outside a bracket class, in the regex crate's syntax (see [`with_oniguruma_word_class`]).
-const ONIGURUMA_WORD: &str = "[[\\w&&[^\\p{Join_Control}]]\\x{B2}\\x{B3}\\x{B9}\\x{BC}-\\x{BE}]";
-/// Oniguruma's `\w` inside a bracket class.
-const ONIGURUMA_WORD_IN_CLASS: &str = "[\\w&&[^\\p{Join_Control}]]";
-
-/// `r` with `\w` / `\W` written as Oniguruma's word class (as in tokenizers 0.23.3, measured over every
-/// assigned code point): the regex crate's minus Join_Control (ZWJ, ZWNJ), plus, outside brackets only,
-/// the Latin-1 number signs `² ³ ¹ ¼ ½ ¾` (Oniguruma's `[\w]` leaves them out, its `\w` does not).
-fn with_oniguruma_word_class(r: &str) -> String {
-    let mut out = String::with_capacity(r.len() + 16);
-    let mut chars = r.chars();
-    let mut in_class = 0usize;
-    while let Some(c) = chars.next() {
-        match c {
-            '[' => in_class += 1,
-            ']' => in_class = in_class.saturating_sub(1),
-            _ => {}
-        }
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        let word = if in_class > 0 { ONIGURUMA_WORD_IN_CLASS } else { ONIGURUMA_WORD };
-        match chars.next() {
-            Some('w') => out.push_str(word),
-            Some('W') => {
-                out.push_str("[^");
-                out.push_str(word);
-                out.push(']');
-            }
-            Some(x) => {
-                out.push('\\');
-                out.push(x);
-            }
-            None => out.push('\\'),
-        }
-    }
-    out
-}
-
-/// Whether `chars[i]` is preceded by an odd number of backslashes.
-fn is_escaped(chars: &[char], i: usize) -> bool {
-    chars[..i].iter().rev().take_while(|&&c| c == '\\').count() % 2 == 1
+    /// hand-written scanner, which gives the matches of `source` as `engine` reads it.
+    Known { source: String, engine: Engine, scanner: crate::pretok::modern::Modern },
 }
 
 impl ReplacePattern {
-    /// Parses `{"String": s}` or `{"Regex": r}`; regexes the regex crate cannot run as Oniguruma does are
-    /// refused with an error naming them.
+    /// Parses `{"String": s}` or `{"Regex": r}` read with Oniguruma (HF's engine).
     pub fn from_json(v: &Value, owner: &str) -> Result<Self, String> {
-        Self::parse(v, &format!("{owner} Replace"))
+        Self::parse(v, &format!("{owner} Replace"), Engine::Oniguruma)
     }
 
-    /// [`ReplacePattern::from_json`] for any component; `what` (`"pre_tokenizer Split"`) names it in errors.
-    pub fn parse(v: &Value, what: &str) -> Result<Self, String> {
+    /// [`ReplacePattern::from_json`] for any component and engine; `what` (`"pre_tokenizer Split"`)
+    /// names it in errors.
+    pub fn parse(v: &Value, what: &str, engine: Engine) -> Result<Self, String> {
         let owner = what;
         if let Some(s) = v.get("String").and_then(|x| x.as_str()) {
             if s.is_empty() {
@@ -217,26 +100,28 @@ impl ReplacePattern {
         let Some(r) = v.get("Regex").and_then(|x| x.as_str()) else {
             return Err(format!("{owner}: 'pattern' must be {{\"String\": ...}} or {{\"Regex\": ...}}, got {v}"));
         };
-        if let Some(scanner) = crate::pretok::modern::recognise(r) {
-            return Ok(ReplacePattern::Known { source: r.to_string(), scanner });
+        if let Some(scanner) = known_scanner(r, engine) {
+            return Ok(ReplacePattern::Known { source: r.to_string(), engine, scanner });
         }
-        if let Some(feature) = oniguruma_only_feature(r) {
-            return Err(format!(
-                "unsupported {owner} regex {r:?}: it uses {feature}, which the regex crate lacks or reads \
-                 differently from HF's Oniguruma"
-            ));
-        }
-        let regex = regex::RegexBuilder::new(&with_oniguruma_word_class(r))
-            .multi_line(true)
-            .build()
-            .map_err(|e| format!("unsupported {owner} regex {r:?}: {e}"))?;
-        Ok(ReplacePattern::Regex { source: r.to_string(), regex })
+        let regex = GeneralRegex::new(r, engine)
+            .map_err(|e| format!("{owner}: {} refuses the regex {r:?}: {e}", engine_label(engine)))?;
+        Ok(ReplacePattern::Regex(regex))
     }
 
     pub fn to_json(&self) -> Value {
         match self {
             ReplacePattern::Literal(s) => json!({"String": s}),
-            ReplacePattern::Regex { source, .. } | ReplacePattern::Known { source, .. } => json!({"Regex": source}),
+            ReplacePattern::Regex(r) => json!({"Regex": r.source()}),
+            ReplacePattern::Known { source, .. } => json!({"Regex": source}),
+        }
+    }
+
+    /// The engine a regex pattern is read with (Oniguruma for literals, which HF escapes).
+    pub fn engine(&self) -> Engine {
+        match self {
+            ReplacePattern::Literal(_) => Engine::Oniguruma,
+            ReplacePattern::Regex(r) => r.engine(),
+            ReplacePattern::Known { engine, .. } => *engine,
         }
     }
 
@@ -247,7 +132,7 @@ impl ReplacePattern {
         }
         match self {
             ReplacePattern::Literal(p) => s.match_indices(p.as_str()).map(|(i, m)| (i, i + m.len())).collect(),
-            ReplacePattern::Regex { regex, .. } => regex.find_iter(s).map(|m| (m.start(), m.end())).collect(),
+            ReplacePattern::Regex(r) => r.find(s),
             ReplacePattern::Known { scanner, .. } => {
                 let mut out = Vec::new();
                 scanner.split(s, |a, b| out.push((a, b)));
@@ -260,7 +145,7 @@ impl ReplacePattern {
     pub fn replace_in(&self, s: &str, content: &str) -> String {
         match self {
             ReplacePattern::Literal(p) => s.replace(p.as_str(), content),
-            ReplacePattern::Regex { .. } | ReplacePattern::Known { .. } => {
+            ReplacePattern::Regex(_) | ReplacePattern::Known { .. } => {
                 let mut out = String::with_capacity(s.len());
                 let mut last = 0;
                 for (a, b) in self.find(s) {
@@ -272,6 +157,13 @@ impl ReplacePattern {
                 out
             }
         }
+    }
+}
+
+fn engine_label(engine: Engine) -> &'static str {
+    match engine {
+        Engine::Oniguruma => "Oniguruma (HF tokenizers' regex engine)",
+        Engine::FancyRegex => "fancy-regex (tiktoken's regex engine)",
     }
 }
 
@@ -476,27 +368,18 @@ mod tests {
     }
 
     #[test]
-    fn oniguruma_only_regexes_are_refused_by_name() {
-        for r in [
-            "(?<=a)b",
-            "(?!a)",
-            "(a)\\1",
-            "(?>a)",
-            "a++",
-            "\\Z",
-            "[[:alpha:]]",
-            "(?m).",
-            "(?is)x",
-            "(?i)ss",
-            "(?i:a)",
-            "\\h",
-            "\\R",
-        ] {
-            let e = ReplacePattern::from_json(&json!({"Regex": r}), "normalizer").unwrap_err();
-            assert!(e.contains(&format!("{r:?}")), "{e}");
-        }
-        for r in ["(a|b)+", "a\\++", "[+]+", "(?-i)ab", "(?:x)", "\\p{L}+", "\\d{2,}", "[^\\s]"] {
+    fn any_oniguruma_regex_runs_and_bad_ones_are_refused_with_its_message() {
+        for r in ["(?<=a)b", "(?!a)", "(a)\\1", "(?>a)", "a++", "\\Z", "[[:alpha:]]", "(?m).", "(?i)ss", "\\h", "\\R"] {
             assert!(ReplacePattern::from_json(&json!({"Regex": r}), "normalizer").is_ok(), "{r}");
+        }
+        // Oniguruma's readings: `(?i)ss` matches `ß`, `\h` is a hex digit, `(?m)` is dot-all.
+        let ss = ReplacePattern::from_json(&json!({"Regex": "(?i)ss"}), "normalizer").unwrap();
+        assert_eq!(ss.replace_in("aßb", "_"), "a_b");
+        let h = ReplacePattern::from_json(&json!({"Regex": "\\h+"}), "normalizer").unwrap();
+        assert_eq!(h.replace_in("xa9fz", "_"), "x_z");
+        for r in ["(", "[b-a]", "\\p{Foo}", "(?P<x>a)"] {
+            let e = ReplacePattern::from_json(&json!({"Regex": r}), "normalizer").unwrap_err();
+            assert!(e.contains(&format!("{r:?}")) && e.contains("Oniguruma"), "{e}");
         }
     }
 

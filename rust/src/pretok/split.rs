@@ -7,10 +7,15 @@
 //! segment, `MergedWithPrevious` / `MergedWithNext` append / prepend a match to the segment before /
 //! after it (a match following a match stays alone), `Contiguous` joins runs of segments of one kind.
 //! Empty pieces are dropped.
+//!
+//! A regex is read by HF's engine (Oniguruma) unless the component says `"engine": "fancy-regex"`
+//! (our extension, for the patterns of tiktoken files, which tiktoken runs with fancy-regex; see
+//! `pretok/engine.rs`). tiktoken keeps only the matches, which is `Removed` with `invert`.
 
 use serde_json::{json, Value};
 
 use crate::normalize::ReplacePattern;
+use crate::pretok::engine::Engine;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SplitBehavior {
@@ -45,7 +50,12 @@ pub struct Split {
 
 impl Split {
     pub fn from_json(v: &Value) -> Result<Self, String> {
-        let pattern = ReplacePattern::parse(v.get("pattern").unwrap_or(&Value::Null), "pre_tokenizer Split")?;
+        let engine = match v.get("engine") {
+            None | Some(Value::Null) => Engine::Oniguruma,
+            Some(Value::String(name)) => Engine::parse(name).map_err(|e| format!("pre_tokenizer Split: 'engine': {e}"))?,
+            Some(other) => return Err(format!("pre_tokenizer Split: 'engine' must be a string, got {other}")),
+        };
+        let pattern = ReplacePattern::parse(v.get("pattern").unwrap_or(&Value::Null), "pre_tokenizer Split", engine)?;
         let name =
             v.get("behavior").and_then(|b| b.as_str()).ok_or("pre_tokenizer Split: missing string 'behavior'")?;
         let behavior = SplitBehavior::ALL
@@ -62,16 +72,21 @@ impl Split {
     }
 
     pub fn to_json(&self) -> Value {
-        json!({"type": "Split", "pattern": self.pattern.to_json(), "behavior": self.behavior.name(), "invert": self.invert})
+        let mut v = json!({"type": "Split", "pattern": self.pattern.to_json(), "behavior": self.behavior.name(), "invert": self.invert});
+        if self.pattern.engine() != Engine::Oniguruma {
+            v["engine"] = json!(self.pattern.engine().name());
+        }
+        v
     }
 
     /// Calls `f(start, end)` (byte offsets) for every piece of `text`.
-    pub fn split(&self, text: &str, mut f: impl FnMut(usize, usize)) {
-        // The known patterns' matches tile the text, so the Isolated pieces are the matches.
-        if let (ReplacePattern::Known { scanner, .. }, SplitBehavior::Isolated, false) =
-            (&self.pattern, self.behavior, self.invert)
-        {
-            return scanner.split(text, f);
+    pub fn split(&self, text: &str, f: impl FnMut(usize, usize)) {
+        // The known patterns' matches tile the text, so the Isolated pieces are the matches, and so
+        // are the pieces of `Removed` with `invert` (tiktoken's: the matches only).
+        if let ReplacePattern::Known { scanner, .. } = &self.pattern {
+            if matches!((self.behavior, self.invert), (SplitBehavior::Isolated, false) | (SplitBehavior::Removed, true)) {
+                return scanner.split(text, f);
+            }
         }
         // (start, end, is_match) segments covering the text.
         let mut segments: Vec<(usize, usize, bool)> = Vec::new();
@@ -86,52 +101,70 @@ impl Split {
         if prev != text.len() {
             segments.push((prev, text.len(), self.invert));
         }
-        let pieces: Vec<(usize, usize)> = match self.behavior {
-            SplitBehavior::Removed => segments.iter().filter(|s| !s.2).map(|s| (s.0, s.1)).collect(),
-            SplitBehavior::Isolated => segments.iter().map(|s| (s.0, s.1)).collect(),
-            SplitBehavior::MergedWithPrevious => {
-                let mut out: Vec<(usize, usize)> = Vec::new();
-                let mut previous_match = false;
-                for &(a, b, m) in &segments {
-                    match out.last_mut() {
-                        Some(last) if m && !previous_match => last.1 = b,
-                        _ => out.push((a, b)),
-                    }
-                    previous_match = m;
+        emit_pieces(&segments, self.behavior, f);
+    }
+}
+
+/// HF `NormalizedString::split`: the pieces of `(start, end, is_match)` segments covering a text, grouped
+/// by `behavior` (empty pieces dropped), to `f(start, end)`.
+pub fn emit_pieces(segments: &[(usize, usize, bool)], behavior: SplitBehavior, mut f: impl FnMut(usize, usize)) {
+    let pieces: Vec<(usize, usize)> = match behavior {
+        SplitBehavior::Removed => segments.iter().filter(|s| !s.2).map(|s| (s.0, s.1)).collect(),
+        SplitBehavior::Isolated => segments.iter().map(|s| (s.0, s.1)).collect(),
+        SplitBehavior::MergedWithPrevious => {
+            let mut out: Vec<(usize, usize)> = Vec::new();
+            let mut previous_match = false;
+            for &(a, b, m) in segments {
+                match out.last_mut() {
+                    Some(last) if m && !previous_match => last.1 = b,
+                    _ => out.push((a, b)),
                 }
-                out
+                previous_match = m;
             }
-            SplitBehavior::MergedWithNext => {
-                let mut out: Vec<(usize, usize)> = Vec::new();
-                let mut previous_match = false;
-                for &(a, b, m) in segments.iter().rev() {
-                    match out.last_mut() {
-                        Some(last) if m && !previous_match => last.0 = a,
-                        _ => out.push((a, b)),
-                    }
-                    previous_match = m;
-                }
-                out.reverse();
-                out
-            }
-            SplitBehavior::Contiguous => {
-                let mut out: Vec<(usize, usize)> = Vec::new();
-                let mut previous_match = false;
-                for &(a, b, m) in &segments {
-                    match out.last_mut() {
-                        Some(last) if m == previous_match => last.1 = b,
-                        _ => out.push((a, b)),
-                    }
-                    previous_match = m;
-                }
-                out
-            }
-        };
-        for (a, b) in pieces {
-            if a < b {
-                f(a, b);
-            }
+            out
         }
+        SplitBehavior::MergedWithNext => {
+            let mut out: Vec<(usize, usize)> = Vec::new();
+            let mut previous_match = false;
+            for &(a, b, m) in segments.iter().rev() {
+                match out.last_mut() {
+                    Some(last) if m && !previous_match => last.0 = a,
+                    _ => out.push((a, b)),
+                }
+                previous_match = m;
+            }
+            out.reverse();
+            out
+        }
+        SplitBehavior::Contiguous => {
+            let mut out: Vec<(usize, usize)> = Vec::new();
+            let mut previous_match = false;
+            for &(a, b, m) in segments {
+                match out.last_mut() {
+                    Some(last) if m == previous_match => last.1 = b,
+                    _ => out.push((a, b)),
+                }
+                previous_match = m;
+            }
+            out
+        }
+    };
+    for (a, b) in pieces {
+        if a < b {
+            f(a, b);
+        }
+    }
+}
+
+impl SplitBehavior {
+    /// Parses HF's behavior name (the file's spelling; its Python API's lower case too).
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.iter().find(|(_, n)| n.eq_ignore_ascii_case(name)).map(|(b, _)| *b)
+    }
+
+    /// HF's name of the behavior.
+    pub fn as_str(self) -> &'static str {
+        self.name()
     }
 }
 
@@ -158,6 +191,13 @@ mod tests {
         let inv = json!({"type": "Split", "pattern": {"Regex": "\\w+"}, "behavior": "Removed", "invert": true});
         assert_eq!(pieces(inv, "ab, cd"), vec!["ab", "cd"]);
         assert!(pieces(spec("Isolated"), "").is_empty());
-        assert!(Split::from_json(&json!({"pattern": {"Regex": "(?=a)"}, "behavior": "Removed"})).is_err());
+        assert!(Split::from_json(&json!({"pattern": {"Regex": "(?=a"}, "behavior": "Removed"})).is_err());
+        // Look-ahead runs (Oniguruma), and a tiktoken pattern reads possessive intervals as fancy-regex does.
+        let la = json!({"type": "Split", "pattern": {"Regex": "\\s+(?!\\S)|\\s+|\\S+"}, "behavior": "Isolated", "invert": false});
+        assert_eq!(pieces(la, "a   b"), vec!["a", "  ", " ", "b"]);
+        let tk = json!({"type": "Split", "pattern": {"Regex": "\\d{1,3}+"}, "behavior": "Removed", "invert": true,
+                        "engine": "fancy-regex"});
+        assert_eq!(pieces(tk.clone(), "12345 6"), vec!["123", "45", "6"]);
+        assert_eq!(Split::from_json(&tk).unwrap().to_json(), tk);
     }
 }

@@ -18,7 +18,9 @@ use crate::io::{hf_json, tiktoken, vocab_txt, ModelData};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kind {
     HfJson,
-    Tiktoken,
+    /// A rank file; the ids are the ranks plus the offset (0 for tiktoken files, the special-token count
+    /// for Mistral's Tekken files, whose ranks are written out as a rank file by the Python reader).
+    Tiktoken(u32),
     VocabTxt,
 }
 
@@ -26,7 +28,7 @@ impl Kind {
     pub(crate) fn name(self) -> &'static str {
         match self {
             Kind::HfJson => "tokenizer.json",
-            Kind::Tiktoken => "tiktoken",
+            Kind::Tiktoken(_) => "tiktoken",
             Kind::VocabTxt => "vocab.txt",
         }
     }
@@ -34,9 +36,20 @@ impl Kind {
     pub(crate) fn parse(name: &str) -> PyResult<Self> {
         match name {
             "tokenizer.json" => Ok(Kind::HfJson),
-            "tiktoken" => Ok(Kind::Tiktoken),
+            "tiktoken" => Ok(Kind::Tiktoken(0)),
             "vocab.txt" => Ok(Kind::VocabTxt),
-            other => Err(PyValueError::new_err(format!("unknown file kind {other:?}"))),
+            other => match other.strip_prefix("tiktoken+").map(str::parse::<u32>) {
+                Some(Ok(offset)) => Ok(Kind::Tiktoken(offset)),
+                _ => Err(PyValueError::new_err(format!("unknown file kind {other:?}"))),
+            },
+        }
+    }
+
+    /// The name [`Kind::parse`] reads back (the id offset of a rank file included).
+    pub(crate) fn spec(self) -> String {
+        match self {
+            Kind::Tiktoken(offset) if offset > 0 => format!("tiktoken+{offset}"),
+            other => other.name().to_string(),
         }
     }
 
@@ -47,7 +60,9 @@ impl Kind {
                 let split = hf_json::split(std::str::from_utf8(bytes).ok()?)?;
                 Some((Some(split.skeleton), split.data))
             }
-            Kind::Tiktoken => Some((None, tiktoken::bpe_data(&tiktoken::parse_ranks(bytes)?)?)),
+            Kind::Tiktoken(offset) => {
+                Some((None, tiktoken::bpe_data_with_offset(&tiktoken::parse_ranks(bytes)?, offset)?))
+            }
             Kind::VocabTxt => Some((None, ModelData::WordPiece { vocab: vocab_txt::parse(bytes)? })),
         }
     }
@@ -129,9 +144,9 @@ impl PyNativeModel {
     /// For a tiktoken file: the BPE vocab (token -> id, in file order) and merges (pairs in rank
     /// order), as `subword.formats.tiktoken.from_ranks` makes them.
     fn tiktoken_vocab_merges<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyList>)> {
-        if self.kind != Kind::Tiktoken {
+        let Kind::Tiktoken(offset) = self.kind else {
             return Err(PyValueError::new_err("not a tiktoken model"));
-        }
+        };
         let bytes = self.source.bind(py).as_bytes();
         let (ranks, strings, merges) = py
             .detach(|| {
@@ -145,7 +160,7 @@ impl PyNativeModel {
         let _pause = super::GcPause::new(py)?;
         let vocab = PyDict::new(py);
         for &r in &ranks {
-            vocab.set_item(&strings[r as usize], r)?;
+            vocab.set_item(&strings[r as usize], r + offset)?;
         }
         let out = PyList::empty(py);
         for (a, b, _) in merges {
@@ -162,10 +177,12 @@ fn read_hf_json(py: Python<'_>, data: Bound<'_, PyBytes>) -> Option<(String, PyN
     native(py, Kind::HfJson, &data).and_then(|(s, m)| s.map(|s| (s, m)))
 }
 
-/// `read_tiktoken(data: bytes) -> NativeModel | None`: the byte-level BPE of a clean rank file.
+/// `read_tiktoken(data: bytes, id_offset: int = 0) -> NativeModel | None`: the byte-level BPE of a clean
+/// rank file, each id `id_offset` above its rank.
 #[pyfunction]
-fn read_tiktoken(py: Python<'_>, data: Bound<'_, PyBytes>) -> Option<PyNativeModel> {
-    native(py, Kind::Tiktoken, &data).map(|(_, m)| m)
+#[pyo3(signature = (data, id_offset = 0))]
+fn read_tiktoken(py: Python<'_>, data: Bound<'_, PyBytes>, id_offset: u32) -> Option<PyNativeModel> {
+    native(py, Kind::Tiktoken(id_offset), &data).map(|(_, m)| m)
 }
 
 /// `read_vocab_txt(data: bytes) -> NativeModel | None`: the WordPiece vocab of a clean vocab.txt.

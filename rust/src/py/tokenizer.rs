@@ -228,7 +228,7 @@ impl PyCoreTokenizer {
             Source::Json(json) => (slf.get_type(), (json.clone(),), state).into_pyobject(py),
             Source::Parts { skeleton, kind, bytes } => {
                 let rebuild = py.import("subword._core")?.getattr("_core_from_source")?;
-                (rebuild, (skeleton.clone(), kind.name(), bytes.clone_ref(py)), state).into_pyobject(py)
+                (rebuild, (skeleton.clone(), kind.spec(), bytes.clone_ref(py)), state).into_pyobject(py)
             }
         }
     }

@@ -23,9 +23,38 @@ impl Tokenizer {
     /// Metaspace with `prepend_scheme: first` needs the original offsets of each text (whether it
     /// starts the input), which only the full path has.
     pub(super) fn needs_original_offsets(&self) -> bool {
-        self.pre_tokenizer
-            .as_ref()
-            .is_some_and(|p| matches!(p.last(), PreTokenizer::Metaspace(m) if m.prepend_scheme == PrependScheme::First))
+        fn first(p: &PreTokenizer) -> bool {
+            match p {
+                PreTokenizer::Metaspace(m) => m.prepend_scheme == PrependScheme::First,
+                PreTokenizer::General(v) | PreTokenizer::Sequence(v) => v.iter().any(first),
+                _ => false,
+            }
+        }
+        self.pre_tokenizer.as_ref().is_some_and(first)
+    }
+
+    /// `encode_words` for a general Sequence (`pretok/aligned.rs`): each piece's tokens as byte ranges of
+    /// the piece, mapped through the piece's alignment to `t`, then through `map`.
+    pub(super) fn encode_words_general(
+        &self,
+        items: &[PreTokenizer],
+        t: &str,
+        base: usize,
+        map: &dyn Fn(usize, usize) -> (usize, usize),
+        enc: &mut Encoding,
+        salt: &mut u64,
+    ) -> Result<(), String> {
+        let starts_input = |o: usize| map(base + o, base + o).0 == 0;
+        let mut ranges: Vec<Ranged> = Vec::new();
+        for piece in crate::pretok::aligned::pre_tokenize(items, t, &starts_input) {
+            *salt += 1;
+            self.word_ranges(&piece.text, *salt, &mut ranges)?;
+            self.push_ranged(&piece.text, &ranges, enc, |s, e| {
+                let (a, b) = piece.span(s, e);
+                map(base + a, base + b)
+            });
+        }
+        Ok(())
     }
 
     /// The model's tokens of `word` as ranges (consecutive lengths for BPE / WordPiece).

@@ -262,9 +262,12 @@ impl SpmPipeline {
         }
     }
 
-    /// sentencepiece's decode: control pieces vanish, unknowns read as the unknown surface
-    /// (`" ⁇ "`), runs of `<0xXX>` become UTF-8 (invalid bytes as U+FFFD), `▁` becomes a space, and
-    /// the dummy-prefix space at the start is dropped.
+    /// sentencepiece's decode (`SentencePieceProcessor::Decode`, 0.2.x): control pieces vanish, unknowns
+    /// read as the unknown surface (`" ⁇ "`), runs of `<0xXX>` become UTF-8 (invalid bytes as U+FFFD), `▁`
+    /// becomes a space. At the start, with `add_dummy_prefix` or `remove_extra_whitespaces`, a piece's
+    /// leading `▁` is dropped while nothing has been written and no piece has had its `▁` dropped yet;
+    /// with `remove_extra_whitespaces` the second condition does not count. So Llama 2's `[▁, ▁x]` (no
+    /// whitespace removal) decodes to `" x"`, and with removal to `"x"`.
     pub fn decode(&self, ids: &[u32]) -> String {
         let mut out = String::with_capacity(ids.len() * 4);
         // A run of `<0xXX>` pieces is decoded as a whole; any other piece, a control piece too, ends it.
@@ -275,32 +278,36 @@ impl SpmPipeline {
                 run.clear();
             }
         };
-        // With add_dummy_prefix, sentencepiece drops the leading `▁` of the pieces that start with one
-        // as long as nothing was written yet (a `<0x20>` byte piece stays a space); in suffix mode
-        // too, where the trailing `▁` stays (measured with sentencepiece 0.2.3).
-        let mut strip_first = self.normalizer.add_dummy_prefix;
+        let norm = &self.normalizer;
+        let consumes = norm.add_dummy_prefix || norm.remove_extra_whitespaces;
+        let (mut is_bos_ws, mut bos_ws_seen) = (true, false);
         for &id in ids {
             let Some(kind) = self.kinds.get(id as usize) else { continue };
             if *kind == PieceType::Byte {
                 if let Some(b) = crate::unigram::encode::parse_byte_piece(self.table.get(id)) {
                     run.push(b);
                 }
-                strip_first = false;
                 continue;
             }
             flush(&mut run, &mut out);
+            if bos_ws_seen || !out.is_empty() {
+                is_bos_ws = false;
+            }
+            bos_ws_seen = false;
             match kind {
-                PieceType::Control => continue,
+                PieceType::Control => {}
                 PieceType::Unknown => out.push_str(&self.unk_surface),
                 _ => {
                     let mut piece = self.table.get(id);
-                    if strip_first {
-                        piece = piece.strip_prefix(WS).unwrap_or(piece);
+                    if is_bos_ws && consumes {
+                        if let Some(rest) = piece.strip_prefix(WS) {
+                            piece = rest;
+                            bos_ws_seen = !norm.remove_extra_whitespaces;
+                        }
                     }
                     out.extend(piece.chars().map(|c| if c == WS { ' ' } else { c }));
                 }
             }
-            strip_first = strip_first && out.is_empty(); // a lone `▁` first: the next piece's goes too
         }
         flush(&mut run, &mut out);
         out
