@@ -47,7 +47,7 @@ from subword.tokenizer import AddedToken, Tokenizer
 
 __all__ = ["Trainer", "BpeTrainer", "ByteLevelBpeTrainer", "ProgressCallback", "train_bpe", "WordPieceTrainer",
            "train_wordpiece", "bert_pipeline", "BERT_SPECIAL_TOKENS", "train", "make_trainer", "trainer_class",
-           "algorithms", "compats"]
+           "algorithms", "compats", "warn_short_vocabulary"]
 
 log = logging.getLogger(__name__)
 
@@ -308,6 +308,30 @@ def _select(words: Any, kwargs: dict[str, Any]) -> Any:
     return selected
 
 
+def warn_short_vocabulary(reached: int, asked: int, why: str) -> None:
+    """Log one warning when training stopped short of ``vocab_size``: the size reached, the size asked and
+    why (every trainer calls this, so ``subword train`` prints exactly one line for every algorithm).
+
+    The line reads ``reached a vocabulary of 24 tokens, not the 5000 asked for: <why>``; nothing is logged
+    when the size was reached:
+
+    >>> warn_short_vocabulary(5000, 5000, "unused")
+    """
+    if reached < asked:
+        log.warning("reached a vocabulary of %d tokens, not the %d asked for: %s", reached, asked, why)
+
+
+def _merges_ran_out(trainer: BpeTrainer, rule: str) -> str:
+    """Why a BPE or WordPiece trainer made fewer merges than asked (``rule``: how min_frequency acts)."""
+    if trainer.min_frequency >= 2:
+        why = f"no pair occurring at least min_frequency={trainer.min_frequency} times is left to merge ({rule})"
+    else:
+        why = "no pair is left to merge: every word of the corpus is a single token already (give more text)"
+    if trainer.max_token_length is not None:
+        why += f", or every pair left would make a token longer than max_token_length={trainer.max_token_length}"
+    return why
+
+
 def _corpus_record(sha: Any, stats: dict[str, int], n_words: int, trained: int) -> dict[str, Any]:
     """The provenance's ``corpus``: what was read, and how many distinct words the trainer held."""
     return {"sha256": sha.hexdigest(), "lines": stats["lines"], "distinct_words": n_words, "words_trained": trained}
@@ -412,11 +436,7 @@ def train_bpe(
             f"vocab_size {trainer.vocab_size} is smaller than the special tokens plus the alphabet of this "
             f"corpus: the minimum is {reached} (or lower limit_alphabet)"
         )
-    if reached < trainer.vocab_size:
-        log.warning(
-            "reached a vocabulary of %d tokens, not the %d asked for: no pair with count >= max(1, "
-            "min_frequency=%d) was left to merge", reached, trainer.vocab_size, trainer.min_frequency,
-        )
+    warn_short_vocabulary(reached, trainer.vocab_size, _merges_ran_out(trainer, "BPE stops at the first pair below it"))
 
     model = BPE(
         {token: i for i, token in enumerate(vocab)},
@@ -637,9 +657,9 @@ def train_wordpiece(
             f"vocab_size {trainer.vocab_size} is smaller than the special tokens plus the alphabet of this "
             f"corpus: the minimum is {reached} (or lower limit_alphabet)"
         )
-    if reached < trainer.vocab_size:
-        log.warning("reached a vocabulary of %d tokens, not the %d asked for: no candidate pair was left to merge "
-                    "(min_frequency=%d)", reached, trainer.vocab_size, trainer.min_frequency)
+    rule = ("HF's rule: stop at the first pair below it" if trainer.criterion == "frequency"
+            else "pairs below it are never merged")
+    warn_short_vocabulary(reached, trainer.vocab_size, _merges_ran_out(trainer, rule))
     from subword.model import WordPiece
 
     model = WordPiece({t: i for i, t in enumerate(vocab)}, unk_token=trainer.unk_token or "[UNK]",
