@@ -976,7 +976,10 @@ class _Job:
             return result
         roles = {"mask_token": self.ids["mask"], "cls_token": self.ids["cls"], "sep_token": self.ids["sep"],
                  "pad_token": self.ids["pad"]}
-        self.tokenizer.save_pretrained(hf_dir, **{k: self.tokenizer.id_to_token(v) for k, v in roles.items()})
+        # The model's input limit, so transformers truncates (truncation=True) instead of failing on long text.
+        limit = self.model_config.max_sequence_length if self.cfg.model != "xlnet" else None
+        self.tokenizer.save_pretrained(hf_dir, model_max_length=limit,
+                                       **{k: self.tokenizer.id_to_token(v) for k, v in roles.items()})
         result["hf"] = str(hf_dir)
         return result
 
@@ -1058,10 +1061,15 @@ def pretrain(
 
 
 def load_pretrained(directory: str | os.PathLike[str]) -> tuple[nn.Module, Any, dict[str, int]]:
-    """The model, tokenizer and special ids that :func:`pretrain` exported (``DIR`` or ``DIR/model``).
+    """The model (with its MLM head), tokenizer and special ids of a pretrained model directory.
+
+    ``directory`` is what :func:`pretrain` wrote (``DIR`` or ``DIR/model``), or a transformers checkpoint
+    with its tokenizer beside it (``DIR/hf``, or any checkpoint :func:`models.from_hf` reads whose
+    directory holds a tokenizer file).
 
     Raises:
-        PretrainError: no exported model there.
+        PretrainError: no model there (the message says what the directory should hold), a checkpoint
+            without an MLM head, or weights that do not match their config.
     """
     from safetensors.torch import load_file
 
@@ -1071,16 +1079,41 @@ def load_pretrained(directory: str | os.PathLike[str]) -> tuple[nn.Module, Any, 
     d = Path(directory)
     if (d / "model" / "config.json").exists():
         d = d / "model"
-    if not (d / "config.json").exists() or not (d / "model.safetensors").exists():
-        raise PretrainError(f"{directory} holds no pretrained model (expected model/config.json and "
-                            "model/model.safetensors, as `subword pretrain` writes)")
-    meta = json.loads((d / "config.json").read_text())
+    expected = (f"{directory} holds no pretrained model: expected the output directory of `subword pretrain` "
+                "(DIR/model/config.json and model.safetensors) or a transformers checkpoint with its tokenizer "
+                "(DIR/hf: config.json with a model_type, the weights, tokenizer.json)")
+    try:
+        meta = json.loads((d / "config.json").read_text())
+    except (OSError, ValueError):
+        raise PretrainError(expected) from None
+    if isinstance(meta, dict) and "model_config" not in meta and "model_type" in meta:
+        return _load_transformers(d)
+    if not isinstance(meta, dict) or "model_config" not in meta or not (d / "model.safetensors").exists():
+        raise PretrainError(expected)
     model = build_model(BertConfig.from_dict(meta["model_config"]), heads=True)
     try:
         model.load_state_dict(load_file(str(d / "model.safetensors")))
     except (RuntimeError, OSError) as exc:
         raise PretrainError(f"{d / 'model.safetensors'} does not match its config.json: {exc}") from exc
     return model.eval(), Tokenizer.from_file(d / "tokenizer.json"), meta["special_ids"]
+
+
+def _load_transformers(d: Path) -> tuple[nn.Module, Any, dict[str, int]]:
+    """A transformers checkpoint directory (``DIR/hf``): the model through :func:`models.from_hf`, the
+    tokenizer from the same directory, the special ids by role."""
+    from models.hf import from_hf
+    from subword import Tokenizer
+
+    try:
+        model = from_hf(d, heads=True)  # refuses a checkpoint without the pretraining heads, naming them
+    except (OSError, ValueError) as exc:
+        raise PretrainError(f"{d} is a transformers checkpoint that cannot be loaded with its MLM head: {exc}") from exc
+    try:
+        tokenizer = Tokenizer.from_file(d)
+    except (OSError, ValueError) as exc:
+        raise PretrainError(f"{d} is a transformers checkpoint without a tokenizer we can read "
+                            f"(tokenizer.json beside config.json): {exc}") from exc
+    return model.eval(), tokenizer, special_ids(tokenizer, "mlm")
 
 
 def iter_log(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:

@@ -50,6 +50,62 @@ def test_a_run_writes_everything_and_fill_mask_reads_it(finished: Path) -> None:
     assert scores == sorted(scores, reverse=True) and 0 < sum(scores) <= 1
 
 
+def test_fill_mask_reads_the_transformers_export_alike(finished: Path) -> None:
+    """``-m run/hf`` (the transformers directory, an easy mistake) gives what ``-m run`` gives."""
+    ours = _invoke(["fill-mask", "-m", str(finished), "--json", "the [MASK] of the list"])
+    hf = _invoke(["fill-mask", "-m", str(finished / "hf"), "--json", "the [MASK] of the list"])
+    assert ours.exit_code == hf.exit_code == 0, (ours.output, hf.output)
+    a, b = json.loads(ours.output), json.loads(hf.output)
+    assert [c["token"] for c in a["candidates"]] == [c["token"] for c in b["candidates"]]
+    assert [c["score"] for c in a["candidates"]] == pytest.approx([c["score"] for c in b["candidates"]], rel=1e-4)
+    assert a["mask"] == 1 and a["position"] == 2  # [CLS] the [MASK]
+
+
+def test_fill_mask_plain_output_has_no_unexplained_column(finished: Path) -> None:
+    one = _invoke(["fill-mask", "-m", str(finished), "--top-k", "3", "the [MASK] of the list"])
+    assert one.exit_code == 0, one.output
+    rows = [line.split() for line in one.output.splitlines()]
+    assert len(rows) == 3 and all(len(r) == 2 for r in rows), one.output  # token, probability
+    from subword import Tokenizer
+
+    vocab = Tokenizer.from_file(finished / "model" / "tokenizer.json").get_vocab()
+    assert all(r[0] in vocab and 0 < float(r[1]) <= 1 for r in rows)
+    two = _invoke(["fill-mask", "-m", str(finished), "--top-k", "2", "the [MASK] of the [MASK]"])
+    assert two.exit_code == 0, two.output
+    lines = two.output.splitlines()
+    assert lines[0] == "[MASK] 1 of 2:" and lines[3] == "[MASK] 2 of 2:" and len(lines) == 6
+    assert all(line.startswith("  ") for line in lines[1:3] + lines[4:])
+
+
+def test_fill_mask_on_a_directory_without_a_model(tmp_path: Path) -> None:
+    result = _invoke(["fill-mask", "-m", str(tmp_path), "the [MASK]"])
+    assert result.exit_code == 1 and "holds no pretrained model" in result.output and "DIR/hf" in result.output
+    assert "Traceback" not in result.output and "KeyError" not in result.output
+    (tmp_path / "config.json").write_text('{"model_type": "bert", "hidden_size": 8}')
+    result = _invoke(["fill-mask", "-m", str(tmp_path), "the [MASK]"])
+    assert result.exit_code == 1 and "transformers checkpoint" in result.output, result.output
+
+
+def test_transformers_export_truncates_text_longer_than_the_model(finished: Path) -> None:
+    """``model_max_length`` is written, so transformers truncates on request instead of failing with a
+    tensor size error, and ``pipeline("fill-mask")`` reads a text longer than the model's 128 positions."""
+    transformers = pytest.importorskip("transformers")
+    config = json.loads((finished / "hf" / "tokenizer_config.json").read_text())
+    assert config["model_max_length"] == 128
+    tok = transformers.AutoTokenizer.from_pretrained(str(finished / "hf"))
+    assert tok.model_max_length == 128
+    long = "the [MASK] of the list " + "and the value " * 200
+    assert len(tok(long)["input_ids"]) > 128
+    assert len(tok(long, truncation=True)["input_ids"]) == 128
+    fill = transformers.pipeline("fill-mask", model=str(finished / "hf"), device="cpu")
+    top = fill(long, tokenizer_kwargs={"truncation": True})
+    assert len(top) == 5 and all(0 < c["score"] <= 1 for c in top)
+    # the same top token as our fill-mask on the text the model sees
+    ours = _invoke(["fill-mask", "-m", str(finished), "--json", "the [MASK] of the list"])
+    short = fill("the [MASK] of the list")
+    assert short[0]["token"] == tok.convert_tokens_to_ids(json.loads(ours.output)["candidates"][0]["token"])
+
+
 def test_fill_mask_without_a_mask(finished: Path) -> None:
     result = _invoke(["fill-mask", "-m", str(finished), "no mask here"])
     assert result.exit_code == 2 and "[MASK]" in result.output
