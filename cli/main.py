@@ -140,11 +140,11 @@ class _EchoHandler(logging.Handler):
             self.handleError(record)
 
 
-_LOGGERS = ("corpora", "subword", "cli")
+_LOGGERS = ("corpora", "subword", "cli", "models")
 
 
 def configure_logging(level: int) -> Callable[[], None]:
-    """Routes the ``corpora``, ``subword`` and ``cli`` loggers to stderr at ``level``.
+    """Routes the ``corpora``, ``subword``, ``cli`` and ``models`` loggers to stderr at ``level``.
 
     Returns:
         A function that puts the loggers back as they were (levels and handlers), so running the

@@ -206,3 +206,108 @@ def test_docstring_examples() -> None:
 
     result = doctest.testmod(cli.pretrain, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted >= 1
+
+
+# ==== progress, resume and Ctrl-C as a user meets them ====
+
+
+def _loud(fx: dict[str, Path], out: Path, *extra: str):
+    """Like _run, without -q (progress and messages on stderr)."""
+    args = ["pretrain", "--model", "bert", "--tokenizer", str(fx["tok"]), "-o", str(out), "--batch-size", "4",
+            "--seq-len", "32", "--cache-dir", str(fx["cache"]), str(fx["corpus"]), *extra]
+    return _invoke(args)
+
+
+def test_progress_in_a_log_shows_step_loss_rate_and_time_left(fx: dict[str, Path], tmp_path: Path) -> None:
+    """stderr is not a terminal here: the first and the last step get a line (then one every --progress-every)."""
+    import re
+
+    result = _loud(fx, tmp_path / "r", "--steps", "4", "--objective", "mlm")
+    assert result.exit_code == 0, result.output
+    lines = [x for x in result.stderr.splitlines() if x.startswith("step ")]
+    pattern = r"step (\d)/4 \(\d+\.\d%\)  loss \d+\.\d{3}  [\d,]+ tok/s  \d+s left"
+    assert [re.fullmatch(pattern, x).group(1) for x in lines] == ["1", "4"], result.stderr  # type: ignore[union-attr]
+    fast = _loud(fx, tmp_path / "r2", "--steps", "4", "--objective", "mlm", "--progress-every", "0")
+    assert fast.exit_code == 2  # a positive interval
+    every = _loud(fx, tmp_path / "r3", "--steps", "4", "--objective", "mlm", "--progress-every", "0.000001")
+    assert len([x for x in every.stderr.splitlines() if x.startswith("step ")]) == 4, every.stderr
+
+
+def test_progress_bar_and_json_with_a_time_budget(fx: dict[str, Path], tmp_path: Path) -> None:
+    bar = _loud(fx, tmp_path / "r", "--time-budget", "1s", "--objective", "mlm", "--progress", "bar")
+    assert bar.exit_code == 0, bar.output
+    drawn = [x for x in bar.stderr.split("\r") if x.startswith("train  [")]
+    assert drawn and all("loss" in x and "tok/s" in x and "left" in x and "step " in x for x in drawn), bar.stderr
+    js = _loud(fx, tmp_path / "r2", "--steps", "3", "--objective", "mlm", "--progress", "json")
+    rows = [json.loads(x) for x in js.stderr.splitlines() if x.startswith('{"stage": "train"')]
+    assert rows and rows[-1]["current"] == 3 and rows[-1]["total"] == 3
+    assert all({"loss", "tokens_per_s", "seconds_left"} <= set(r) for r in rows)
+
+
+def test_resuming_a_finished_run_says_so_and_changes_nothing(fx: dict[str, Path], finished: Path,
+                                                             tmp_path: Path) -> None:
+    out = _copy_run(finished, tmp_path / "r")
+    before = {p: p.read_bytes() for p in [out / "log.jsonl", *sorted((out / "checkpoints").iterdir())]}
+    result = _loud(fx, out, "--steps", "3", "--objective", "mlm", "--save-every", "1", "--resume")
+    assert result.exit_code == 0, result.output
+    assert "already finished: step 3" in result.stderr and "--steps 3" in result.stderr
+    assert {p: p.read_bytes() for p in before} == before  # no duplicate eval line, no new checkpoint
+
+
+def test_resuming_with_a_longer_run_says_what_the_schedule_does(fx: dict[str, Path], finished: Path,
+                                                                tmp_path: Path) -> None:
+    out = _copy_run(finished, tmp_path / "r")
+    last_lr = [json.loads(x) for x in (out / "log.jsonl").read_text().splitlines()][-1]["lr"]
+    result = _loud(fx, out, "--steps", "6", "--objective", "mlm", "--save-every", "1", "--resume",
+                   "--progress", "none")
+    assert result.exit_code == 0, result.output
+    (note,) = [x for x in result.stderr.splitlines() if "schedule is recomputed" in x]
+    assert "--steps 6 (the run had --steps 3)" in note and f"from {last_lr:.3g} at its last step" in note
+    rows = [json.loads(x) for x in (out / "log.jsonl").read_text().splitlines() if '"lr"' in x]
+    assert f"to {rows[3]['lr']:.3g} at the next step" in note  # what step 4 really used
+    assert "resumed" in result.stderr and "at step 3" in result.stderr
+
+
+def test_a_changed_schedule_names_the_flags_that_keep_it(fx: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    first = _run(fx, out, "--time-budget", "0.5s", "--objective", "mlm")
+    assert first.exit_code == 0, first.output
+    result = _run(fx, out, "--steps", "50", "--objective", "mlm", "--resume")
+    assert result.exit_code == 1
+    assert "changed schedule ('budget' -> 'linear')" in result.output
+    assert "pass --schedule budget --time-budget 0.5s" in result.output, result.output
+    again = _run(fx, out, "--steps", "50", "--objective", "mlm", "--resume", "--schedule", "budget",
+                 "--time-budget", "1s")
+    assert again.exit_code == 0, again.output
+
+
+def test_ctrl_c_names_the_checkpoint_and_the_command_that_resumes_it(fx: dict[str, Path], tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import shlex
+    import signal
+
+    from models import pretrain as loop
+
+    original = loop._Job.train_step
+
+    def step_then_ctrl_c(self, picks):  # type: ignore[no-untyped-def]
+        row = original(self, picks)
+        if self.state.step == 2 and not self.cfg.resume:
+            os.kill(os.getpid(), signal.SIGINT)  # the user presses Ctrl-C during step 2
+        return row
+
+    monkeypatch.setattr(loop._Job, "train_step", step_then_ctrl_c)
+    out = tmp_path / "r"
+    result = _loud(fx, out, "--steps", "5", "--objective", "mlm", "--progress", "none")
+    assert result.exit_code == 130
+    ckpt = out / "checkpoints" / "ckpt-00000002.pt"
+    assert ckpt.exists()
+    lines = result.stderr.splitlines()
+    assert lines[-2] == f"Interrupted after step 2: saved {ckpt}. Resume with:"
+    command = shlex.split(lines[-1])
+    assert command[:2] == ["subword", "pretrain"] and "--resume" in command and str(fx["corpus"]) in command
+    resumed = _invoke(command[1:])
+    assert resumed.exit_code == 0, resumed.output
+    steps = [json.loads(x)["step"] for x in (out / "log.jsonl").read_text().splitlines() if '"loss"' in x]
+    assert steps == [1, 2, 3, 4, 5]
