@@ -190,7 +190,16 @@ Examples:
 @click.version_option(package_name="subword", prog_name="subword")
 @click.option("--debug", is_flag=True, help="Show the full traceback when a command fails.")
 def cli(debug: bool) -> None:
-    """Train, inspect, convert and use subword tokenizers (BPE, byte-level BPE, WordPiece, Unigram).
+    """Train, compare, inspect, convert and use subword tokenizers (BPE, byte-level BPE, WordPiece,
+    Unigram), and pretrain BERT-family models on them.
+
+    \b
+    train, count       train a tokenizer (count words at scale first)
+    encode, decode     text to ids and back, any tokenizer file or tiktoken name
+    inspect, convert   what a tokenizer holds; tokenizer.json, .model and .tiktoken into each other
+    compare            many tokenizers on the same text: metrics with intervals, terminal or HTML
+    pretrain           pretrain BERT, RoBERTa, ALBERT, DistilBERT, XLNet or BigBird on a vocabulary
+    fill-mask          the top candidates of a pretrained model for each [MASK]
 
     Data goes to stdout; progress, messages and errors go to stderr.
     """

@@ -104,6 +104,7 @@ Examples:
   subword train bpe docs.jsonl --jsonl-field text --sample 100000 --seed 1 -o tok.json
   zcat big.gz | subword train byte-bpe - --progress json -o tok.json
   subword train wordpiece corpus.txt --vocab-size 30522 -o bert.json   # BERT-style, likelihood merges
+  subword train wordpiece corpus.txt --criterion frequency -o hf.json  # = HF's WordPieceTrainer
   subword train wordpiece corpus.txt --criterion frequency --no-lowercase -o cased.json
   subword train bpe corpus.txt --compat spm --vocab-size 8000 -o spm.model   # = sentencepiece's BPE
   subword train unigram corpus.txt --vocab-size 8000 -o uni.model   # = sentencepiece's Unigram
@@ -170,7 +171,9 @@ def train_command(
     Unigram (SentencePiece's, or HF's with -o NAME.json).
 
     wordpiece uses BERT's normalizer and pre-tokenizer, BERT's special tokens unless --special-token is
-    given, the ## prefix, and likelihood merges (--criterion frequency: HF's WordPieceTrainer).
+    given, the ## prefix, and --criterion likelihood: each merge is the one that most raises the training
+    text's likelihood under a unigram model (Schuster & Nakajima); pmi is the HF course's score
+    count(ab)/(count(a)count(b)), frequency HF's WordPieceTrainer.
     bpe --compat spm and unigram follow sentencepiece 0.2.3 (same pieces, ids and scores) with its
     option names. An option the chosen algorithm does not have is refused.
 
