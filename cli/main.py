@@ -6,7 +6,9 @@ Exit codes (see CONVENTIONS 2.4):
 * 1 -- a runtime failure: bad input data, a corrupt file, a failed training. One line on
   stderr (``error: ...``); ``--debug`` adds the traceback.
 * 2 -- a usage error: unknown option, bad value, missing file argument (click's convention).
-* 130 -- interrupted with Ctrl-C (128 + SIGINT); no traceback, and no output file is left.
+* 130 -- interrupted with Ctrl-C (128 + SIGINT); no traceback. Commands that write a file (train, count,
+  convert, compare) leave none (files are written atomically at the end); encode and decode keep the lines
+  already printed; pretrain finishes the step, writes a checkpoint and prints the command that resumes it.
 * 141 -- stdout was closed early (``subword encode big.txt | head``; 128 + SIGPIPE, what a
   command killed by SIGPIPE reports); nothing is printed.
 """
