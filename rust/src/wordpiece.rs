@@ -72,6 +72,7 @@
 
 use ahash::AHashMap;
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::cmp::Ordering;
 use std::sync::Arc;
 
@@ -208,12 +209,18 @@ pub enum Shape {
 /// (ignored for `Shape::RemakesRight`) and `total` units are in the segmentation. See the module
 /// notes for the derivation.
 pub fn likelihood_gain(ca: u64, cb: u64, cab: u64, m: u64, total: u64, shape: Shape) -> f64 {
+    gain_with(ca, cb, cab, m, xlnx_drop(total, m), shape)
+}
+
+/// [`likelihood_gain`] with its `D(total, m)` term given (computed once per total and `m`).
+#[inline]
+fn gain_with(ca: u64, cb: u64, cab: u64, m: u64, d_total: f64, shape: Shape) -> f64 {
     let (lose, made) = match shape {
         Shape::Distinct => (xlnx_drop(ca, m) + xlnx_drop(cb, m), xlnx_drop(cab + m, m)),
         Shape::Same => (xlnx_drop(ca, 2 * m), xlnx_drop(cab + m, m)),
         Shape::RemakesRight => (xlnx_drop(ca, m), 0.0),
     };
-    (made + xlnx_drop(total, m)) - lose
+    (made + d_total) - lose
 }
 
 /// Occurrences the left-to-right merge of `(a, a)` rewrites in the words `pos` (sorted, unique):
@@ -335,8 +342,8 @@ struct Rules {
 }
 
 impl Rules {
-    fn with<'a>(self, id_len: &'a [u32], uc: &'a [u64], total: u64) -> Scorer<'a> {
-        Scorer { criterion: self.criterion, id_len, uc, total, min_count: self.min_count, max_len: self.max_len }
+    fn with<'a>(self, id_len: &'a [u32], uc: &'a [u64], total: u64, dn: &'a [Cell<(u64, f64)>]) -> Scorer<'a> {
+        Scorer { criterion: self.criterion, id_len, uc, total, min_count: self.min_count, max_len: self.max_len, dn }
     }
 }
 
@@ -348,6 +355,9 @@ struct Scorer<'a> {
     total: u64,
     min_count: u64,
     max_len: usize,
+    /// `D(total, m)` for small `m`, each with the total it was computed for (every pair with the same
+    /// `m` shares it; the same expression, so the same bits as computing it in place).
+    dn: &'a [Cell<(u64, f64)>],
 }
 
 impl Scorer<'_> {
@@ -371,7 +381,21 @@ impl Scorer<'_> {
                 } else {
                     Shape::Distinct
                 };
-                Key::Gain { gain: likelihood_gain(ua, ub, cab, e.merges, self.total, shape), total: self.total }
+                let m = e.merges;
+                let dn = match self.dn.get(m as usize) {
+                    Some(cell) => {
+                        let (t, v) = cell.get();
+                        if t == self.total {
+                            v
+                        } else {
+                            let v = xlnx_drop(self.total, m);
+                            cell.set((self.total, v));
+                            v
+                        }
+                    }
+                    None => xlnx_drop(self.total, m),
+                };
+                Key::Gain { gain: gain_with(ua, ub, cab, m, dn, shape), total: self.total }
             }
             _ => Key::Pmi { ua, ub },
         };
@@ -426,19 +450,22 @@ fn register_makers(t: u32, voc: &Vocab, prefix: &str, pairs: &mut Pairs, made_by
 /// Marks every live pair of `list` as touched at `step` (once), dropping dead pairs and adjacent
 /// repeats from the list.
 fn touch_list(list: &mut Vec<u32>, pairs: &mut Pairs, step: u32, touched: &mut Vec<u32>) {
-    let mut kept = Vec::with_capacity(list.len());
-    for &idx in list.iter() {
+    // Compacted in place (these lists hold thousands of pairs for frequent units).
+    let mut kept = 0;
+    for r in 0..list.len() {
+        let idx = list[r];
         let e = &mut pairs.info[idx as usize];
-        if e.count <= 0 || e.stamp == step && kept.last() == Some(&idx) {
+        if e.count <= 0 || e.stamp == step && kept > 0 && list[kept - 1] == idx {
             continue;
         }
-        kept.push(idx);
+        list[kept] = idx;
+        kept += 1;
         if e.stamp != step {
             e.stamp = step;
             touched.push(idx);
         }
     }
-    *list = kept;
+    list.truncate(kept);
 }
 
 fn train_scored(
@@ -504,7 +531,8 @@ fn train_scored(
     let min_count = cfg.min_frequency.max(1);
     let max_len = cfg.max_token_length.unwrap_or(usize::MAX);
     let rules = Rules { criterion, min_count, max_len };
-    let mut heap = rules.with(&voc.id_len, &uc, total).rebuild(&pairs);
+    let dn: Vec<Cell<(u64, f64)>> = vec![Cell::new((u64::MAX, 0.0)); if likelihood { 4096 } else { 0 }];
+    let mut heap = rules.with(&voc.id_len, &uc, total, &dn).rebuild(&pairs);
     progress(Progress { stage: Stage::Count, current: n_words, total: n_words }).map_err(TrainError::Aborted)?;
 
     let total_merges = cfg.vocab_size.saturating_sub(voc.id2w.len()) as u64;
@@ -521,7 +549,7 @@ fn train_scored(
         if let Key::Gain { total: t, .. } = top.key {
             if t != total {
                 // Scored with an older N: an upper bound. Re-score and let the heap decide again.
-                if let Some(c) = rules.with(&voc.id_len, &uc, total).candidate(top.idx, &pairs.info[top.idx as usize]) {
+                if let Some(c) = rules.with(&voc.id_len, &uc, total, &dn).candidate(top.idx, &pairs.info[top.idx as usize]) {
                     heap.push(c);
                 }
                 continue;
@@ -599,7 +627,7 @@ fn train_scored(
                 touch_list(&mut made_by[u as usize], &mut pairs, step, &mut touched);
             }
         }
-        let sc = rules.with(&voc.id_len, &uc, total);
+        let sc = rules.with(&voc.id_len, &uc, total, &dn);
         for &idx in &touched {
             let e = &mut pairs.info[idx as usize];
             e.version += 1;
