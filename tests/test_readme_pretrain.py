@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from cli.main import cli
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-STEPS = "60"
+STEPS = "100"
 
 
 def readme_commands() -> list[list[str]]:
