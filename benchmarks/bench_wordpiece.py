@@ -1,20 +1,16 @@
-"""WordPiece side by side with HF ``tokenizers``: training speed, encoding throughput, vocabulary quality.
+"""WordPiece side by side with HF ``tokenizers``: training speed and encoding throughput.
 
     python benchmarks/bench_wordpiece.py                  # 3 runs each, writes benchmarks/RESULTS.md
     python benchmarks/bench_wordpiece.py --runs 1 --no-write
 
 1. Training, 30k vocab with BERT's normalizer, pre-tokenizer and special tokens, on the whole corpus, each
    run in a fresh child process (time inside the child, peak RSS of the child), ours and HF interleaved:
-   our likelihood trainer, our frequency trainer, HF's ``WordPieceTrainer`` (frequency; HF has no
+   our likelihood, pmi and frequency trainers, HF's ``WordPieceTrainer`` (frequency; HF has no
    likelihood criterion). The frequency vocabularies are compared as sets (HF's ties are hash order).
 2. Encoding all lines with a real BERT tokenizer (all-MiniLM-L6-v2's tokenizer.json, padding and truncation
    off): HF ``encode_batch`` vs our ``encode_batch`` (full Encodings) and ``encode_batch_ids``, interleaved,
    ids checked identical.
-3. Quality of the likelihood vs the frequency vocabulary (both ours, 30k, trained on the first 95% of the
-   lines, measured on the last 5%): tokens per word, share of words split into more than one token, and the
-   log-likelihood of the held-out text under a unigram model of each vocabulary (token probabilities
-   estimated from the greedy encoding of the training words, add-one smoothing), per word and in bits per
-   character of the normalized words. Reported, not tuned to.
+The quality of the vocabularies on held-out text is ``bench_wordpiece_quality.py``'s.
 """
 
 from __future__ import annotations
@@ -22,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import math
 import os
 import statistics
 import sys
@@ -71,11 +66,13 @@ print(json.dumps({"seconds": seconds, "digest": hashlib.sha256(json.dumps(vocab)
 
 
 def bench_training(corpus: Path, vocab_size: int, runs: int) -> dict:
-    rows: dict[str, list[dict]] = {"ours likelihood": [], "ours frequency": [], "HF WordPieceTrainer (frequency)": []}
+    rows: dict[str, list[dict]] = {"ours likelihood": [], "ours pmi": [], "ours frequency": [],
+                                   "HF WordPieceTrainer (frequency)": []}
     for i in range(runs):
         for name, prog, args in [
             ("ours likelihood", _OURS, [str(corpus), str(vocab_size), "likelihood"]),
             ("HF WordPieceTrainer (frequency)", _HF, [str(corpus), str(vocab_size)]),
+            ("ours pmi", _OURS, [str(corpus), str(vocab_size), "pmi"]),
             ("ours frequency", _OURS, [str(corpus), str(vocab_size), "frequency"]),
         ]:
             r = run_child(prog, args)
@@ -130,55 +127,7 @@ def bench_encoding(lines: list[str], runs: int) -> dict:
             "tokens": n_tokens, "lines": len(lines), "bytes": sum(len(s.encode()) for s in lines)}
 
 
-def _word_counts(lines: list[str]) -> dict[str, int]:
-    from subword._native import core_class
-    from subword.normalizers import BertNormalizer
-    from subword.pre_tokenizers import BertPreTokenizer
-
-    wc = core_class("WordCounter")(BertPreTokenizer().to_json(), BertNormalizer().to_json())
-    wc.feed(lines)
-    return dict(wc.words())
-
-
-def quality(lines: list[str], vocab_size: int) -> dict:
-    from subword.trainers import WordPieceTrainer, train_wordpiece
-
-    cut = int(len(lines) * 0.95)
-    train, held = lines[:cut], lines[cut:]
-    train_words, held_words = _word_counts(train), _word_counts(held)
-    out = {}
-    for criterion in ("likelihood", "frequency"):
-        tok = train_wordpiece(train, WordPieceTrainer(vocab_size=vocab_size, criterion=criterion))
-        core = tok._native()
-
-        def segment(words: dict[str, int], core: object = core) -> list[tuple[list[int], int, str]]:
-            keys = list(words)
-            ids = core.encode_batch_ids(keys, False)  # type: ignore[attr-defined]
-            return [(i, words[w], w) for i, w in zip(ids, keys, strict=True)]
-
-        counts: dict[int, int] = {}
-        for ids, c, _ in segment(train_words):
-            for t in ids:
-                counts[t] = counts.get(t, 0) + c
-        total = sum(counts.values()) + tok.get_vocab_size()
-        logp = {t: math.log((counts.get(t, 0) + 1) / total) for t in range(tok.get_vocab_size())}
-        n_words = n_tokens = n_split = n_chars = n_unk = 0
-        ll = 0.0
-        unk = tok.token_to_id("[UNK]")
-        for ids, c, w in segment(held_words):
-            n_words += c
-            n_tokens += c * len(ids)
-            n_split += c * (len(ids) > 1)
-            n_chars += c * len(w)
-            n_unk += c * ids.count(unk)
-            ll += c * sum(logp[t] for t in ids)
-        out[criterion] = {"tokens_per_word": n_tokens / n_words, "split_share": n_split / n_words,
-                          "ll_per_word": ll / n_words, "bits_per_char": -ll / math.log(2) / n_chars,
-                          "unk_share": n_unk / n_tokens, "held_words": n_words}
-    return out
-
-
-def render(corpus: Path, vocab_size: int, tr: dict, enc: dict, q: dict, load: tuple, cmd: str) -> str:
+def render(corpus: Path, vocab_size: int, tr: dict, enc: dict, load: tuple, cmd: str) -> str:
     hf = tr["HF WordPieceTrainer (frequency)"]
     lik, freq = tr["ours likelihood"], tr["ours frequency"]
     jac = len(freq["tokens"] & hf["tokens"]) / len(freq["tokens"] | hf["tokens"])
@@ -215,23 +164,7 @@ def render(corpus: Path, vocab_size: int, tr: dict, enc: dict, q: dict, load: tu
         "",
         f"{enc['lines']:,} lines, {enc['tokens']:,} tokens; ids identical to HF: **{enc['identical']}**.",
         "",
-        "### Quality: likelihood vs frequency vocabulary (ours, trained on 95% of the lines, held-out 5%)",
-        "",
-        "| criterion | tokens/word | words split | held-out log-lik/word (nats) | bits/char | [UNK] share |",
-        "|---|---|---|---|---|---|",
-    ]
-    for name, r in q.items():
-        lines.append(f"| {name} | {r['tokens_per_word']:.4f} | {r['split_share']:.2%} | {r['ll_per_word']:.4f} | "
-                     f"{r['bits_per_char']:.4f} | {r['unk_share']:.4%} |")
-    lines += [
-        "",
-        f"Held-out words: {q['likelihood']['held_words']:,}. Unigram model per vocabulary: token frequencies of the "
-        "greedy encoding of the training words, add-one smoothed; held-out words encoded greedily.",
-        "",
-        "Reading: the score count(ab)/(count(a)count(b)) is highest for pairs of RARE units that always occur "
-        "together, so the likelihood vocabulary spends its merges on long rare fragments first and keeps "
-        "frequent short words split (e.g. `be` -> `b ##e` at small sizes); the frequency vocabulary covers "
-        "frequent words whole. Figures reported as measured, no option tuned to them (no min_frequency).",
+        "The vocabularies' quality on held-out text: `bench_wordpiece_quality.py`'s section.",
         "",
         f"Command: `{cmd}`",
         END,
@@ -251,10 +184,9 @@ def main() -> None:
     tr = bench_training(args.corpus, args.vocab_size, args.runs)
     lines = args.corpus.read_text(encoding="utf-8").splitlines()
     enc = bench_encoding(lines, args.runs)
-    q = quality(lines, args.vocab_size)
     load_after = os.getloadavg()[0]
     cmd = "python benchmarks/bench_wordpiece.py " + " ".join(sys.argv[1:])
-    text = render(args.corpus, args.vocab_size, tr, enc, q, (round(load_before, 2), round(load_after, 2)), cmd.strip())
+    text = render(args.corpus, args.vocab_size, tr, enc, (round(load_before, 2), round(load_after, 2)), cmd.strip())
     print(text)
     if not args.no_write:
         replace_section(text, START, END, RESULTS)

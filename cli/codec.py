@@ -16,7 +16,7 @@ import click
 
 import corpora
 from cli.loading import load_tokenizer, tokenizer_option
-from subword import Tokenizer
+from subword import Tokenizer, decoders, pre_tokenizers
 from subword.model_spm import SentencePieceUnigram
 
 __all__ = ["encode_command", "decode_command", "load_tokenizer"]
@@ -57,6 +57,48 @@ def _byte_offsets(line: str, offsets: list[tuple[int, int]]) -> list[list[int]]:
     return [[starts[a], starts[b]] for a, b in offsets]
 
 
+# ==== readable tokens ====
+
+#: Byte-level alphabet char -> the byte it stands for (GPT-2's map).
+_BYTE_OF = {c: b for b, c in enumerate(pre_tokenizers.bytes_to_unicode())}
+_WHITESPACE = {" ": "·", "\t": "→", "\n": "↵", "\r": "␍"}
+
+
+def _is_byte_level(tok: Tokenizer) -> bool:
+    """Whether the tokens are spelled in the byte-level alphabet (a ByteLevel pre-tokenizer or decoder)."""
+    def has(component: Any, kind: type, inner: str) -> bool:
+        if isinstance(component, kind):
+            return True
+        return any(has(c, kind, inner) for c in getattr(component, inner, ()) or ())
+
+    return has(tok.pre_tokenizer, pre_tokenizers.ByteLevel, "pretokenizers") or has(
+        tok.decoder, decoders.ByteLevel, "decoders")
+
+
+def readable_token(token: str) -> str:
+    """A byte-level token as the text it stands for: spaces and other whitespace visible (``·`` ``→`` ``↵``
+    ``␍``), and the bytes of a partial character (an emoji or accented letter cut between tokens) as
+    ``⟨F0 9F⟩``. A token outside the byte alphabet (an added token) is shown as it is.
+
+    >>> [readable_token(t) for t in ["ĠcafÃ©", "Ġð", "ŁĻ", "Ċ", "<|endoftext|>"]]
+    ['·café', '·⟨F0⟩', '⟨9F 99⟩', '↵', '<|endoftext|>']
+    """
+    if not token or any(ch not in _BYTE_OF for ch in token):
+        return token
+    text = bytes(_BYTE_OF[ch] for ch in token).decode("utf-8", errors="surrogateescape")
+    out: list[str] = []
+    partial: list[str] = []
+    for ch in text + "\0":
+        if "\udc80" <= ch <= "\udcff":  # a byte that is not a whole character
+            partial.append(f"{ord(ch) - 0xDC00:02X}")
+            continue
+        if partial:
+            out.append("⟨" + " ".join(partial) + "⟩")
+            partial = []
+        out.append(_WHITESPACE.get(ch, "·" if ch.isspace() else ch))
+    return "".join(out[:-1])
+
+
 def _batches(lines: Iterator[str], size: int) -> Iterator[list[str]]:
     batch: list[str] = []
     for line in lines:
@@ -88,7 +130,7 @@ _stream_option = click.option(
 ENCODE_EPILOG = """\b
 Examples:
   echo "Hello world" | subword encode -t tok.json
-  subword encode -t tok.json --format tokens notes.txt
+  subword encode -t tok.json --format tokens notes.txt        # readable tokens (raw-tokens: as spelled)
   subword encode -t tok.json --format json corpus.txt.gz > corpus.jsonl
   subword encode -t spiece.model --nbest 3 notes.txt          # Unigram: the 3 best segmentations
   subword encode -t spiece.model --sample --alpha 0.1 --seed 1 notes.txt
@@ -133,9 +175,11 @@ def _check_encode_options(tok: Tokenizer, spec: str, output_format: str, sample:
 @tokenizer_option
 @_input_argument
 @click.option(
-    "--format", "output_format", type=click.Choice(["ids", "tokens", "json"]), default="ids",
-    help='ids: space-separated ids; tokens: space-separated tokens; json: {"ids", "tokens", "offsets"} per line, '
-    "offsets in characters of the line.",
+    "--format", "output_format", type=click.Choice(["ids", "tokens", "raw-tokens", "json"]), default="ids",
+    help='ids: space-separated ids; tokens: space-separated tokens, readable (byte-level tokens as the text they '
+    "stand for, whitespace as · → ↵, partial characters as ⟨F0 9F⟩ bytes); raw-tokens: the tokens as the "
+    'vocabulary spells them (ĠcafÃ©); json: {"ids", "tokens" (raw), "offsets"} per line, offsets in characters '
+    "of the line.",
 )
 @click.option(
     "--byte-offsets", is_flag=True,
@@ -169,6 +213,7 @@ def encode_command(
     if sample and not alpha >= 0:  # also refuses NaN
         raise click.BadParameter(f"must be >= 0, got {alpha}", param_hint="'--alpha'")
     out = sys.stdout
+    byte_level = _is_byte_level(tok)
     stream = stream or _interactive(source)
     size = 1 if stream else _BATCH_LINES
     lineno = 0
@@ -181,7 +226,9 @@ def encode_command(
             text = "".join(" ".join(map(str, ids)) + "\n" for ids in rows)
         else:
             encodings = tok.encode_batch(batch, add_special_tokens=add_special)
-            if output_format == "tokens":
+            if output_format == "tokens" and byte_level:
+                text = "".join(" ".join(map(readable_token, e.tokens)) + "\n" for e in encodings)
+            elif output_format in ("tokens", "raw-tokens"):
                 text = "".join(" ".join(e.tokens) + "\n" for e in encodings)
             else:
                 text = "".join(
@@ -214,7 +261,7 @@ def _segmentations(tok: Tokenizer, line: str, k: int, output_format: str, nbest:
         rows = [{"ids": ids, "tokens": [tok.id_to_token(i) for i in ids], **({} if s is None else {"score": s})}
                 for ids, s in segs]
         return json.dumps(rows if nbest is not None else rows[0], ensure_ascii=False) + "\n"
-    if output_format == "tokens":
+    if output_format in ("tokens", "raw-tokens"):  # sentencepiece's pieces: readable as they are
         return "\t".join(" ".join(str(tok.id_to_token(i)) for i in ids) for ids, _ in segs) + "\n"
     return "\t".join(" ".join(map(str, ids)) for ids, _ in segs) + "\n"
 

@@ -107,8 +107,8 @@ def _write(path: Path, text: str) -> None:
 
 @click.command("compare", epilog=EPILOG)
 @click.option("-t", "--tokenizer", "specs", multiple=True, required=True, metavar="TOK",
-              help="A tokenizer: tokenizer.json, SentencePiece .model, BERT vocab.txt, a directory holding one, "
-                   "or a tiktoken name (cl100k_base, o200k_base, ...). Give it 2 or more times.")
+              help="A tokenizer: tokenizer.json, SentencePiece .model, .tiktoken rank file, BERT vocab.txt, a "
+                   "directory holding one, or a tiktoken name (cl100k_base, o200k_base, ...). Give it 2 or more times.")
 @click.argument("sources", nargs=-1, metavar="[FILE...|-]")
 @click.option("--names", help="Comma-separated names for the tokenizers, in the order of -t (default: file names).")
 @click.option("--show", type=click.IntRange(min=0), default=20, help="Sample lines shown with each segmentation.")

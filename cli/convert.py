@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from cli.loading import TOKENIZER_HELP, load_tokenizer
+from cli.loading import load_tokenizer
 
 __all__ = ["convert_command"]
 
@@ -36,7 +36,9 @@ HELP = """Convert a tokenizer between tokenizer.json, a SentencePiece .model and
 the result encodes identically; otherwise stop and say why (e.g. byte-level BPE has no SentencePiece form,
 and HF's float64 Unigram can break ties unlike sentencepiece's float32).
 
-IN is anything -t takes: """ + TOKENIZER_HELP
+IN is any tokenizer the other commands take with -t: a tokenizer.json (or a directory holding one), a
+SentencePiece .model (any name), a .tiktoken rank file, a BERT vocab.txt, or a tiktoken encoding name
+(cl100k_base, o200k_base, ...). OUT's name says the format (.json, .model, .tiktoken) unless --to does."""
 
 
 @click.command("convert", epilog=EPILOG, help=HELP)

@@ -56,13 +56,28 @@ def load_tokenizer(spec: str | Path) -> Tokenizer:
         if str(spec) in names:
             return Tokenizer.from_tiktoken(str(spec))
     except (ValueError, OSError, KeyError, TypeError, LookupError) as exc:
-        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        detail = _one_line(str(exc)) or type(exc).__name__
         if str(spec) not in detail:
             detail = f"{spec}: {detail}"
         raise click.ClickException(f"cannot load tokenizer: {detail}") from exc
     known = f" (tiktoken names: {', '.join(names)})" if names else ""
     raise click.BadParameter(f"{str(spec)!r} does not exist, and is not a tiktoken encoding name{known}",
                              param_hint="'-t' / '--tokenizer'")
+
+
+def _one_line(message: str) -> str:
+    r"""A message whose continuation lines list things (``looked in:`` and one place per line), on one line:
+    the list comma-separated, a parenthesised last remark after it. Nothing is dropped.
+
+    >>> _one_line("no file; looked in:\n  /a\n  /b\n(set X)")
+    'no file; looked in: /a, /b (set X)'
+    """
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    items = [x for x in lines[1:] if not x.startswith("(")]
+    remarks = [x for x in lines[1:] if x.startswith("(")]
+    return " ".join([lines[0] + (" " + ", ".join(items) if items else ""), *remarks])
 
 
 #: The ``-t/--tokenizer`` option every command shares.

@@ -6,7 +6,9 @@ Exit codes (see CONVENTIONS 2.4):
 * 1 -- a runtime failure: bad input data, a corrupt file, a failed training. One line on
   stderr (``error: ...``); ``--debug`` adds the traceback.
 * 2 -- a usage error: unknown option, bad value, missing file argument (click's convention).
-* 130 -- interrupted with Ctrl-C (128 + SIGINT); no traceback, and no output file is left.
+* 130 -- interrupted with Ctrl-C (128 + SIGINT); no traceback. Commands that write a file (train, count,
+  convert, compare) leave none (files are written atomically at the end); encode and decode keep the lines
+  already printed; pretrain finishes the step, writes a checkpoint and prints the command that resumes it.
 * 141 -- stdout was closed early (``subword encode big.txt | head``; 128 + SIGPIPE, what a
   command killed by SIGPIPE reports); nothing is printed.
 """
@@ -140,11 +142,11 @@ class _EchoHandler(logging.Handler):
             self.handleError(record)
 
 
-_LOGGERS = ("corpora", "subword", "cli")
+_LOGGERS = ("corpora", "subword", "cli", "models")
 
 
 def configure_logging(level: int) -> Callable[[], None]:
-    """Routes the ``corpora``, ``subword`` and ``cli`` loggers to stderr at ``level``.
+    """Routes the ``corpora``, ``subword``, ``cli`` and ``models`` loggers to stderr at ``level``.
 
     Returns:
         A function that puts the loggers back as they were (levels and handlers), so running the
@@ -190,7 +192,16 @@ Examples:
 @click.version_option(package_name="subword", prog_name="subword")
 @click.option("--debug", is_flag=True, help="Show the full traceback when a command fails.")
 def cli(debug: bool) -> None:
-    """Train, inspect, convert and use subword tokenizers (BPE, byte-level BPE, WordPiece, Unigram).
+    """Train, compare, inspect, convert and use subword tokenizers (BPE, byte-level BPE, WordPiece,
+    Unigram), and pretrain BERT-family models on them.
+
+    \b
+    train, count       train a tokenizer (count words at scale first)
+    encode, decode     text to ids and back, any tokenizer file or tiktoken name
+    inspect, convert   what a tokenizer holds; tokenizer.json, .model and .tiktoken into each other
+    compare            many tokenizers on the same text: metrics with intervals, terminal or HTML
+    pretrain           pretrain BERT, RoBERTa, ALBERT, DistilBERT, XLNet or BigBird on a vocabulary
+    fill-mask          the top candidates of a pretrained model for each [MASK]
 
     Data goes to stdout; progress, messages and errors go to stderr.
     """

@@ -2,21 +2,24 @@
 
 The options map one to one onto :class:`models.pretrain.PretrainConfig` (the loop, data pipeline and
 checkpoints live in :mod:`models.pretrain` and :mod:`models.data`); this module parses, shows
-progress and maps failures to the exit codes of :mod:`cli.main` (bad input and a diverged run: 1;
-Ctrl-C: a checkpoint is written, then 130). Under ``torchrun`` every process runs this command and
-the job is data-parallel (DDP).
+progress (:class:`cli.progress.TrainingProgress`) and maps failures to the exit codes of :mod:`cli.main`
+(bad input and a diverged run: 1; Ctrl-C: a checkpoint of the last finished step is written, its path
+and the command that resumes it are printed, then 130). Under ``torchrun`` every process runs this
+command and the job is data-parallel (DDP).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 
 import click
 
-from cli.progress import ProgressReporter, resolve_mode
+from cli.progress import TrainingProgress, resolve_mode
 
 __all__ = ["pretrain_command", "Duration"]
 
@@ -102,29 +105,50 @@ Examples:
 @click.option("--seed", type=int, default=0, help="Seed of the initialisation, order, masks and dropout.")
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=str),
               help="Where token shards are cached [default: the subword cache directory].")
-@click.option("--progress", type=click.Choice(["auto", "bar", "json", "none"]), default="auto",
-              help="Progress on stderr.")
+@click.option("--progress", type=click.Choice(["auto", "bar", "json", "log", "none"]), default="auto",
+              help="Progress on stderr: step, loss, tokens/s and time left. auto: redrawn in place on a terminal, "
+                   "else a line every --progress-every (log); json: JSON lines; none.")
+@click.option("--progress-every", type=Duration(), default="30s", metavar="DURATION",
+              help="Seconds between two progress lines when stderr is not a terminal (--progress log).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no summary.")
 def pretrain_command(inputs: tuple[str, ...], model: str, preset: str, tokenizer: str, output_dir: str,
-                     compile_: bool, progress: str, quiet: bool, **options: Any) -> None:
-    """Pretrain a BERT-family encoder on a tokenizer's vocabulary (the built-in corpus without INPUT)."""
+                     compile_: bool, progress: str, progress_every: float, quiet: bool, **options: Any) -> None:
+    """Pretrain a BERT-family encoder on a tokenizer's vocabulary (the built-in corpus without INPUT).
+
+    Writes to --output-dir: log.jsonl (one JSON line per step), loss.png, checkpoints/, model/ (for
+    `subword fill-mask -m DIR`) and hf/ (transformers' format). Ctrl-C stops after the current step,
+    writes a checkpoint and prints the command that resumes it (exit 130); --resume continues a run
+    exactly where its last checkpoint left it.
+    """
     from models.pretrain import PretrainConfig, PretrainError, TrainingDiverged, pretrain
 
     if options["steps"] is None and options["tokens"] is None and options["time_budget"] is None:
         raise click.UsageError("say how long to train: --steps N, --tokens N or --time-budget 30m")
+    if progress_every <= 0:
+        raise click.BadParameter("must be positive", param_hint="--progress-every")
     try:
         cfg = PretrainConfig(model=model, preset=preset, tokenizer=tokenizer, output_dir=output_dir,
                              inputs=list(inputs), compile=compile_, **options).resolved()
     except PretrainError as exc:
         raise click.UsageError(str(exc)) from exc
-    reporter = ProgressReporter(resolve_mode(progress, quiet))  # type: ignore[arg-type]
+    if not quiet:  # what the loop says it does (resuming, the schedule) is worth a line
+        named = logging.getLogger("models")
+        named.setLevel(min(logging.INFO, named.getEffectiveLevel()))
+    reporter = TrainingProgress(resolve_mode(progress, quiet, not_a_terminal="log"),  # type: ignore[arg-type]
+                                every=progress_every)
     try:
-        result = pretrain(cfg, progress=reporter)
+        result = pretrain(cfg, progress=reporter, on_row=reporter.row)
     except (PretrainError, TrainingDiverged) as exc:
-        reporter.close()
         raise click.ClickException(str(exc)) from exc
+    except KeyboardInterrupt as exc:
+        reporter.close()
+        click.echo(_interrupted(exc, Path(output_dir)), err=True)
+        raise click.exceptions.Exit(130) from None
     finally:
         reporter.close()
+    if result.get("already_finished"):
+        click.echo(result["already_finished"], err=True)
+        return
     if not quiet:
         summary = {k: v for k, v in result.items() if k != "hf_note"}
         click.echo(json.dumps(summary), err=True)
@@ -132,3 +156,38 @@ def pretrain_command(inputs: tuple[str, ...], model: str, preset: str, tokenizer
             click.echo(f"note: {result['hf_note']}", err=True)
         elif result.get("hf"):
             click.echo(f"transformers: AutoModelForMaskedLM.from_pretrained({str(Path(result['hf']))!r})", err=True)
+
+
+def _interrupted(exc: BaseException, output_dir: Path) -> str:
+    """What Ctrl-C left: the checkpoint and the command that resumes it (or that there is none)."""
+    from models.pretrain import PretrainInterrupted, find_checkpoints
+
+    resume = _resume_command()
+    if isinstance(exc, PretrainInterrupted):
+        return (f"Interrupted after step {exc.step}: saved {exc.checkpoint}. Resume with:\n  {resume}")
+    ckpts = find_checkpoints(output_dir)
+    if ckpts:
+        step = int(ckpts[-1].stem.split("-")[1])
+        return (f"Interrupted; the last checkpoint is {ckpts[-1]} (step {step}; the steps after it are lost). "
+                f"Resume with:\n  {resume}")
+    return "Interrupted before the first checkpoint was written: there is nothing to resume; run the command again."
+
+
+def _resume_command() -> str:
+    """This command as typed (options given on the command line, values as parsed), with --resume."""
+    ctx = click.get_current_context()
+    words = ["subword", ctx.info_name or "pretrain"]
+    positional: list[str] = []
+    for param in ctx.command.params:
+        name = param.name or ""
+        if ctx.get_parameter_source(name) != click.core.ParameterSource.COMMANDLINE or name == "resume":
+            continue
+        value = ctx.params.get(name)
+        if isinstance(param, click.Argument):
+            positional += [str(v) for v in (value if isinstance(value, (list, tuple)) else [value])]
+        elif isinstance(param, click.Option) and param.is_flag:
+            words.append(param.opts[0] if value else (param.secondary_opts or [param.opts[0]])[0])
+        else:
+            shown = f"{value:g}s" if isinstance(param.type, Duration) else str(value)
+            words += [max(param.opts, key=len), shown]
+    return shlex.join([*words, "--resume", *positional])

@@ -104,6 +104,7 @@ Examples:
   subword train bpe docs.jsonl --jsonl-field text --sample 100000 --seed 1 -o tok.json
   zcat big.gz | subword train byte-bpe - --progress json -o tok.json
   subword train wordpiece corpus.txt --vocab-size 30522 -o bert.json   # BERT-style, likelihood merges
+  subword train wordpiece corpus.txt --criterion frequency -o hf.json  # = HF's WordPieceTrainer
   subword train wordpiece corpus.txt --criterion frequency --no-lowercase -o cased.json
   subword train bpe corpus.txt --compat spm --vocab-size 8000 -o spm.model   # = sentencepiece's BPE
   subword train unigram corpus.txt --vocab-size 8000 -o uni.model   # = sentencepiece's Unigram
@@ -170,7 +171,9 @@ def train_command(
     Unigram (SentencePiece's, or HF's with -o NAME.json).
 
     wordpiece uses BERT's normalizer and pre-tokenizer, BERT's special tokens unless --special-token is
-    given, the ## prefix, and likelihood merges (--criterion frequency: HF's WordPieceTrainer).
+    given, the ## prefix, and --criterion likelihood: each merge is the one that most raises the training
+    text's likelihood under a unigram model (Schuster & Nakajima); pmi is the HF course's score
+    count(ab)/(count(a)count(b)), frequency HF's WordPieceTrainer.
     bpe --compat spm and unigram follow sentencepiece 0.2.3 (same pieces, ids and scores) with its
     option names. An option the chosen algorithm does not have is refused.
 
@@ -239,7 +242,7 @@ def train_command(
     except (ValueError, RuntimeError) as exc:
         # Say "empty input" plainly if that is why the trainer gave up.
         _check_input(reader, watch, sources)
-        raise click.ClickException(f"training failed: {exc}") from exc
+        raise click.ClickException(f"training failed: {_in_flags(str(exc))}") from exc
     finally:
         reporter.close()
     _check_input(reader, watch, sources)
@@ -251,7 +254,7 @@ def train_command(
             f"--vocab-size {trainer.vocab_size} is smaller than the alphabet plus special tokens of this corpus: "
             f"the minimum is {reached} (or lower --limit-alphabet)"
         )
-    # (A vocabulary smaller than asked is reported by the trainer's own warning, shown on stderr.)
+    # (A vocabulary smaller than asked is reported by the trainer's own warning, one line on stderr.)
     tokenizer.provenance["input"] = {
         "command": f"train {algorithm}",
         "sources": [str(s) for s in sources] if inputs else ["<builtin>"],
@@ -274,6 +277,17 @@ def train_command(
         f"line{'' if watch.count == 1 else 's'} "
         f"({reader.bytes_read / 1e6:.1f} MB) in {time.monotonic() - started:.1f} s."
     )
+
+
+def _in_flags(message: str) -> str:
+    """A trainer's message with its option names as this command spells them (sentencepiece's hard
+    vocabulary limit names ``vocab_size`` and ``hard_vocab_limit=False``).
+
+    >>> _in_flags("at most 18 pieces. Lower vocab_size or set hard_vocab_limit=False")
+    'at most 18 pieces. Lower --vocab-size or pass --no-hard-vocab-limit (then it warns and writes them)'
+    """
+    return (message.replace("set hard_vocab_limit=False", "pass --no-hard-vocab-limit (then it warns and writes them)")
+            .replace("Lower vocab_size", "Lower --vocab-size"))
 
 
 def _label(trainer: Any) -> str:

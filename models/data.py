@@ -492,9 +492,11 @@ class SegmentPairs:
     """``[CLS] A [SEP] B [SEP]`` examples (padded to ``seq_len``) for NSP or SOP.
 
     Example ``i`` is anchored at the ``i``-th segment of the document range (document and
-    segment index); :func:`models.objectives.nsp_pair` or :func:`~models.objectives.sop_pair`
+    segment index; for SOP only segments with at least two tokens from there to the end of their
+    document); :func:`models.objectives.nsp_pair` or :func:`~models.objectives.sop_pair`
     chooses A, B and the label from ``(seed, epoch, i)``, so pairs are reproducible and change
-    with the epoch.
+    with the epoch. ``sentence_label`` is transformers' (``next_sentence_label``: 0 = B continues
+    A, 1 = B is random; ``sentence_order_label``: 0 = A then B, 1 = swapped).
 
     Args:
         shards: the tokenized corpus.
@@ -520,6 +522,13 @@ class SegmentPairs:
         # Anchor segments: (document, segment) for every segment of every document.
         self._anchor_doc = np.repeat(np.arange(len(counts)), counts)
         self._anchor_seg = np.arange(int(counts.sum())) - np.repeat(segs[:-1] - segs[0], counts)
+        if task == "sop":
+            # SOP needs two non-empty sides from the anchor on: anchors with fewer than two tokens left in
+            # their document (a last line of one word) would have nothing to swap.
+            first = segs[:-1][self._anchor_doc] + self._anchor_seg
+            doc_end = shards.segment_offsets[segs[1:]][self._anchor_doc]
+            keep = doc_end - shards.segment_offsets[first] >= 2
+            self._anchor_doc, self._anchor_seg = self._anchor_doc[keep], self._anchor_seg[keep]
 
     def __len__(self) -> int:
         return len(self._anchor_doc)

@@ -477,6 +477,8 @@ def _pair_chunk(documents: Sequence[Sequence[Sequence[int]]], doc_index: int, se
     chunk: list[Sequence[int]] = []
     total = 0
     for seg in doc[segment_index:]:
+        if not len(seg):  # a line that tokenized to nothing: no side of a pair may be only that
+            continue
         chunk.append(seg)
         total += len(seg)
         if total >= max_tokens:

@@ -52,6 +52,7 @@ __all__ = [
     "DEFAULTS",
     "PretrainConfig",
     "PretrainError",
+    "PretrainInterrupted",
     "TrainingDiverged",
     "find_checkpoints",
     "load_checkpoint",
@@ -79,9 +80,10 @@ _MODEL_TYPES = {"bert": "bert", "roberta": "roberta", "albert": "albert", "disti
 #: Which tokens of a vocabulary play each role, in order of preference (BERT's, then RoBERTa's).
 _ROLES = {"mask": ("[MASK]", "<mask>"), "cls": ("[CLS]", "<s>", "<cls>"), "sep": ("[SEP]", "</s>", "<sep>"),
           "pad": ("[PAD]", "<pad>")}
-# Fields a resumed run may change: how long it runs and how it reports, not what it computes.
+# Fields a resumed run may change: how long it runs, how it reports and where its files are, not what it
+# computes (the tokenizer's content and the corpus are checked by hash, not by path).
 _RESUMABLE = {"steps", "tokens", "time_budget", "eval_every", "save_every", "keep", "resume", "progress",
-              "stats_every", "compile"}
+              "stats_every", "compile", "output_dir", "tokenizer", "cache_dir"}
 # Activations/gradients beyond these are reported as exploding or vanishing.
 _EXPLODE, _VANISH = 1e4, 1e-8
 
@@ -92,6 +94,20 @@ class PretrainError(ValueError):
 
 class TrainingDiverged(RuntimeError):
     """The loss became NaN or infinite; the last good checkpoint is kept."""
+
+
+class PretrainInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped the run between two steps, after a checkpoint of the last finished step was written.
+
+    Attributes:
+        checkpoint: the checkpoint written (``--resume`` continues from it).
+        step: the step it holds.
+    """
+
+    def __init__(self, checkpoint: Path, step: int) -> None:
+        super().__init__(f"interrupted at step {step}; checkpoint {checkpoint}")
+        self.checkpoint = checkpoint
+        self.step = step
 
 
 @dataclass
@@ -366,6 +382,72 @@ def _config_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     return changed
 
 
+#: PretrainConfig fields that are not `subword pretrain` options of the same name.
+_NOT_FLAGS = {"model_overrides", "betas", "eps", "inputs", "output_dir"}
+
+
+def _keep_hints(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """The options that give back the checkpoint's values of the fields that changed.
+
+    >>> _keep_hints({"schedule": "budget", "time_budget": 120.0, "whole_word": True, "lr": 0.0005},
+    ...             {"schedule": "linear", "steps": 900, "whole_word": False, "lr": 0.001})
+    ['--lr 0.0005', '--schedule budget', '--whole-word', '--time-budget 2m']
+    """
+    hints = []
+    for key in sorted(set(old) | set(new)):
+        if key in _RESUMABLE or key in _NOT_FLAGS or old.get(key) == new.get(key):
+            continue
+        flag, value = "--" + key.replace("_", "-"), old.get(key)
+        if key == "compile":
+            continue
+        if isinstance(value, bool):
+            hints.append(flag if value else f"without {flag}")
+        elif value is None:
+            hints.append(f"without {flag}")
+        else:
+            hints.append(f"{flag} {_seconds(value) if key == 'time_budget' else value}")
+    if old.get("schedule") == "budget" and new.get("schedule") != "budget" and new.get("time_budget") is None:
+        hints.append(f"--time-budget {_seconds(old.get('time_budget'))}")  # the budget schedule needs one
+    if (old.get("schedule") in ("linear", "cosine") and new.get("schedule") != old.get("schedule")
+            and new.get("steps") is None and new.get("tokens") is None):
+        bound = f"--steps {old['steps']}" if old.get("steps") is not None else f"--tokens {old.get('tokens')}"
+        hints.append(f"with a larger --steps or --tokens (the run's schedule counts steps; it had {bound})")
+    if "inputs" in old and old.get("inputs") != new.get("inputs"):
+        hints.append("the run's INPUT " + (" ".join(old["inputs"]) if old["inputs"] else "(none: the built-in corpus)"))
+    return hints
+
+
+def _seconds(value: float | None) -> str:
+    """A duration as ``--time-budget`` reads it back: ``2m``, ``1h30m``, ``45s``, ``2m30.5s``.
+
+    >>> _seconds(120.0), _seconds(5400), _seconds(45), _seconds(150.5)
+    ('2m', '1h30m', '45s', '2m30.5s')
+    """
+    if value is None:
+        return "none"
+    whole = int(value)
+    rest = value - whole
+    h, m, sec = whole // 3600, whole % 3600 // 60, whole % 60
+    out = (f"{h}h" if h else "") + (f"{m}m" if m else "")
+    if sec or rest or not out:
+        out += f"{sec + rest:g}s"
+    return out
+
+
+def _duration(seconds: float) -> str:
+    """A duration for people: ``9s``, ``2m05s``, ``1h02m``.
+
+    >>> _duration(8.9), _duration(125), _duration(3725)
+    ('9s', '2m05s', '1h02m')
+    """
+    s = max(0, int(round(seconds)))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
 # ==== Distributed ====
 
 
@@ -433,13 +515,15 @@ class _Job:
     """One pretraining run; :func:`pretrain` builds it and calls :meth:`run`."""
 
     def __init__(self, cfg: PretrainConfig, *, progress: Callable[[str, int, int | None], None] | None,
-                 on_step: Callable[[int], None] | None) -> None:
+                 on_step: Callable[[int], None] | None,
+                 on_row: Callable[[dict[str, Any]], None] | None = None) -> None:
         from models import objectives  # the masking/pairing/loss functions
 
         self.obj = objectives
         self.cfg = cfg
         self.progress = progress
         self.on_step = on_step
+        self.on_row = on_row
         self.out = Path(cfg.output_dir)
         self.device = self._device()
         self.dist = _init_distributed(self.device)
@@ -919,7 +1003,9 @@ class _Job:
         if state["world_size"] != ident["world_size"]:
             changes.append(f"the number of processes ({state['world_size']} -> {ident['world_size']})")
         if changes:
-            raise PretrainError(f"cannot resume {path}: changed {'; '.join(changes)}")
+            hints = _keep_hints(state["config"], ident["config"])
+            hint = f". To continue the run as it was, pass {' '.join(hints)}" if hints else ""
+            raise PretrainError(f"cannot resume {path}: changed {'; '.join(changes)}{hint}")
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
@@ -929,7 +1015,39 @@ class _Job:
         _set_rng_states(state["rng"])
         self.last_saved = self.state.step
         self._trim_log()
-        log.info("resumed %s at step %d", path, self.state.step)
+        log.info("resumed %s at step %d (%s of training)", path, self.state.step, _duration(self.state.elapsed))
+        self._say_schedule(state["config"])
+
+    def _say_schedule(self, old: dict[str, Any]) -> None:
+        """When the run's length changed (--steps, --tokens, --time-budget), the schedule is recomputed over
+        the new length: say where the learning rate goes at the next step."""
+        cfg = self.cfg
+        changed = [k for k in ("steps", "tokens", "time_budget") if old.get(k) != getattr(cfg, k)]
+        if not changed or self._done():
+            return
+        last = next((r["lr"] for r in reversed(self.history) if "lr" in r), None)
+        nxt = self._next_lr()
+
+        def length(c: Any) -> str:
+            parts = [f"--steps {c.get('steps')}" if c.get("steps") is not None else "",
+                     f"--tokens {c.get('tokens')}" if c.get("tokens") is not None else "",
+                     f"--time-budget {_seconds(c['time_budget'])}" if c.get("time_budget") is not None else ""]
+            return " ".join(p for p in parts if p)
+
+        came = f"{last:.3g} at its last step" if last is not None else "its last value"
+        log.warning("resuming with %s (the run had %s): the %s schedule is recomputed over the new length as if "
+                    "the run had been that long from the start, so the learning rate goes from %s to %.3g at "
+                    "the next step and %s", length(cfg.to_dict()), length(old), cfg.schedule, came, nxt,
+                    "then decays to 0 at the new end" if cfg.schedule in ("budget", "linear", "cosine")
+                    else "follows the schedule")
+
+    def _next_lr(self) -> float:
+        """The learning rate the next step will use (without changing the optimizer)."""
+        warm = self.cfg.warmup
+        total = self.total_steps()
+        if warm >= 1 and total:
+            warm = warm / total
+        return self.cfg.lr * lr_factor(self.cfg.schedule or "linear", self._progress_fraction(), warm)
 
     def _trim_log(self) -> None:
         """Drop log lines past the checkpoint (a killed run wrote them), keep the rest for appending."""
@@ -976,7 +1094,10 @@ class _Job:
             return result
         roles = {"mask_token": self.ids["mask"], "cls_token": self.ids["cls"], "sep_token": self.ids["sep"],
                  "pad_token": self.ids["pad"]}
-        self.tokenizer.save_pretrained(hf_dir, **{k: self.tokenizer.id_to_token(v) for k, v in roles.items()})
+        # The model's input limit, so transformers truncates (truncation=True) instead of failing on long text.
+        limit = self.model_config.max_sequence_length if self.cfg.model != "xlnet" else None
+        self.tokenizer.save_pretrained(hf_dir, model_max_length=limit,
+                                       **{k: self.tokenizer.id_to_token(v) for k, v in roles.items()})
         result["hf"] = str(hf_dir)
         return result
 
@@ -988,6 +1109,8 @@ class _Job:
             self.out.mkdir(parents=True, exist_ok=True)
         if cfg.resume:
             self.restore()
+            if self._done():
+                return self._already_finished()
         elif self.dist.rank == 0:
             (self.out / "log.jsonl").unlink(missing_ok=True)
         total = self.total_steps()
@@ -1005,6 +1128,9 @@ class _Job:
                     self._pending_stats = None
                 if self.progress is not None:
                     self.progress("train", self.state.step, total)
+                if self.on_row is not None:
+                    self.on_row({**row, "elapsed": self.state.elapsed, "total_steps": total,
+                                 "time_budget": cfg.time_budget})
                 if cfg.eval_every and self.eval_set is not None and self.state.step % cfg.eval_every == 0:
                     self._eval_and_plot()
                 if cfg.save_every and self.state.step % cfg.save_every == 0:
@@ -1013,7 +1139,8 @@ class _Job:
                     self.on_step(self.state.step)
                 if stop.requested:
                     self.save_checkpoint()
-                    raise KeyboardInterrupt
+                    raise PretrainInterrupted(self.out / "checkpoints" / f"ckpt-{self.state.step:08d}.pt",
+                                              self.state.step)
         if self.eval_set is not None and (not cfg.eval_every or self.state.step % cfg.eval_every):
             self._eval_and_plot()
         else:
@@ -1027,6 +1154,28 @@ class _Job:
                 "eval_loss": next((r["eval_loss"] for r in reversed(self.history) if "eval_loss" in r), None),
                 **written}
 
+    def _already_finished(self) -> dict[str, Any]:
+        """``--resume`` of a run that already reached its length: nothing is trained, logged or evaluated
+        again (the export is redone only if it is missing); the result says so."""
+        cfg = self.cfg
+        limits = [f"--steps {cfg.steps}" if cfg.steps is not None else "",
+                  f"--tokens {cfg.tokens}" if cfg.tokens is not None else "",
+                  f"--time-budget {_seconds(cfg.time_budget)}" if cfg.time_budget is not None else ""]
+        limit = " / ".join(x for x in limits if x)
+        note = (f"the run in {self.out} is already finished: step {self.state.step}, "
+                f"{_duration(self.state.elapsed)} of training, within {limit}; nothing was trained. To train "
+                "further, resume with a larger --steps, --tokens or --time-budget.")
+        written: dict[str, Any] = {}
+        if not (self.out / "model" / "model.safetensors").exists():
+            written = self.export()
+        else:
+            written = {"model": str(self.out / "model"),
+                       "hf": str(self.out / "hf") if (self.out / "hf" / "config.json").exists() else None}
+        last = next((r for r in reversed(self.history) if "loss" in r), {})
+        return {"step": self.state.step, "tokens": self.state.tokens, "loss": last.get("loss"),
+                "eval_loss": next((r["eval_loss"] for r in reversed(self.history) if "eval_loss" in r), None),
+                "already_finished": note, **written}
+
     def _eval_and_plot(self) -> None:
         loss = self.evaluate()
         self._log({"step": self.state.step, "tokens": self.state.tokens, "eval_loss": loss})
@@ -1038,6 +1187,7 @@ def pretrain(
     *,
     progress: Callable[[str, int, int | None], None] | None = None,
     on_step: Callable[[int], None] | None = None,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """Run a pretraining job; returns the final step, tokens, losses and the export paths.
 
@@ -1046,6 +1196,9 @@ def pretrain(
         progress: ``(stage, current, total)`` callback (tokenization, then training steps).
         on_step: called after every optimizer step with the step number (tests use it to
             interrupt a run).
+        on_row: called after every optimizer step with its ``log.jsonl`` row plus ``elapsed``
+            (training seconds so far), ``total_steps`` (None when only time bounds the run) and
+            ``time_budget`` (what ``subword pretrain`` shows as progress).
 
     Raises:
         PretrainError: bad input (tokenizer, corpus, sizes, checkpoint, resume).
@@ -1053,15 +1206,20 @@ def pretrain(
         KeyboardInterrupt: after Ctrl-C, once a checkpoint of the last finished step is written.
     """
     cfg = config.resolved()
-    job = _Job(cfg, progress=progress, on_step=on_step)
+    job = _Job(cfg, progress=progress, on_step=on_step, on_row=on_row)
     return job.run()
 
 
 def load_pretrained(directory: str | os.PathLike[str]) -> tuple[nn.Module, Any, dict[str, int]]:
-    """The model, tokenizer and special ids that :func:`pretrain` exported (``DIR`` or ``DIR/model``).
+    """The model (with its MLM head), tokenizer and special ids of a pretrained model directory.
+
+    ``directory`` is what :func:`pretrain` wrote (``DIR`` or ``DIR/model``), or a transformers checkpoint
+    with its tokenizer beside it (``DIR/hf``, or any checkpoint :func:`models.from_hf` reads whose
+    directory holds a tokenizer file).
 
     Raises:
-        PretrainError: no exported model there.
+        PretrainError: no model there (the message says what the directory should hold), a checkpoint
+            without an MLM head, or weights that do not match their config.
     """
     from safetensors.torch import load_file
 
@@ -1071,16 +1229,41 @@ def load_pretrained(directory: str | os.PathLike[str]) -> tuple[nn.Module, Any, 
     d = Path(directory)
     if (d / "model" / "config.json").exists():
         d = d / "model"
-    if not (d / "config.json").exists() or not (d / "model.safetensors").exists():
-        raise PretrainError(f"{directory} holds no pretrained model (expected model/config.json and "
-                            "model/model.safetensors, as `subword pretrain` writes)")
-    meta = json.loads((d / "config.json").read_text())
+    expected = (f"{directory} holds no pretrained model: expected the output directory of `subword pretrain` "
+                "(DIR/model/config.json and model.safetensors) or a transformers checkpoint with its tokenizer "
+                "(DIR/hf: config.json with a model_type, the weights, tokenizer.json)")
+    try:
+        meta = json.loads((d / "config.json").read_text())
+    except (OSError, ValueError):
+        raise PretrainError(expected) from None
+    if isinstance(meta, dict) and "model_config" not in meta and "model_type" in meta:
+        return _load_transformers(d)
+    if not isinstance(meta, dict) or "model_config" not in meta or not (d / "model.safetensors").exists():
+        raise PretrainError(expected)
     model = build_model(BertConfig.from_dict(meta["model_config"]), heads=True)
     try:
         model.load_state_dict(load_file(str(d / "model.safetensors")))
     except (RuntimeError, OSError) as exc:
         raise PretrainError(f"{d / 'model.safetensors'} does not match its config.json: {exc}") from exc
     return model.eval(), Tokenizer.from_file(d / "tokenizer.json"), meta["special_ids"]
+
+
+def _load_transformers(d: Path) -> tuple[nn.Module, Any, dict[str, int]]:
+    """A transformers checkpoint directory (``DIR/hf``): the model through :func:`models.from_hf`, the
+    tokenizer from the same directory, the special ids by role."""
+    from models.hf import from_hf
+    from subword import Tokenizer
+
+    try:
+        model = from_hf(d, heads=True)  # refuses a checkpoint without the pretraining heads, naming them
+    except (OSError, ValueError) as exc:
+        raise PretrainError(f"{d} is a transformers checkpoint that cannot be loaded with its MLM head: {exc}") from exc
+    try:
+        tokenizer = Tokenizer.from_file(d)
+    except (OSError, ValueError) as exc:
+        raise PretrainError(f"{d} is a transformers checkpoint without a tokenizer we can read "
+                            f"(tokenizer.json beside config.json): {exc}") from exc
+    return model.eval(), tokenizer, special_ids(tokenizer, "mlm")
 
 
 def iter_log(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:

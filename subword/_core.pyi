@@ -47,7 +47,7 @@ class TrainingWords:
         max_token_length: int | None = None,
         continuing_subword_prefix: str | None = None,
         end_of_word_suffix: str | None = None,
-        criterion: Literal["likelihood", "frequency"] | None = None,
+        criterion: Literal["likelihood", "pmi", "frequency"] | None = None,
         prune: bool = True,
         threads: int | None = None,
     ) -> TrainingWords: ...
@@ -67,7 +67,7 @@ class TrainingWords:
         max_token_length: int | None = None,
         continuing_subword_prefix: str | None = None,
         end_of_word_suffix: str | None = None,
-        criterion: Literal["likelihood", "frequency"] | None = None,
+        criterion: Literal["likelihood", "pmi", "frequency"] | None = None,
         prune: bool = True,
         threads: int | None = None,
     ) -> tuple[TrainingWords, int]: ...
@@ -100,7 +100,7 @@ def train_wordpiece(
     source: WordCounter | TrainingWords | Iterable[tuple[str, int]],
     *,
     vocab_size: int,
-    criterion: Literal["likelihood", "frequency"] = "likelihood",
+    criterion: Literal["likelihood", "pmi", "frequency"] = "likelihood",
     min_frequency: int = 0,
     special_tokens: list[str] = ...,
     initial_alphabet: list[str] = ...,

@@ -354,6 +354,10 @@ def train_spm_bpe(
         log.warning("skipped %d line(s) containing the reserved character U+2585", stats["skipped_unk_char"])
     if stats["sentences"] == 0:
         raise ValueError("no usable line to train on (all empty, too long, or skipped)")
+    from subword.trainers import warn_short_vocabulary
+
+    warn_short_vocabulary(len(pieces), trainer.vocab_size, "every word of the corpus is a single piece already "
+                          "(no pair is left to merge; hard_vocab_limit is off)")
     model = SpmModelFile(
         pieces=[(p, float(s), int(t)) for p, s, t in pieces],
         model_type=MODEL_TYPES["bpe"],

@@ -731,11 +731,14 @@ class Tokenizer:
         else:
             hf_json.save(self, path, pretty=pretty, legacy_merges=legacy_merges)
 
-    def save_pretrained(self, directory: str | os.PathLike[str], **special_token_roles: str) -> list[str]:
+    def save_pretrained(self, directory: str | os.PathLike[str], *, model_max_length: int | None = None,
+                        **special_token_roles: str) -> list[str]:
         """Write ``tokenizer.json``, ``tokenizer_config.json`` and ``special_tokens_map.json`` for transformers.
 
         Args:
             directory: Created if missing.
+            model_max_length: The longest input the model takes, for transformers' truncation (default: the
+                truncation ``max_length`` when set, else none recorded).
             **special_token_roles: ``pad_token=``, ``eos_token=``, ... (see
                 :func:`subword.formats.hf_json.save_pretrained_files`).
 
@@ -750,7 +753,7 @@ class Tokenizer:
 
         # A SentencePiece model goes to transformers as its exact HF conversion (or is refused with the reason).
         tok = type(self).from_str(self.to_json_str()) if isinstance(self.model, SentencePieceModel) else self
-        return hf_json.save_pretrained_files(tok, directory, **special_token_roles)
+        return hf_json.save_pretrained_files(tok, directory, model_max_length=model_max_length, **special_token_roles)
 
     # ==== dunder ====
 

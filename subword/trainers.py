@@ -10,7 +10,7 @@ algorithm       compat      options class                                 rules
 ``bpe``         ``hf``      :class:`BpeTrainer`                           HF ``BpeTrainer``
 ``bpe``         ``spm``     :class:`subword.spm.SpmBpeTrainer`            sentencepiece's BPE
 ``byte-bpe``    ``hf``      :class:`ByteLevelBpeTrainer`                  HF, GPT-2 byte level
-``wordpiece``   ``hf``      :class:`WordPieceTrainer`                     likelihood or HF frequency
+``wordpiece``   ``hf``      :class:`WordPieceTrainer`                     likelihood, PMI or HF frequency
 ``unigram``     ``spm``     :class:`subword.unigram.UnigramTrainer`       sentencepiece's Unigram
 ``unigram``     ``hf``      :class:`subword.unigram.UnigramTrainer`       HF ``UnigramTrainer``
 ==============  ==========  ============================================  ==========================
@@ -47,7 +47,7 @@ from subword.tokenizer import AddedToken, Tokenizer
 
 __all__ = ["Trainer", "BpeTrainer", "ByteLevelBpeTrainer", "ProgressCallback", "train_bpe", "WordPieceTrainer",
            "train_wordpiece", "bert_pipeline", "BERT_SPECIAL_TOKENS", "train", "make_trainer", "trainer_class",
-           "algorithms", "compats"]
+           "algorithms", "compats", "warn_short_vocabulary"]
 
 log = logging.getLogger(__name__)
 
@@ -308,6 +308,30 @@ def _select(words: Any, kwargs: dict[str, Any]) -> Any:
     return selected
 
 
+def warn_short_vocabulary(reached: int, asked: int, why: str) -> None:
+    """Log one warning when training stopped short of ``vocab_size``: the size reached, the size asked and
+    why (every trainer calls this, so ``subword train`` prints exactly one line for every algorithm).
+
+    The line reads ``reached a vocabulary of 24 tokens, not the 5000 asked for: <why>``; nothing is logged
+    when the size was reached:
+
+    >>> warn_short_vocabulary(5000, 5000, "unused")
+    """
+    if reached < asked:
+        log.warning("reached a vocabulary of %d tokens, not the %d asked for: %s", reached, asked, why)
+
+
+def _merges_ran_out(trainer: BpeTrainer, rule: str) -> str:
+    """Why a BPE or WordPiece trainer made fewer merges than asked (``rule``: how min_frequency acts)."""
+    if trainer.min_frequency >= 2:
+        why = f"no pair occurring at least min_frequency={trainer.min_frequency} times is left to merge ({rule})"
+    else:
+        why = "no pair is left to merge: every word of the corpus is a single token already (give more text)"
+    if trainer.max_token_length is not None:
+        why += f", or every pair left would make a token longer than max_token_length={trainer.max_token_length}"
+    return why
+
+
 def _corpus_record(sha: Any, stats: dict[str, int], n_words: int, trained: int) -> dict[str, Any]:
     """The provenance's ``corpus``: what was read, and how many distinct words the trainer held."""
     return {"sha256": sha.hexdigest(), "lines": stats["lines"], "distinct_words": n_words, "words_trained": trained}
@@ -412,11 +436,7 @@ def train_bpe(
             f"vocab_size {trainer.vocab_size} is smaller than the special tokens plus the alphabet of this "
             f"corpus: the minimum is {reached} (or lower limit_alphabet)"
         )
-    if reached < trainer.vocab_size:
-        log.warning(
-            "reached a vocabulary of %d tokens, not the %d asked for: no pair with count >= max(1, "
-            "min_frequency=%d) was left to merge", reached, trainer.vocab_size, trainer.min_frequency,
-        )
+    warn_short_vocabulary(reached, trainer.vocab_size, _merges_ran_out(trainer, "BPE stops at the first pair below it"))
 
     model = BPE(
         {token: i for i, token in enumerate(vocab)},
@@ -464,21 +484,24 @@ BERT_SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 class WordPieceTrainer(BpeTrainer):
     """Options of the WordPiece trainer: BPE's options, plus the merge criterion and the BERT pipeline.
 
-    ``criterion="likelihood"`` (the default) merges the pair with the highest
-    ``count(ab) / (count(a) * count(b))``, WordPiece as Google described it; ``"frequency"`` is HF's
+    ``criterion="likelihood"`` (the default) merges the pair whose merge most increases the likelihood of
+    the training words under the unigram model of their current segmentation, WordPiece as Schuster &
+    Nakajima (2012) describe it, computed exactly from counts; ``"pmi"`` merges the pair with the highest
+    ``count(ab) / (count(a) * count(b))``, the score the HF course describes (it favours rare units that
+    always co-occur: rare scripts and digit runs before common words); ``"frequency"`` is HF's
     ``WordPieceTrainer`` (BPE with the ``##`` prefix, vocab only). See :mod:`subword.reference.wordpiece`
-    for the exact rules, ties included.
+    for the exact rules, ties included, and ``benchmarks/RESULTS.md`` for the three compared on held-out text.
 
     >>> WordPieceTrainer().special_tokens
     ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]']
     >>> WordPieceTrainer(criterion="best")
     Traceback (most recent call last):
     ...
-    ValueError: WordPieceTrainer.criterion must be 'likelihood' or 'frequency', got 'best'
+    ValueError: WordPieceTrainer.criterion must be 'likelihood', 'pmi' or 'frequency', got 'best'
     """
 
     min_frequency: int = field(default=0, metadata=_help(
-        "frequency: stop at the first pair occurring fewer times (HF); likelihood: never merge such a pair. "
+        "frequency: stop at the first pair occurring fewer times (HF); likelihood, pmi: never merge such a pair. "
         "Words that can never reach it are left out before training, exactly (same vocab, less memory)."))
     special_tokens: list[str] = field(default_factory=lambda: list(BERT_SPECIAL_TOKENS), metadata=_help(
         "A special token (repeatable): ids 0.. in the order given, never split. Default: BERT's five."))
@@ -489,9 +512,10 @@ class WordPieceTrainer(BpeTrainer):
     end_of_word_suffix: str | None = field(default=None, metadata={"cli": None, "help": "Not used by WordPiece."})
     unk_token: str | None = field(default="[UNK]", metadata=_help(
         "The model's unknown token (a word it cannot spell becomes this token); must be a special token."))
-    criterion: Literal["likelihood", "frequency"] = field(default="likelihood", metadata=_help(
-        "wordpiece: likelihood merges the pair maximising count(ab)/(count(a)count(b)); frequency: the most "
-        "frequent pair (HF's WordPieceTrainer)."))
+    criterion: Literal["likelihood", "pmi", "frequency"] = field(default="likelihood", metadata=_help(
+        "wordpiece: likelihood merges the pair that most raises the training likelihood under a unigram model "
+        "(Schuster & Nakajima); pmi the pair maximising count(ab)/(count(a)count(b)) (the HF course's score); "
+        "frequency the most frequent pair (HF's WordPieceTrainer)."))
     lowercase: bool = field(default=True, metadata=_help("wordpiece: the BERT normalizer lowercases (uncased model)."))
     strip_accents: bool | None = field(default=None, metadata=_help(
         "BERT normalizer: strip accents (default: when lowercasing)."))
@@ -502,8 +526,8 @@ class WordPieceTrainer(BpeTrainer):
         """Check every option (BPE's checks plus WordPiece's)."""
         super().validate()
         name = type(self).__name__
-        if self.criterion not in ("likelihood", "frequency"):
-            raise ValueError(f"{name}.criterion must be 'likelihood' or 'frequency', got {self.criterion!r}")
+        if self.criterion not in ("likelihood", "pmi", "frequency"):
+            raise ValueError(f"{name}.criterion must be 'likelihood', 'pmi' or 'frequency', got {self.criterion!r}")
         if self.end_of_word_suffix is not None:
             raise ValueError(f"{name}.end_of_word_suffix is not used by WordPiece; leave it None")
         if self.continuing_subword_prefix is None:
@@ -633,9 +657,9 @@ def train_wordpiece(
             f"vocab_size {trainer.vocab_size} is smaller than the special tokens plus the alphabet of this "
             f"corpus: the minimum is {reached} (or lower limit_alphabet)"
         )
-    if reached < trainer.vocab_size:
-        log.warning("reached a vocabulary of %d tokens, not the %d asked for: no candidate pair was left to merge "
-                    "(min_frequency=%d)", reached, trainer.vocab_size, trainer.min_frequency)
+    rule = ("HF's rule: stop at the first pair below it" if trainer.criterion == "frequency"
+            else "pairs below it are never merged")
+    warn_short_vocabulary(reached, trainer.vocab_size, _merges_ran_out(trainer, rule))
     from subword.model import WordPiece
 
     model = WordPiece({t: i for i, t in enumerate(vocab)}, unk_token=trainer.unk_token or "[UNK]",

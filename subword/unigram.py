@@ -131,6 +131,11 @@ class UnigramTrainer(SpmOptions):
         return spm_tokenizer(train_unigram(stripped, self, progress=progress))
 
 
+#: Why a Unigram trainer returns fewer pieces than asked (said in its warning).
+_UNIGRAM_RAN_OUT = ("the corpus yields no more pieces (its characters and seed substrings are all kept, "
+                    "or EM dropped the rest as too rare)")
+
+
 def train_unigram(
     lines: Iterable[str],
     trainer: UnigramTrainer,
@@ -172,6 +177,9 @@ def train_unigram(
     if stats["skipped_too_long"]:
         log.warning("skipped %d line(s) longer than max_sentence_length=%d bytes (sentencepiece skips them "
                     "silently)", stats["skipped_too_long"], trainer.max_sentence_length)
+    from subword.trainers import warn_short_vocabulary
+
+    warn_short_vocabulary(len(pieces), trainer.vocab_size, _UNIGRAM_RAN_OUT + " (hard_vocab_limit is off)")
     return SpmModelFile(
         pieces=[(p, float(s), int(t)) for p, s, t in pieces],
         model_type=MODEL_TYPES["unigram"],
@@ -417,6 +425,9 @@ def train_unigram_hf(
         "normalizer": None, "pre_tokenizer": meta, "post_processor": None, "decoder": dict(meta),
         "model": {"type": "Unigram", "unk_id": specials.index(unk_token), "vocab": vocab, "byte_fallback": False},
     }
+    from subword.trainers import warn_short_vocabulary
+
+    warn_short_vocabulary(len(vocab), trainer.vocab_size, _UNIGRAM_RAN_OUT)
     tok = hf_json.from_dict(data, source="<train_unigram_hf>")
     tok.provenance["training"] = {
         "trainer": "UnigramTrainer",

@@ -271,7 +271,7 @@ def test_encode_formats_agree_with_hf(cli_app: click.Group, byte_tok: Path) -> N
     lines = ["Hello world", "café naïve 東京 ☃", "", "  two  spaces", "<|endoftext|>after"]
     text = "\n".join(lines) + "\n"
     ids = invoke(cli_app, ["encode", "-t", str(byte_tok)], input=text)
-    tokens = invoke(cli_app, ["encode", "-t", str(byte_tok), "--format", "tokens"], input=text)
+    tokens = invoke(cli_app, ["encode", "-t", str(byte_tok), "--format", "raw-tokens"], input=text)
     js = invoke(cli_app, ["encode", "-t", str(byte_tok), "--format", "json"], input=text)
     for result in (ids, tokens, js):
         assert result.exit_code == 0, result.output

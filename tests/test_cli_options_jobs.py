@@ -127,6 +127,8 @@ PROBES: dict[str, dict[str, Probe]] = {
         "seed": ([], ["--seed", "5"], "result"),
         "cache_dir": ([], ["--cache-dir", "{out}/other-cache"], "spy"),
         "progress": ([], ["--progress", "json"], "messages"),
+        # Not a terminal: a line for the first and the last of the 4 steps, or (every microsecond) for each.
+        "progress_every": ([], ["--progress-every", "0.000001"], "messages"),
         "quiet": ([], ["-q"], "messages"),
     },
     "fill-mask": {

@@ -172,3 +172,78 @@ def test_docstring_examples() -> None:
 
     result = doctest.testmod(data, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 5
+
+
+# ==== what the NSP and SOP labels of a batch mean ====
+
+#: The labels as transformers defines them (``BertForPreTraining``'s ``next_sentence_label``,
+#: ``AlbertForPreTraining``'s ``sentence_order_label``); checked against its docstrings below.
+LABELS = {
+    "nsp": {0: "sequence B is a continuation of sequence A", 1: "sequence B is a random sequence"},
+    "sop": {0: "original order (sequence A, then sequence B)", 1: "switched order (sequence B, then sequence A)"},
+}
+
+
+def test_label_meanings_are_transformers_definitions() -> None:
+    transformers = pytest.importorskip("transformers")
+    import inspect
+
+    docs = {"nsp": inspect.getdoc(transformers.BertForPreTraining.forward) or "",
+            "sop": inspect.getdoc(transformers.AlbertForPreTraining.forward) or ""}
+    for task, meanings in LABELS.items():
+        text = " ".join(docs[task].replace("`", "").split())
+        for label, meaning in meanings.items():
+            assert f"{label} indicates {meaning}" in text, (task, label, meaning)
+
+
+@pytest.fixture(scope="module")
+def traced(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """A corpus whose every word is unique and names where it stands (document, line, word), with a
+    tokenizer that keeps each word one token: every token of a batch traces back to its source."""
+    from subword.trainers import WordPieceTrainer, train_wordpiece
+
+    d = tmp_path_factory.mktemp("traced")
+    rng = np.random.default_rng(0)
+    docs = [[" ".join(f"d{k}l{i}w{j}" for j in range(int(rng.integers(1, 6)))) for i in range(int(rng.integers(1, 6)))]
+            for k in range(40)]
+    corpus = d / "traced.txt"
+    corpus.write_text("\n\n".join("\n".join(lines) for lines in docs) + "\n", encoding="utf-8")
+    words = [w for lines in docs for line in lines for w in line.split()]
+    tok = train_wordpiece([w + "\n" for w in words] * 2, WordPieceTrainer(vocab_size=20000))
+    assert all(tok.encode(w, add_special_tokens=False).tokens == [w] for w in words)
+    where = {}  # token id -> (document, position of the word in the document)
+    for k, lines in enumerate(docs):
+        for pos, w in enumerate(w for line in lines for w in line.split()):
+            where[tok.token_to_id(w)] = (k, pos)
+    shards = TokenShards.build([corpus], tok, cache_dir=d / "cache")
+    return {"shards": shards, "tok": tok, "where": where, "docs": len(docs)}
+
+
+@pytest.mark.parametrize("task", ["nsp", "sop"])
+def test_batch_labels_mean_what_transformers_says(traced: dict, task: str) -> None:
+    """Every example of every epoch, traced to the documents its segments came from: NSP 0 = B continues A
+    in A's document, 1 = B comes from another document; SOP 0 = A comes before B, 1 = B comes before A."""
+    tok, where = traced["tok"], traced["where"]
+    cls_id, sep_id, pad_id = (tok.token_to_id(t) for t in ("[CLS]", "[SEP]", "[PAD]"))
+    pairs = SegmentPairs(traced["shards"], task=task, seq_len=24, cls_id=cls_id, sep_id=sep_id, pad_id=pad_id, seed=3)
+    seen = {0: 0, 1: 0}
+    for epoch in range(3):
+        got = pairs.get(np.arange(len(pairs)), epoch=epoch)
+        for row, label in zip(got["input_ids"], got["sentence_label"].tolist()):
+            seps = np.flatnonzero(row == sep_id)
+            a = [where[int(t)] for t in row[1:seps[0]]]
+            b = [where[int(t)] for t in row[seps[0] + 1:seps[1]]]
+            assert a and b
+            a_doc, b_doc = {k for k, _ in a}, {k for k, _ in b}
+            assert len(a_doc) == 1 and len(b_doc) == 1
+            a_pos, b_pos = [p for _, p in a], [p for _, p in b]
+            if task == "nsp" and label == 0:  # B is a continuation of A
+                assert a_doc == b_doc and b_pos[0] > a_pos[-1]
+            elif task == "nsp":  # B is a random sequence, from another document
+                assert a_doc != b_doc
+            elif label == 0:  # original order: A, then B
+                assert a_doc == b_doc and b_pos[0] > a_pos[-1]
+            else:  # switched: B, then A
+                assert a_doc == b_doc and a_pos[0] > b_pos[-1]
+            seen[label] += 1
+    assert min(seen.values()) > 0.3 * sum(seen.values()), seen

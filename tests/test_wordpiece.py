@@ -1,5 +1,6 @@
-"""WordPiece: the Rust trainer against the readable reference (likelihood and frequency), the frequency
-criterion against HF's WordPieceTrainer, the greedy encoder against HF's WordPiece model, vocab.txt
+"""WordPiece: the Rust trainer against the readable reference (likelihood, pmi, frequency), the likelihood
+criterion against a brute-force recomputation of the training log-likelihood, the frequency criterion against
+HF's WordPieceTrainer, the greedy encoder against HF's WordPiece model, vocab.txt
 loading, bad input, and the CLI.
 """
 
@@ -7,10 +8,15 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import random
+from collections import Counter
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from subword import Tokenizer
 from subword._native import core_class
@@ -39,9 +45,9 @@ def _rust(words: dict[str, int], **kw) -> list[str]:
 # ==== trainer: Rust == reference ====
 
 
-@pytest.mark.parametrize("criterion", ["likelihood", "frequency"])
+@pytest.mark.parametrize("criterion", ref.CRITERIA)
 def test_rust_equals_reference_on_random_corpora(criterion):
-    rng = random.Random(1234 if criterion == "likelihood" else 99)
+    rng = random.Random({"likelihood": 1234, "pmi": 4321, "frequency": 99}[criterion])
     for case in range(MAX_EXAMPLES):
         words = _random_corpus(rng)
         kw = dict(vocab_size=rng.randint(1, 40), criterion=criterion, special_tokens=["[UNK]"][: rng.randint(0, 1)],
@@ -52,55 +58,151 @@ def test_rust_equals_reference_on_random_corpora(criterion):
         assert _rust(words, **kw) == ref.train_wordpiece(words, **kw), (case, words, kw)
 
 
+_WORDS = st.dictionaries(st.text(alphabet="aab#é", min_size=1, max_size=8), st.integers(1, 30), min_size=1, max_size=10)
+
+
+@settings(max_examples=MAX_EXAMPLES, deadline=None)
+@given(words=_WORDS, vocab_size=st.integers(1, 45), min_frequency=st.sampled_from([0, 2, 4]),
+       criterion=st.sampled_from(["likelihood", "pmi"]), special=st.sampled_from([[], ["[UNK]"], ["ab", "##a"]]))
+def test_rust_equals_reference_hypothesis(words, vocab_size, min_frequency, criterion, special):
+    """Hypothesis-generated words with runs (``aaaa``: overlapping self pairs), literal ``#`` (merged strings
+    reached by two paths) and special tokens that a merge can spell (an existing merged token)."""
+    kw = dict(vocab_size=vocab_size, criterion=criterion, min_frequency=min_frequency, special_tokens=special)
+    assert _rust(words, **kw) == ref.train_wordpiece(words, **kw)
+
+
 def test_rust_equals_reference_on_real_text():
     path = CORPORA / "tinyshakespeare.txt"
     if not path.exists():
         pytest.skip(f"{path} is not available")
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)[:1500]
-    a = train_wordpiece(lines, WordPieceTrainer(vocab_size=600))
-    b = train_wordpiece(lines, WordPieceTrainer(vocab_size=600, engine="reference"))
-    assert a.get_vocab() == b.get_vocab()
-    assert len(a.get_vocab()) == 600
+    for criterion in ("likelihood", "pmi"):
+        a = train_wordpiece(lines, WordPieceTrainer(vocab_size=600, criterion=criterion))
+        b = train_wordpiece(lines, WordPieceTrainer(vocab_size=600, criterion=criterion, engine="reference"))
+        assert a.get_vocab() == b.get_vocab()
+        assert len(a.get_vocab()) == 600
 
 
-def test_likelihood_picks_the_highest_score_and_documents_ties():
+def test_pmi_picks_the_highest_score_and_documents_ties():
     # score(q, ##u) = 3 / (3 * 3) beats score(t, ##h) = 10 / (15 * 15) although 'th' is more frequent.
     words = {"qu": 3, "th": 10, "ta": 5, "ah": 5}
-    assert _rust(words, vocab_size=9)[-1] == "qu"
+    assert _rust(words, vocab_size=9, criterion="pmi")[-1] == "qu"
     assert _rust(words, vocab_size=9, criterion="frequency")[-1] == "th"
     # Equal scores, different counts: 2/(2*2) for (a,##b) and 1/(2*1) for (c,##d) -> the higher count first.
-    assert _rust({"ab": 2, "cd": 1, "c": 1}, vocab_size=10)[-2:] == ["ab", "cd"]
-    assert ref.train_wordpiece({"ab": 2, "cd": 1, "c": 1}, vocab_size=10)[-2:] == ["ab", "cd"]
+    assert _rust({"ab": 2, "cd": 1, "c": 1}, vocab_size=10, criterion="pmi")[-2:] == ["ab", "cd"]
+    assert ref.train_wordpiece({"ab": 2, "cd": 1, "c": 1}, vocab_size=10, criterion="pmi")[-2:] == ["ab", "cd"]
     # Equal score and count -> smaller (left_id, right_id): 'a' < 'c'.
+    assert _rust({"cd": 1, "ab": 1}, vocab_size=9, criterion="pmi")[-2:] == ["ab", "cd"]
+
+
+def test_likelihood_prefers_frequent_words_where_pmi_prefers_rare_pairs():
+    """The issue's symptom in small: PMI merges a pair seen once before the most frequent word."""
+    words = {"the": 50, "then": 5, "qu": 1}
+    assert _rust(words, vocab_size=12)[-2:] == ["th", "the"]
+    assert _rust(words, vocab_size=12, criterion="pmi")[-2:] == ["qu", "th"]
+
+
+def test_likelihood_ties_documented():
+    # Mirror images: equal gains as doubles and equal counts -> smaller (left_id, right_id): 'a' < 'c'.
     assert _rust({"cd": 1, "ab": 1}, vocab_size=9)[-2:] == ["ab", "cd"]
+    assert ref.train_wordpiece({"cd": 1, "ab": 1}, vocab_size=9)[-2:] == ["ab", "cd"]
+    g = ref.likelihood_gain
+    assert g(4, 7, 0, 3, 30) == g(7, 4, 0, 3, 30)  # the two units' terms are summed first
 
 
-def test_likelihood_invariant_each_merge_has_the_best_score():
-    """Replays the Rust vocab: each new token must come from a pair of maximal score at that step."""
-    from fractions import Fraction
-    from collections import Counter
-
+def test_pmi_invariant_each_merge_has_the_best_score():
+    """Replays the Rust vocab: each new token must come from a pair of maximal PMI score at that step."""
     rng = random.Random(7)
     for _ in range(30):
         words = {w.replace("#", "a"): c for w, c in _random_corpus(rng).items()}
-        vocab = _rust(words, vocab_size=60)
-        ids = {t: i for i, t in enumerate(vocab)}
-        n0 = len(_rust(words, vocab_size=1))  # the initial vocab (alphabet and ## variants)
+        merges: list[tuple[str, str]] = []
+        vocab = ref.train_wordpiece(words, vocab_size=60, criterion="pmi", merges=merges)
+        assert _rust(words, vocab_size=60, criterion="pmi") == vocab
         segs = [([w[0]] + ["##" + c for c in w[1:]], c) for w, c in words.items()]
-        for token in vocab[n0:]:
-            units, pairs = Counter(), Counter()
-            for s, c in segs:
-                for u in s:
-                    units[u] += c
-                for p in zip(s, s[1:]):
-                    pairs[p] += c
-            best = max(Fraction(n, units[a] * units[b]) for (a, b), n in pairs.items())
-            made = [(a, b) for (a, b) in pairs if a + b.removeprefix("##") == token
-                    and Fraction(pairs[(a, b)], units[a] * units[b]) == best]
-            assert made, (words, token)
-            a, b = made[0]
-            segs = [(_merge(s, a, b, token), c) for s, c in segs]
-        assert ids
+        for a, b in merges:
+            units, pairs = _counts(segs)
+            best = max(Fraction(n, units[x] * units[y]) for (x, y), n in pairs.items())
+            assert Fraction(pairs[(a, b)], units[a] * units[b]) == best, (words, a, b)
+            segs = [(_merge(s, a, b, a + b.removeprefix("##")), c) for s, c in segs]
+
+
+def _counts(segs: list[tuple[list[str], int]]) -> tuple[Counter, Counter]:
+    units: Counter = Counter()
+    pairs: Counter = Counter()
+    for s, c in segs:
+        for u in s:
+            units[u] += c
+        for p in zip(s, s[1:]):
+            pairs[p] += c
+    return units, pairs
+
+
+def _log_likelihood(segs: list[tuple[list[str], int]]) -> float:
+    """``sum_u c(u) ln(c(u) / N)`` of a segmentation, from scratch (the unigram model's own estimate)."""
+    units, _ = _counts(segs)
+    n = sum(units.values())
+    return math.fsum(c * math.log(c / n) for c in units.values())
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_likelihood_brute_force_each_merge_is_the_best(seed):
+    """Each merge, on small corpora: every candidate pair is merged in a copy of the segmentation and the
+    training log-likelihood recomputed from scratch; the chosen merge must reach the largest one, and
+    ``likelihood_gain`` (computed from counts) must equal the recomputed difference. Corpora with runs
+    (``aaaa``, overlapping self pairs) and ``#`` (one string made by two pairs, an existing token)."""
+    rng = random.Random(seed)
+    checked = 0
+    for _ in range(12):
+        words = _random_corpus(rng)
+        min_frequency = rng.choice([0, 0, 3])
+        merges: list[tuple[str, str]] = []
+        vocab = ref.train_wordpiece(words, vocab_size=60, min_frequency=min_frequency, merges=merges)
+        assert _rust(words, vocab_size=60, min_frequency=min_frequency) == vocab
+        segs = [([w[0]] + ["##" + c for c in w[1:]], c) for w, c in words.items()]
+        for a, b in merges:
+            new = a + b.removeprefix("##")
+            before = _log_likelihood(segs)
+            _, pairs = _counts(segs)
+            after = {p: _log_likelihood([(_merge(s, *p, p[0] + p[1].removeprefix("##")), c) for s, c in segs])
+                     for p, n in pairs.items() if n >= max(1, min_frequency)}
+            best = max(after.values())
+            assert after[(a, b)] >= best - 1e-9 * max(1.0, abs(best)), (words, (a, b), best, after[(a, b)])
+            units, _ = _counts(segs)
+            m = sum(c * (len(s) - len(_merge(s, a, b, new))) for s, c in segs)  # occurrences rewritten
+            gain = ref.likelihood_gain(units[a], units[b], units[new], m, sum(units.values()), same=a == b,
+                                       remakes_right=new == b)
+            assert gain == pytest.approx(after[(a, b)] - before, rel=1e-9, abs=1e-9)
+            segs = [(_merge(s, a, b, new), c) for s, c in segs]
+            checked += 1
+    assert checked > 100
+
+
+def test_likelihood_gain_against_exact_decimal_arithmetic():
+    """The float expression against the definition ``sum f(c') - f(N') - (sum f(c) - f(N))`` evaluated with
+    50-digit decimals, over counts up to 2^40 (where naive ``x ln x`` differences lose most digits)."""
+    from decimal import Decimal, getcontext
+
+    getcontext().prec = 60
+
+    def f(x: int) -> Decimal:
+        return Decimal(x) * Decimal(x).ln() if x else Decimal(0)
+
+    rng = random.Random(11)
+    for _ in range(300):
+        total = rng.choice([50, 10**6, 2**40])
+        ca, cb = rng.randint(1, total // 3), rng.randint(1, total // 3)
+        same = rng.random() < 0.2
+        m = rng.randint(1, (ca // 2) if same else min(ca, cb))
+        if same and m == 0:
+            continue
+        cab = rng.choice([0, rng.randint(0, total // 3)])
+        if same:
+            exact = f(ca - 2 * m) - f(ca)
+        else:
+            exact = f(ca - m) - f(ca) + f(cb - m) - f(cb)
+        exact += f(cab + m) - f(cab) - (f(total - m) - f(total))
+        got = ref.likelihood_gain(ca, cb, cab, m, total, same=same)
+        assert abs(Decimal(got) - exact) <= Decimal(1e-12) * max(Decimal(1), abs(exact)), (ca, cb, cab, m, total)
 
 
 def _merge(s: list[str], a: str, b: str, new: str) -> list[str]:

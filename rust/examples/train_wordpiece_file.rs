@@ -1,5 +1,5 @@
 //! Times BERT counting and WordPiece training on a text file (the figures in `wordpiece.rs`):
-//! `cargo run --release --example train_wordpiece_file -- FILE 30000 likelihood|frequency`
+//! `cargo run --release --example train_wordpiece_file -- FILE 30000 likelihood|pmi|frequency`
 use std::time::Instant;
 use subword_core::bpe::train::BpeTrainerConfig;
 use subword_core::count::WordCounter;
@@ -9,9 +9,9 @@ use subword_core::wordpiece::{train, Criterion};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let text = std::fs::read_to_string(&args[1]).expect("usage: FILE VOCAB_SIZE likelihood|frequency");
-    let vocab: usize = args[2].parse().expect("usage: FILE VOCAB_SIZE likelihood|frequency");
-    let crit = Criterion::parse(&args[3]).expect("usage: FILE VOCAB_SIZE likelihood|frequency");
+    let text = std::fs::read_to_string(&args[1]).expect("usage: FILE VOCAB_SIZE likelihood|pmi|frequency");
+    let vocab: usize = args[2].parse().expect("usage: FILE VOCAB_SIZE likelihood|pmi|frequency");
+    let crit = Criterion::parse(&args[3]).expect("usage: FILE VOCAB_SIZE likelihood|pmi|frequency");
     let t = Instant::now();
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let mut wc = WordCounter::new(
@@ -26,6 +26,6 @@ fn main() {
         special_tokens: ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"].iter().map(|s| s.to_string()).collect(),
         ..Default::default()
     };
-    let v = train(&words, &cfg, crit, &mut |_| Ok(())).expect("usage: FILE VOCAB_SIZE likelihood|frequency");
+    let v = train(&words, &cfg, crit, &mut |_| Ok(())).expect("usage: FILE VOCAB_SIZE likelihood|pmi|frequency");
     eprintln!("count {:?} train {:?} vocab {} words {}", t1, t.elapsed() - t1, v.len(), words.len());
 }

@@ -1,48 +1,67 @@
-//! WordPiece: the trainer (likelihood criterion, or HF's frequency criterion) and the greedy
+//! WordPiece: the trainer (exact likelihood gain, PMI, or HF's frequency criterion) and the greedy
 //! longest-match-first encoder of HF's `WordPiece` model (SPEC-tokenizers §3).
 //!
 //! Training
+//! - The initial vocab and the words as symbol ids are built by the same code as BPE
+//!   (`bpe::train::prepare`): special tokens, the alphabet by code point, the `##x` variants by code
+//!   point, so ids are deterministic. A merge of `(a, b)` rewrites every non-overlapping occurrence
+//!   left to right (as BPE) and the new token is `a + b` with `b`'s prefix removed; a string that
+//!   already exists keeps its id.
 //! - `Criterion::Frequency` is HF's `WordPieceTrainer`: the HF-compatible BPE trainer of
 //!   `bpe/train.rs` with the continuing prefix, keeping the vocab and dropping the merges.
-//! - `Criterion::Likelihood` is WordPiece as Schuster & Nakajima describe it: at each step merge the
-//!   adjacent pair `(a, b)` with the highest `count(ab) / (count(a) * count(b))`, where `count(u)` is
-//!   the number of occurrences of unit `u` in the current segmentation of the word counts (one-unit
-//!   words included) and `count(ab)` the number of adjacent occurrences of the pair. The initial vocab
-//!   and the words as symbol ids are built by the same code as BPE (`bpe::train::prepare`): special
-//!   tokens, the alphabet by code point, the `##x` variants by code point, so ids are deterministic.
-//!   A merge rewrites every non-overlapping occurrence left to right (as BPE) and the new token is
-//!   `a + b` with `b`'s prefix removed; a string that already exists keeps its id.
+//! - `Criterion::Likelihood` is WordPiece as Schuster & Nakajima describe it: merge the pair that
+//!   most increases the log-likelihood of the training data under the unigram model of the current
+//!   segmentation (maximum likelihood: `p(u) = c(u) / N`, `c(u)` the occurrences of unit `u` in the
+//!   segmented word counts, one-unit words included, `N = sum c(u)`). With `L = sum_u f(c(u)) - f(N)`,
+//!   `f(x) = x ln x`, merging `(a, b)` at its `m` non-overlapping occurrences changes `c(a)` and
+//!   `c(b)` by `-m` (`c(a)` by `-2m` when `a == b`), `c(ab)` by `+m` (`c(ab)` is the count of the
+//!   merged string's token when it already exists, else 0) and `N` by `-m`, so
+//!   `gain = D(c(ab) + m, m) + D(N, m) - D(c(a), m) - D(c(b), m)`   (`a != b`; `m` = the pair count)
+//!   `gain = D(c(ab) + m, m) + D(N, m) - D(c(a), 2m)`               (`a == b`; `m` = sum over runs of
+//!   `floor(run / 2)`, which is what the left-to-right merge rewrites, not the overlapping pair count)
+//!   with `D(x, m) = f(x) - f(x - m) = m ln x - (x - m) ln(1 - m/x)`, computed in that form (with
+//!   `ln_1p`) so no large terms cancel. See `subword/reference/wordpiece.py` for the same formula.
+//! - `Criterion::Pmi` is the score of the HF course: `count(ab) / (count(a) * count(b))` (pointwise
+//!   mutual information up to a constant), compared exactly as fractions by cross-multiplying in u128.
 //!
-//! Tie rule (deterministic, documented in `subword/reference/wordpiece.py` too): highest score
-//! (compared exactly as fractions by cross-multiplying in u128), then the higher pair count, then
-//! the smaller `(left_id, right_id)`, i.e. older units first.
+//! Tie rules (deterministic; `subword/reference/wordpiece.py` states them too)
+//! - Likelihood: the gain as computed in IEEE double precision by exactly the expression above
+//!   (`D` terms of the two units summed first, then the merged token's and `N`'s, then the
+//!   difference); equal doubles are a tie, broken by the higher pair count, then the smaller
+//!   `(left_id, right_id)`, i.e. older units first. Gains that differ by less than the rounding
+//!   (about 1e-15 relative) may be ordered by that rounding.
+//! - Pmi: the exact score, then the higher pair count, then the smaller `(left_id, right_id)`.
+//!
 //! Options: a pair is a candidate only when its count is at least `max(1, min_frequency)` (a pair
 //! below it is skipped, training does not stop, since selection is not by count) and, with
 //! `max_token_length`, when the merged token has at most that many chars (plain `<=`, unlike HF BPE's
 //! strict rule with unfiltered initial pairs).
 //!
 //! Performance notes
-//! - Scores change for every pair that touches a merged unit, not only for the neighbours of the
-//!   merged occurrences: merging `(a, b)` lowers `count(a)` and `count(b)`, so the score of every
-//!   pair containing `a` or `b` rises. The loop keeps, per unit, the list of pairs that contain it
-//!   (`pairs_of`), and per pair its exact count, the words it occurs in and a version number. After
-//!   a merge, exactly the pairs whose count changed plus the pairs in `pairs_of[a]`, `pairs_of[b]`
-//!   and `pairs_of[new]` get a new version and are pushed again with their new score; each pair is
-//!   pushed at most once per merge (a per-pair stamp). A popped heap entry whose version is not the
-//!   pair's current one is stale and dropped. So the heap top is always the exact best pair, and
-//!   the work per merge is proportional to the degree of the merged units, which is large only for
-//!   the first merges of frequent characters. Dead pairs (count 0) are pruned from `pairs_of` when
-//!   their unit is merged.
+//! - A score changes for every pair whose inputs change, not only for the neighbours of the merged
+//!   occurrences: merging `(a, b)` lowers `c(a)` and `c(b)` and raises `c(new)`. The loop keeps, per
+//!   unit, the list of pairs that contain it (`pairs_of`) and, for the likelihood, the list of pairs
+//!   whose merged string is that unit (`made_by`); per pair its exact count, the words it occurs in
+//!   and a version number. After a merge, exactly the pairs whose count changed plus the pairs in
+//!   those lists for `a`, `b` and `new` get a new version and are pushed again with their new score;
+//!   each pair is pushed at most once per merge (a per-pair stamp). A popped heap entry whose
+//!   version is not the pair's current one is stale and dropped.
+//! - The likelihood gain also depends on `N`, which falls with every merge. `D(N, m)` grows with `N`,
+//!   so an entry scored with an older (larger) `N` over-estimates its gain: a popped entry scored
+//!   with an older `N` is re-scored and pushed back, and the first entry popped that was scored with
+//!   the current `N` is the exact best (every other entry's key is an upper bound of its true key).
+//!   This needs the computed `D(N, m)` to be monotone in `N`: its true change when `N` drops by at
+//!   least 1 is about `1 / (N ln N)` of its value, far above the rounding for the `N < 2^42` that the
+//!   trainer accepts.
 //! - Pairs live in a table indexed by a dense u32 (one hash lookup per count change, none per
 //!   re-score); `pairs_of` holds indices. Every re-score leaves a stale heap entry behind, so the heap
 //!   is rebuilt from the live pairs whenever it grows past 4x the pair table (+4096): on
 //!   gutenberg_en_20M at 30k, 7.05M pushes for 30k merges left a 6.8M-entry heap (318 MiB peak RSS,
-//!   1.44 s) before this; with the table and the rebuild the loop takes 0.60 s.
+//!   1.44 s) before this; with the table and the rebuild the PMI loop takes 0.60 s.
 //! - Measured with `cargo run --release --example train_wordpiece_file -- gutenberg_en_20M.txt 30000
-//!   likelihood` (2 cores of an AMD EPYC at load ~6-7): BERT normalize + pre-tokenize + count
-//!   0.47-0.54 s (44,849 distinct words; 0.71-0.79 s before the normalizer's ASCII-run and per-char
-//!   NFD fast paths), likelihood loop 0.57-0.64 s, frequency (BPE) loop 0.23 s. The likelihood loop
-//!   costs ~2.5x the BPE loop because each merge re-scores ~230 pairs on average.
+//!   pmi` (2 cores of an AMD EPYC at load ~6-7): BERT normalize + pre-tokenize + count 0.47-0.54 s
+//!   (44,849 distinct words), PMI loop 0.57-0.64 s, frequency (BPE) loop 0.23 s. The likelihood
+//!   figures are in the benchmark (`benchmarks/bench_wordpiece.py`).
 //! - The word arena, the in-place merge of a word and the change list are BPE's (`merge_word`,
 //!   `apply_merge`, parallel over large position lists); unit counts are updated from the word
 //!   lengths before and after (each merged occurrence removes one symbol).
@@ -53,6 +72,7 @@
 
 use ahash::AHashMap;
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::cmp::Ordering;
 use std::sync::Arc;
 
@@ -61,15 +81,18 @@ use crate::piece_index::PieceIndex;
 use std::collections::BinaryHeap;
 
 use crate::bpe::train::{
-    apply_merge, check_affixes, corpus_of, count_pairs, prepare, unpack, BpeTrainerConfig, Change, Corpus, Progress,
-    ProgressFn, Selected, Stage, TrainError,
+    apply_merge, check_affixes, corpus_of, count_pairs, pack, prepare, unpack, BpeTrainerConfig, Change, Corpus,
+    Progress, ProgressFn, Selected, Stage, TrainError, Vocab, Words,
 };
 
 /// How WordPiece chooses the next merge.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Criterion {
-    /// `count(ab) / (count(a) count(b))` (WordPiece as Google described it).
+    /// The largest gain in training log-likelihood under the unigram model of the current
+    /// segmentation (Schuster & Nakajima 2012), computed from counts.
     Likelihood,
+    /// `count(ab) / (count(a) count(b))`: the score the HF course describes.
+    Pmi,
     /// The highest pair count: HF's `WordPieceTrainer` (BPE with a prefix, vocab only).
     Frequency,
 }
@@ -78,9 +101,15 @@ impl Criterion {
     pub fn parse(s: &str) -> Result<Self, String> {
         match s {
             "likelihood" => Ok(Criterion::Likelihood),
+            "pmi" => Ok(Criterion::Pmi),
             "frequency" => Ok(Criterion::Frequency),
-            other => Err(format!("unknown criterion {other:?} (expected 'likelihood' or 'frequency')")),
+            other => Err(format!("unknown criterion {other:?} (expected 'likelihood', 'pmi' or 'frequency')")),
         }
+    }
+
+    /// Whether the criterion reads unit counts (so a selection must keep those of the words left out).
+    pub fn needs_units(self) -> bool {
+        self != Criterion::Frequency
     }
 }
 
@@ -90,6 +119,9 @@ const PROGRESS_EVERY: u64 = 256;
 /// Stale heap entries tolerated beyond 4x the pair table before a rebuild (none in tests, so the
 /// rebuild path runs there).
 const HEAP_SLACK: usize = if cfg!(test) { 0 } else { 4096 };
+
+/// No token id (a pair whose merged string is not a token yet).
+const NONE: u32 = u32::MAX;
 
 /// Trains a WordPiece vocabulary (id order) on `(word, count)` pairs. `cfg.continuing_subword_prefix`
 /// is the continuing prefix (`None` is read as `"##"`); `cfg.end_of_word_suffix` must be `None`.
@@ -105,9 +137,9 @@ pub fn train(
     let cfg = effective_config(cfg);
     match criterion {
         Criterion::Frequency => crate::bpe::train::train(words, &cfg, progress).map(|o| o.vocab),
-        Criterion::Likelihood => {
+        Criterion::Likelihood | Criterion::Pmi => {
             check_affixes(&cfg)?;
-            train_likelihood(Cow::Borrowed(words), &corpus_of(words, &cfg), &cfg, progress)
+            train_scored(Cow::Borrowed(words), &corpus_of(words, &cfg), &cfg, criterion, progress)
         }
     }
 }
@@ -123,8 +155,8 @@ pub fn effective_config(cfg: &BpeTrainerConfig) -> BpeTrainerConfig {
 }
 
 /// Trains on words chosen by [`crate::bpe::select::select`] for [`effective_config`]`(cfg)` (with
-/// `units` for the likelihood criterion): the same vocab as [`train`] on every word. The selection
-/// is consumed (its strings are freed once the arena is built).
+/// `units` for the likelihood and PMI criteria): the same vocab as [`train`] on every word. The
+/// selection is consumed (its strings are freed once the arena is built).
 pub fn train_selected(
     selected: Selected,
     cfg: &BpeTrainerConfig,
@@ -137,19 +169,99 @@ pub fn train_selected(
     let cfg = effective_config(cfg);
     match criterion {
         Criterion::Frequency => crate::bpe::train::train_selected(selected, &cfg, progress).map(|o| o.vocab),
-        Criterion::Likelihood => {
+        Criterion::Likelihood | Criterion::Pmi => {
             selected.check_options(&cfg, true)?;
             let (words, corpus) = selected.into_parts();
-            train_likelihood(Cow::Owned(words), &corpus, &cfg, progress)
+            train_scored(Cow::Owned(words), &corpus, &cfg, criterion, progress)
         }
     }
 }
 
-/// A heap entry: a pair with the counts its score was computed from.
+// ==== The likelihood gain ====
+
+/// `f(x) - f(x - m)` with `f(x) = x ln x` (`f(0) = 0`), for `x >= m`, written so that no large
+/// terms cancel: `m ln x - (x - m) ln(1 - m/x)`.
+fn xlnx_drop(x: u64, m: u64) -> f64 {
+    if m == 0 {
+        return 0.0;
+    }
+    let (xf, mf) = (x as f64, m as f64);
+    if x == m {
+        return mf * xf.ln();
+    }
+    mf * xf.ln() - (x - m) as f64 * (-mf / xf).ln_1p()
+}
+
+/// Which units a merge of `(a, b)` touches: usually `a`, `b` and the merged token, three units.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// `a != b` and the merged string is neither: `a`, `b` lose `m`, the merged token gains `m`.
+    Distinct,
+    /// `a == b`: `a` loses `2m`, the merged token gains `m`.
+    Same,
+    /// The merged string is `b` itself (only when `a`'s string is the continuing prefix, e.g. the
+    /// word `##b` gives `(##, ##b) -> ##b`): `a` loses `m`, `b` is unchanged.
+    RemakesRight,
+}
+
+/// The gain in training log-likelihood (nats) of merging `m` occurrences of `(a, b)`, where
+/// `c(a) = ca`, `c(b) = cb` (ignored unless `Shape::Distinct`), the merged token's count is `cab`
+/// (ignored for `Shape::RemakesRight`) and `total` units are in the segmentation. See the module
+/// notes for the derivation.
+pub fn likelihood_gain(ca: u64, cb: u64, cab: u64, m: u64, total: u64, shape: Shape) -> f64 {
+    gain_with(ca, cb, cab, m, xlnx_drop(total, m), shape)
+}
+
+/// [`likelihood_gain`] with its `D(total, m)` term given (computed once per total and `m`).
+#[inline]
+fn gain_with(ca: u64, cb: u64, cab: u64, m: u64, d_total: f64, shape: Shape) -> f64 {
+    let (lose, made) = match shape {
+        Shape::Distinct => (xlnx_drop(ca, m) + xlnx_drop(cb, m), xlnx_drop(cab + m, m)),
+        Shape::Same => (xlnx_drop(ca, 2 * m), xlnx_drop(cab + m, m)),
+        Shape::RemakesRight => (xlnx_drop(ca, m), 0.0),
+    };
+    (made + d_total) - lose
+}
+
+/// Occurrences the left-to-right merge of `(a, a)` rewrites in the words `pos` (sorted, unique):
+/// `floor(run / 2)` per run of `a`, weighted by word count.
+fn self_merges(ws: &Words, pos: &[u32], a: u32) -> u64 {
+    let mut m = 0;
+    for &w in pos {
+        let st = ws.start[w as usize];
+        let s = &ws.syms[st..st + ws.len[w as usize] as usize];
+        let mut run = 0u64;
+        let mut halves = 0u64;
+        for &x in s {
+            if x == a {
+                run += 1;
+            } else {
+                halves += run / 2;
+                run = 0;
+            }
+        }
+        halves += run / 2;
+        m += halves * ws.count[w as usize];
+    }
+    m
+}
+
+// ==== The merge loop (likelihood and PMI) ====
+
+/// What a heap entry was scored with.
+#[derive(Clone, Copy)]
+enum Key {
+    /// `pc / (ua * ub)`.
+    Pmi { ua: u64, ub: u64 },
+    /// The likelihood gain, computed with `total` units in the segmentation.
+    Gain { gain: f64, total: u64 },
+}
+
+/// A heap entry: a pair with what its score was computed from.
 struct Cand {
+    key: Key,
+    /// The pair count.
     pc: u64,
-    ua: u64,
-    ub: u64,
     /// (left_id, right_id) packed, for the tie-break.
     pair: u64,
     /// Index into the pair table.
@@ -170,16 +282,26 @@ impl PartialOrd for Cand {
 }
 impl Ord for Cand {
     fn cmp(&self, o: &Self) -> Ordering {
-        // pc/(ua*ub) vs o.pc/(o.ua*o.ub), exactly: cross-multiplied in u128 (counts < 2^42).
-        let l = self.pc as u128 * (o.ua as u128 * o.ub as u128);
-        let r = o.pc as u128 * (self.ua as u128 * self.ub as u128);
-        l.cmp(&r).then(self.pc.cmp(&o.pc)).then_with(|| o.pair.cmp(&self.pair))
+        let score = match (self.key, o.key) {
+            // pc/(ua*ub) vs o.pc/(o.ua*o.ub), exactly: cross-multiplied in u128 (counts < 2^42).
+            (Key::Pmi { ua, ub }, Key::Pmi { ua: oa, ub: ob }) => {
+                (self.pc as u128 * (oa as u128 * ob as u128)).cmp(&(o.pc as u128 * (ua as u128 * ub as u128)))
+            }
+            // No NaN can arise (all logs are of counts >= 1); -0.0 == 0.0 as in Python.
+            (Key::Gain { gain, .. }, Key::Gain { gain: og, .. }) => gain.partial_cmp(&og).unwrap_or(Ordering::Equal),
+            _ => Ordering::Equal, // one criterion per heap
+        };
+        score.then(self.pc.cmp(&o.pc)).then_with(|| o.pair.cmp(&self.pair))
     }
 }
 
 struct PairInfo {
     key: u64,
     count: i64,
+    /// Likelihood: the occurrences a merge would rewrite (the count, or the runs' halves for `(a, a)`).
+    merges: u64,
+    /// Likelihood: the token the merged string already is ([`NONE`]: not a token yet).
+    makes: u32,
     version: u32,
     /// The merge step at which this pair was last re-pushed (dedupes pushes within one step).
     stamp: u32,
@@ -194,34 +316,177 @@ struct Pairs {
 }
 
 impl Pairs {
-    fn get_or_add(&mut self, key: u64) -> u32 {
+    /// The pair's index, and whether it was just added.
+    fn get_or_add(&mut self, key: u64) -> (u32, bool) {
         let n = self.info.len() as u32;
         let idx = *self.index.entry(key).or_insert(n);
         if idx == n {
-            self.info.push(PairInfo { key, count: 0, version: 0, stamp: 0, pos: Vec::new() });
+            self.info.push(PairInfo { key, count: 0, merges: 0, makes: NONE, version: 0, stamp: 0, pos: Vec::new() });
         }
-        idx
+        (idx, idx == n)
     }
 }
 
-fn train_likelihood(
+/// The string the merge of `(a, b)` makes: `a` then `b` without its prefix.
+fn merged_string(voc: &Vocab, a: u32, b: u32, prefix: &str) -> String {
+    let sb = &voc.id2w[b as usize];
+    format!("{}{}", voc.id2w[a as usize], sb.strip_prefix(prefix).unwrap_or(sb))
+}
+
+/// What makes a pair a candidate, and how it is scored.
+#[derive(Clone, Copy)]
+struct Rules {
+    criterion: Criterion,
+    min_count: u64,
+    max_len: usize,
+}
+
+impl Rules {
+    fn with<'a>(self, id_len: &'a [u32], uc: &'a [u64], total: u64, dn: &'a [Cell<(u64, f64)>]) -> Scorer<'a> {
+        Scorer { criterion: self.criterion, id_len, uc, total, min_count: self.min_count, max_len: self.max_len, dn }
+    }
+}
+
+/// The loop's state besides the words: what scores read.
+struct Scorer<'a> {
+    criterion: Criterion,
+    id_len: &'a [u32],
+    uc: &'a [u64],
+    total: u64,
+    min_count: u64,
+    max_len: usize,
+    /// `D(total, m)` for small `m`, each with the total it was computed for (every pair with the same
+    /// `m` shares it; the same expression, so the same bits as computing it in place).
+    dn: &'a [Cell<(u64, f64)>],
+}
+
+impl Scorer<'_> {
+    /// The heap entry of pair `idx`, or None when it is not a candidate.
+    fn candidate(&self, idx: u32, e: &PairInfo) -> Option<Cand> {
+        let (a, b) = unpack(e.key);
+        let ok = e.count > 0
+            && e.count as u64 >= self.min_count
+            && (self.id_len[a as usize] as usize).saturating_add(self.id_len[b as usize] as usize) <= self.max_len;
+        if !ok {
+            return None;
+        }
+        let (ua, ub) = (self.uc[a as usize], self.uc[b as usize]);
+        let key = match self.criterion {
+            Criterion::Likelihood => {
+                let cab = if e.makes == NONE { 0 } else { self.uc[e.makes as usize] };
+                let shape = if a == b {
+                    Shape::Same
+                } else if e.makes == b {
+                    Shape::RemakesRight
+                } else {
+                    Shape::Distinct
+                };
+                let m = e.merges;
+                let dn = match self.dn.get(m as usize) {
+                    Some(cell) => {
+                        let (t, v) = cell.get();
+                        if t == self.total {
+                            v
+                        } else {
+                            let v = xlnx_drop(self.total, m);
+                            cell.set((self.total, v));
+                            v
+                        }
+                    }
+                    None => xlnx_drop(self.total, m),
+                };
+                Key::Gain { gain: gain_with(ua, ub, cab, m, dn, shape), total: self.total }
+            }
+            _ => Key::Pmi { ua, ub },
+        };
+        Some(Cand { key, pc: e.count as u64, pair: e.key, idx, version: e.version })
+    }
+
+    fn rebuild(&self, pairs: &Pairs) -> BinaryHeap<Cand> {
+        let v: Vec<Cand> =
+            (0..pairs.info.len() as u32).filter_map(|i| self.candidate(i, &pairs.info[i as usize])).collect();
+        BinaryHeap::from(v)
+    }
+}
+
+/// Refreshes `e.merges` (likelihood): the count for `a != b`, the runs' halves for `(a, a)` (its
+/// position list is sorted and deduplicated on the way).
+fn refresh_merges(e: &mut PairInfo, ws: &Words) {
+    let (a, b) = unpack(e.key);
+    if a != b {
+        e.merges = e.count.max(0) as u64;
+        return;
+    }
+    if e.count <= 0 {
+        e.merges = 0;
+        return;
+    }
+    e.pos.sort_unstable();
+    e.pos.dedup();
+    e.merges = self_merges(ws, &e.pos, a);
+}
+
+/// Records in `pairs` and `made_by` every existing pair whose merged string is token `t` (called
+/// when `t` is created): each split of `t` into a token and a prefixed token.
+fn register_makers(t: u32, voc: &Vocab, prefix: &str, pairs: &mut Pairs, made_by: &mut [Vec<u32>]) {
+    let s = &voc.id2w[t as usize];
+    let mut right = String::with_capacity(prefix.len() + s.len());
+    for (i, _) in s.char_indices().skip(1) {
+        let Some(&x) = voc.w2id.get(&s[..i]) else { continue };
+        right.clear();
+        right.push_str(prefix);
+        right.push_str(&s[i..]);
+        let Some(&y) = voc.w2id.get(right.as_str()) else { continue };
+        if let Some(&idx) = pairs.index.get(&pack(x, y)) {
+            let e = &mut pairs.info[idx as usize];
+            if e.makes == NONE {
+                e.makes = t;
+                made_by[t as usize].push(idx);
+            }
+        }
+    }
+}
+
+/// Marks every live pair of `list` as touched at `step` (once), dropping dead pairs and adjacent
+/// repeats from the list.
+fn touch_list(list: &mut Vec<u32>, pairs: &mut Pairs, step: u32, touched: &mut Vec<u32>) {
+    // Compacted in place (these lists hold thousands of pairs for frequent units).
+    let mut kept = 0;
+    for r in 0..list.len() {
+        let idx = list[r];
+        let e = &mut pairs.info[idx as usize];
+        if e.count <= 0 || e.stamp == step && kept > 0 && list[kept - 1] == idx {
+            continue;
+        }
+        list[kept] = idx;
+        kept += 1;
+        if e.stamp != step {
+            e.stamp = step;
+            touched.push(idx);
+        }
+    }
+    list.truncate(kept);
+}
+
+fn train_scored(
     words: Cow<'_, [(String, u64)]>,
     corpus: &Corpus,
     cfg: &BpeTrainerConfig,
+    criterion: Criterion,
     progress: &mut ProgressFn<'_>,
 ) -> Result<Vec<String>, TrainError> {
     let prefix = cfg.continuing_subword_prefix.as_deref().unwrap_or("##");
     let total_units = corpus.total_units;
     if total_units >= 1u128 << 42 {
         return Err(TrainError::Config(format!(
-            "the corpus has {total_units} characters counted with multiplicity; the likelihood trainer supports < 2^42"
+            "the corpus has {total_units} characters counted with multiplicity; the {} criterion supports < 2^42",
+            if criterion == Criterion::Pmi { "pmi" } else { "likelihood" }
         )));
     }
+    let likelihood = criterion == Criterion::Likelihood;
     let (mut voc, mut ws) = prepare(&words, corpus, cfg)?;
     let n_words = words.len() as u64;
     drop(words);
-    let min_count = cfg.min_frequency.max(1);
-    let max_len = cfg.max_token_length.unwrap_or(usize::MAX);
 
     // Unit counts over the current segmentation, plus those of the words left out by selection
     // (they never change, see `bpe/select.rs`).
@@ -238,13 +503,15 @@ fn train_likelihood(
             None => return Err(TrainError::Config(format!("internal: unit {unit:?} of a word left out has no id"))),
         }
     }
+    let mut total: u64 = uc.iter().sum();
     progress(Progress { stage: Stage::Count, current: 0, total: n_words }).map_err(TrainError::Aborted)?;
     let (counts, initial) = count_pairs(&ws);
     let mut pairs =
         Pairs { index: AHashMap::with_capacity(initial.len() * 2), info: Vec::with_capacity(initial.len() * 2) };
     let mut pairs_of: Vec<Vec<u32>> = vec![Vec::new(); voc.id2w.len()];
+    let mut made_by: Vec<Vec<u32>> = vec![Vec::new(); if likelihood { voc.id2w.len() } else { 0 }];
     for (key, pos) in initial {
-        let idx = pairs.get_or_add(key);
+        let (idx, _) = pairs.get_or_add(key);
         let (a, b) = unpack(key);
         pairs_of[a as usize].push(idx);
         if a != b {
@@ -253,27 +520,19 @@ fn train_likelihood(
         let e = &mut pairs.info[idx as usize];
         e.count = counts.get(&key).copied().unwrap_or(0);
         e.pos = pos;
+        if likelihood {
+            refresh_merges(e, &ws);
+            if let Some(&t) = voc.w2id.get(&merged_string(&voc, a, b, prefix)) {
+                e.makes = t;
+                made_by[t as usize].push(idx);
+            }
+        }
     }
-    let candidate = |idx: u32, e: &PairInfo, id_len: &[u32], uc: &[u64]| -> Option<Cand> {
-        let (a, b) = unpack(e.key);
-        let ok = e.count > 0
-            && e.count as u64 >= min_count
-            && (id_len[a as usize] as usize).saturating_add(id_len[b as usize] as usize) <= max_len;
-        ok.then(|| Cand {
-            pc: e.count as u64,
-            ua: uc[a as usize],
-            ub: uc[b as usize],
-            pair: e.key,
-            idx,
-            version: e.version,
-        })
-    };
-    let rebuild = |pairs: &Pairs, id_len: &[u32], uc: &[u64]| -> BinaryHeap<Cand> {
-        let v: Vec<Cand> =
-            (0..pairs.info.len() as u32).filter_map(|i| candidate(i, &pairs.info[i as usize], id_len, uc)).collect();
-        BinaryHeap::from(v)
-    };
-    let mut heap = rebuild(&pairs, &voc.id_len, &uc);
+    let min_count = cfg.min_frequency.max(1);
+    let max_len = cfg.max_token_length.unwrap_or(usize::MAX);
+    let rules = Rules { criterion, min_count, max_len };
+    let dn: Vec<Cell<(u64, f64)>> = vec![Cell::new((u64::MAX, 0.0)); if likelihood { 4096 } else { 0 }];
+    let mut heap = rules.with(&voc.id_len, &uc, total, &dn).rebuild(&pairs);
     progress(Progress { stage: Stage::Count, current: n_words, total: n_words }).map_err(TrainError::Aborted)?;
 
     let total_merges = cfg.vocab_size.saturating_sub(voc.id2w.len()) as u64;
@@ -284,27 +543,37 @@ fn train_likelihood(
     progress(Progress { stage: Stage::Merge, current: 0, total: total_merges }).map_err(TrainError::Aborted)?;
     while voc.id2w.len() < cfg.vocab_size {
         let Some(top) = heap.pop() else { break };
-        let info = &mut pairs.info[top.idx as usize];
-        if info.version != top.version {
+        if pairs.info[top.idx as usize].version != top.version {
             continue;
         }
+        if let Key::Gain { total: t, .. } = top.key {
+            if t != total {
+                // Scored with an older N: an upper bound. Re-score and let the heap decide again.
+                if let Some(c) = rules.with(&voc.id_len, &uc, total, &dn).candidate(top.idx, &pairs.info[top.idx as usize]) {
+                    heap.push(c);
+                }
+                continue;
+            }
+        }
         let (a, b) = unpack(top.pair);
-        let part_b = voc.id2w[b as usize].strip_prefix(prefix).unwrap_or(&voc.id2w[b as usize]);
-        let new_tok = format!("{}{}", voc.id2w[a as usize], part_b);
+        let new_tok = merged_string(&voc, a, b, prefix);
         let new_len = voc.id_len[a as usize].saturating_add(voc.id_len[b as usize]);
         let new_id = voc.add(new_tok, new_len);
         if new_id as usize >= uc.len() {
             uc.push(0);
             pairs_of.push(Vec::new());
+            if likelihood {
+                made_by.push(Vec::new());
+                register_makers(new_id, &voc, prefix, &mut pairs, &mut made_by);
+            }
         }
+        let info = &mut pairs.info[top.idx as usize];
         let mut pos = std::mem::take(&mut info.pos);
         info.count = 0;
         info.version += 1;
         pos.sort_unstable();
         pos.dedup();
-        let weight = |ws: &crate::bpe::train::Words| -> u64 {
-            pos.iter().map(|&w| ws.len[w as usize] as u64 * ws.count[w as usize]).sum()
-        };
+        let weight = |ws: &Words| -> u64 { pos.iter().map(|&w| ws.len[w as usize] as u64 * ws.count[w as usize]).sum() };
         let before = weight(&ws);
         changes.clear();
         apply_merge(&mut ws, &pos, a, b, new_id, &voc.id_len, usize::MAX, &mut changes);
@@ -312,11 +581,19 @@ fn train_likelihood(
         uc[a as usize] -= merged;
         uc[b as usize] -= merged;
         uc[new_id as usize] += merged;
+        total -= merged;
 
         step += 1;
         touched.clear();
         for &(key, delta, w) in &changes {
-            let idx = pairs.get_or_add(key);
+            let (idx, added) = pairs.get_or_add(key);
+            if added && likelihood {
+                let (x, y) = unpack(key);
+                if let Some(&t) = voc.w2id.get(&merged_string(&voc, x, y, prefix)) {
+                    pairs.info[idx as usize].makes = t;
+                    made_by[t as usize].push(idx);
+                }
+            }
             let e = &mut pairs.info[idx as usize];
             let was = e.count;
             e.count += delta as i64 * ws.count[w as usize] as i64;
@@ -330,6 +607,9 @@ fn train_likelihood(
                     if x != y {
                         pairs_of[y as usize].push(idx);
                     }
+                    if likelihood && e.makes != NONE {
+                        made_by[e.makes as usize].push(idx); // a repeat only costs a deduped touch
+                    }
                 }
             }
             if e.stamp != step {
@@ -339,34 +619,29 @@ fn train_likelihood(
         }
         // The merged pair is gone everywhere (a left-to-right merge leaves no (a, b) behind).
         pairs.info[top.idx as usize].count = 0;
-        // Every live pair that contains a unit whose count changed gets a new score.
+        // Every live pair that contains a unit whose count changed gets a new score, and (likelihood)
+        // every pair whose merged string is such a unit.
         for u in [a, b, new_id] {
-            let list = std::mem::take(&mut pairs_of[u as usize]);
-            let mut kept = Vec::with_capacity(list.len());
-            for idx in list {
-                let e = &mut pairs.info[idx as usize];
-                if e.count <= 0 || e.stamp == step && kept.last() == Some(&idx) {
-                    continue;
-                }
-                kept.push(idx);
-                if e.stamp != step {
-                    e.stamp = step;
-                    touched.push(idx);
-                }
+            touch_list(&mut pairs_of[u as usize], &mut pairs, step, &mut touched);
+            if likelihood {
+                touch_list(&mut made_by[u as usize], &mut pairs, step, &mut touched);
             }
-            pairs_of[u as usize] = kept;
         }
+        let sc = rules.with(&voc.id_len, &uc, total, &dn);
         for &idx in &touched {
             let e = &mut pairs.info[idx as usize];
             e.version += 1;
-            if let Some(c) = candidate(idx, e, &voc.id_len, &uc) {
+            if likelihood {
+                refresh_merges(e, &ws);
+            }
+            if let Some(c) = sc.candidate(idx, e) {
                 heap.push(c);
             }
         }
         // Stale entries pile up (every re-score leaves one behind); rebuild from the live pairs when
         // they dominate, which keeps memory and the heap depth proportional to the live pairs.
         if heap.len() > 4 * pairs.info.len() + HEAP_SLACK {
-            heap = rebuild(&pairs, &voc.id_len, &uc);
+            heap = sc.rebuild(&pairs);
         }
         done += 1;
         if done.is_multiple_of(PROGRESS_EVERY) {
@@ -590,20 +865,55 @@ mod tests {
     }
 
     #[test]
-    fn likelihood_prefers_rare_units_that_always_co_occur() {
+    fn pmi_prefers_rare_units_that_always_co_occur() {
         // "q" is always followed by "u": score(q,##u) = 3/(3*3); (t,##h) has a higher count but a lower score.
         let w = words(&[("qu", 3), ("th", 10), ("ta", 5), ("ah", 5)]);
-        let base = train(&w, &cfg(1), Criterion::Likelihood, &mut |_| Ok(())).unwrap().len();
-        let v = train(&w, &cfg(base + 1), Criterion::Likelihood, &mut |_| Ok(())).unwrap();
+        let base = train(&w, &cfg(1), Criterion::Pmi, &mut |_| Ok(())).unwrap().len();
+        let v = train(&w, &cfg(base + 1), Criterion::Pmi, &mut |_| Ok(())).unwrap();
         assert_eq!(v.last().map(String::as_str), Some("qu"));
         let f = train(&w, &cfg(base + 1), Criterion::Frequency, &mut |_| Ok(())).unwrap();
         assert_eq!(f.last().map(String::as_str), Some("th"));
     }
 
-    /// The likelihood rule recomputed from scratch at every step (no incremental state), as the
-    /// Python reference does.
-    fn naive_likelihood(words: &[(String, u64)], vocab_size: usize) -> Vec<String> {
-        let mut vocab = train(words, &cfg(1), Criterion::Likelihood, &mut |_| Ok(())).unwrap();
+    /// `sum_u c(u) ln(c(u) / N)` of a segmentation, from scratch.
+    fn log_likelihood(segs: &[(Vec<String>, u64)]) -> f64 {
+        let mut units: std::collections::HashMap<&str, u64> = Default::default();
+        for (s, c) in segs {
+            for u in s {
+                *units.entry(u.as_str()).or_default() += c;
+            }
+        }
+        let n: u64 = units.values().sum();
+        units.values().map(|&c| c as f64 * (c as f64 / n as f64).ln()).sum()
+    }
+
+    #[test]
+    fn likelihood_gain_equals_the_recomputed_log_likelihood_difference() {
+        // A run of three ##a holds 2 overlapping (##a, ##a) but the merge rewrites 1.
+        let segs = |v: &[(&[&str], u64)]| -> Vec<(Vec<String>, u64)> {
+            v.iter().map(|(s, c)| (s.iter().map(|x| x.to_string()).collect(), *c)).collect()
+        };
+        let before = segs(&[(&["a", "##a", "##a", "##a"], 3), (&["b", "##a", "##a", "##a"], 1), (&["a", "##b"], 2)]);
+        let after = segs(&[(&["a", "##aa", "##a"], 3), (&["b", "##aa", "##a"], 1), (&["a", "##b"], 2)]);
+        // c(##a) = 9 + 3 = 12, (##a, ##a): runs of 3 -> 1 merge each, m = 3 + 1 = 4; N = 12 + 3 + 1 + 4 = 20.
+        let g = likelihood_gain(12, 12, 0, 4, 20, Shape::Same);
+        assert!((g - (log_likelihood(&after) - log_likelihood(&before))).abs() < 1e-9, "{g}");
+        // The merged token exists already with count 2: (x, ##y) -> xy where "xy" is a word of its own.
+        let before = segs(&[(&["x", "##y"], 3), (&["xy"], 2), (&["x"], 1)]);
+        let after = segs(&[(&["xy"], 3), (&["xy"], 2), (&["x"], 1)]);
+        let g = likelihood_gain(4, 3, 2, 3, 9, Shape::Distinct);
+        assert!((g - (log_likelihood(&after) - log_likelihood(&before))).abs() < 1e-9, "{g}");
+        // The word "##b" with a literal '#': (#, ###) made "##", and (##, ##b) makes "##b" = b itself.
+        let before = segs(&[(&["##", "##b"], 2), (&["b", "##b"], 3)]);
+        let after = segs(&[(&["##b"], 2), (&["b", "##b"], 3)]);
+        let g = likelihood_gain(2, 5, 5, 2, 10, Shape::RemakesRight);
+        assert!((g - (log_likelihood(&after) - log_likelihood(&before))).abs() < 1e-9, "{g}");
+    }
+
+    /// The scored rules recomputed from scratch at every step (no incremental state), as the Python
+    /// reference does: every unit and pair recounted, the merged occurrences of `(a, a)` counted by runs.
+    fn naive(words: &[(String, u64)], vocab_size: usize, criterion: Criterion) -> Vec<String> {
+        let mut vocab = train(words, &cfg(1), criterion, &mut |_| Ok(())).unwrap();
         let mut segs: Vec<(Vec<String>, u64)> = words
             .iter()
             .map(|(w, c)| {
@@ -612,6 +922,7 @@ mod tests {
             })
             .collect();
         let id = |vocab: &[String], t: &str| vocab.iter().position(|x| x == t).unwrap_or(usize::MAX);
+        let merged = |a: &str, b: &str| format!("{a}{}", b.strip_prefix("##").unwrap_or(b));
         while vocab.len() < vocab_size {
             let mut units: std::collections::HashMap<String, u64> = Default::default();
             let mut pairs: std::collections::HashMap<(String, String), u64> = Default::default();
@@ -623,16 +934,53 @@ mod tests {
                     *pairs.entry((p[0].clone(), p[1].clone())).or_default() += c;
                 }
             }
+            let n: u64 = units.values().sum();
+            let runs = |a: &str| -> u64 {
+                segs.iter()
+                    .map(|(s, c)| {
+                        let mut m = 0;
+                        let mut i = 0;
+                        while i + 1 < s.len() {
+                            if s[i] == a && s[i + 1] == a {
+                                m += 1;
+                                i += 2;
+                            } else {
+                                i += 1;
+                            }
+                        }
+                        m * c
+                    })
+                    .sum()
+            };
+            let gain = |p: &(String, String), n_p: u64| -> f64 {
+                let made = merged(&p.0, &p.1);
+                let shape = if p.0 == p.1 {
+                    Shape::Same
+                } else if made == p.1 {
+                    Shape::RemakesRight
+                } else {
+                    Shape::Distinct
+                };
+                let m = if p.0 == p.1 { runs(&p.0) } else { n_p };
+                let cab = units.get(&made).copied().unwrap_or(0);
+                likelihood_gain(units[&p.0], units[&p.1], cab, m, n, shape)
+            };
             let best = pairs.iter().max_by(|(p, n), (q, m)| {
-                let l = **n as u128 * (units[&q.0] as u128 * units[&q.1] as u128);
-                let r = **m as u128 * (units[&p.0] as u128 * units[&p.1] as u128);
-                l.cmp(&r)
+                let score = match criterion {
+                    Criterion::Pmi => {
+                        let l = **n as u128 * (units[&q.0] as u128 * units[&q.1] as u128);
+                        let r = **m as u128 * (units[&p.0] as u128 * units[&p.1] as u128);
+                        l.cmp(&r)
+                    }
+                    _ => gain(p, **n).partial_cmp(&gain(q, **m)).unwrap_or(Ordering::Equal),
+                };
+                score
                     .then(n.cmp(m))
                     .then_with(|| (id(&vocab, &q.0), id(&vocab, &q.1)).cmp(&(id(&vocab, &p.0), id(&vocab, &p.1))))
             });
             let Some(((a, b), _)) = best else { break };
             let (a, b) = (a.clone(), b.clone());
-            let new = format!("{a}{}", b.strip_prefix("##").unwrap_or(&b));
+            let new = merged(&a, &b);
             if !vocab.contains(&new) {
                 vocab.push(new.clone());
             }
@@ -655,7 +1003,7 @@ mod tests {
     }
 
     #[test]
-    fn likelihood_equals_naive_recount_on_pseudo_random_corpora() {
+    fn scored_criteria_equal_naive_recount_on_pseudo_random_corpora() {
         let mut x: u64 = 0x2545_f491_4f6c_dd1d;
         let mut next = || {
             x ^= x << 13;
@@ -663,7 +1011,8 @@ mod tests {
             x ^= x << 17;
             x
         };
-        for case in 0..200 {
+        for case in 0..400 {
+            let criterion = if case % 2 == 0 { Criterion::Likelihood } else { Criterion::Pmi };
             let alphabet: Vec<char> = "abcdé".chars().take(2 + (next() % 4) as usize).collect();
             let mut ws: Vec<(String, u64)> = Vec::new();
             for _ in 0..(1 + next() % 10) {
@@ -674,8 +1023,8 @@ mod tests {
                 }
             }
             let size = 1 + (next() % 40) as usize;
-            let fast = train(&ws, &cfg(size), Criterion::Likelihood, &mut |_| Ok(())).unwrap();
-            assert_eq!(fast, naive_likelihood(&ws, size), "case {case}: {ws:?} size {size}");
+            let fast = train(&ws, &cfg(size), criterion, &mut |_| Ok(())).unwrap();
+            assert_eq!(fast, naive(&ws, size, criterion), "case {case} {criterion:?}: {ws:?} size {size}");
         }
     }
 

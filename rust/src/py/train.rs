@@ -468,10 +468,10 @@ fn selection_config(
     check_affixes(&cfg).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let units = match criterion {
         None | Some("frequency") => false,
-        Some("likelihood") => true,
+        Some("likelihood" | "pmi") => true,
         Some(other) => {
             return Err(PyValueError::new_err(format!(
-                "unknown criterion {other:?} (expected 'likelihood', 'frequency' or None for BPE)"
+                "unknown criterion {other:?} (expected 'likelihood', 'pmi', 'frequency' or None for BPE)"
             )))
         }
     };

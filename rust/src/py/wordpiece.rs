@@ -8,8 +8,8 @@ use super::train::{config, TrainInput, WordSource};
 use crate::wordpiece::{effective_config, train, train_selected, Criterion};
 
 /// Trains a WordPiece vocabulary on `source` (a `WordCounter`, a `TrainingWords`, or `(word, count)` pairs with a pool
-/// of `threads`); returns the vocab in id order. `criterion` is "likelihood" (score
-/// count(ab)/(count(a)count(b))) or "frequency" (HF's trainer).
+/// of `threads`); returns the vocab in id order. `criterion` is "likelihood" (the largest gain in
+/// training log-likelihood), "pmi" (score count(ab)/(count(a)count(b))) or "frequency" (HF's trainer).
 #[pyfunction]
 #[pyo3(signature = (source, *, vocab_size, criterion = "likelihood", min_frequency = 0,
     special_tokens = Vec::new(), initial_alphabet = Vec::new(), limit_alphabet = None,
@@ -43,7 +43,7 @@ fn train_wordpiece(
     WordSource::from_py(source, threads)?.train(py, progress, |words, cb| match words {
         TrainInput::All(words) => train(words, &cfg, crit, cb),
         TrainInput::Selected(slot) => {
-            let units = crit == Criterion::Likelihood;
+            let units = crit.needs_units();
             slot.take_for(&effective_config(&cfg), units).and_then(|sel| train_selected(sel, &cfg, crit, cb))
         }
     })
