@@ -177,7 +177,7 @@ def test_train_without_input_uses_builtin_corpus(cli_app: click.Group, tmp_path:
 
     fake = tmp_path / "builtin.txt"
     fake.write_text(make_text(200, seed=5), encoding="utf-8")
-    monkeypatch.setattr(corpora, "builtin_corpus", lambda: fake)
+    monkeypatch.setattr(corpora, "builtin_corpus", lambda **_: fake)
     out = tmp_path / "tok.json"
     result = invoke(cli_app, ["train", "byte-bpe", "-o", str(out), "--vocab-size", "300", "--progress", "none"])
     assert result.exit_code == 0, result.output
