@@ -2,13 +2,14 @@
 
 Loads the four tokenizers of ``bench_compare.py`` (its ``prepare_tokenizers``; the trained models are
 cached in ``$TMPDIR/subword-bench-compare``), reads the corpus the way its encode child does, and
-times :func:`subword.compare.native.collect_native` on it, split by the ``CompareCollector`` calls:
+times :func:`subword.compare.collect.collect` on it (blocks of ⌊√n⌋ lines, as ``subword compare``), split
+by the ``CompareCollector`` calls:
 
 * ``segment``: UAX #29 word segmentation of each chunk and interning of the segment types;
 * ``reduce``: encoding of the chunk by every tokenizer, then the per-line reduction; the encoders'
   own seconds (measured inside, ``chunk_seconds``) are reported apart, and ``reduce - encode`` is the
   reduction itself;
-* ``python``: the rest of ``collect_native`` (classifying the new types, filling the arrays).
+* ``python``: the rest of ``collect`` (classifying the new types, filling the arrays).
 
 ``--digest`` prints a hash of every array of the result, to check that a change of the core leaves
 the outputs identical (run it before and after the change, on the same input).
@@ -77,19 +78,6 @@ class _Timed:
         return run
 
 
-class _Core:
-    """``subword._core`` whose ``CompareCollector`` is timed."""
-
-    def __init__(self, core: Any, clock: dict[str, float]) -> None:
-        self._core, self._clock = core, clock
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._core, name)
-
-    def CompareCollector(self, *a: Any) -> _Timed:
-        return _Timed(self._core.CompareCollector(*a), self._clock)
-
-
 def digest(c: Any) -> str:
     """A hash of every array and list of a ``Collected`` (timings and samples left out)."""
     h = hashlib.sha256()
@@ -103,9 +91,9 @@ def digest(c: Any) -> str:
     for label in sorted(c.script_words):
         add(label), add(c.script_words[label])
     for d in c.tokenizers:
-        for name in ("tokens", "continued", "unk_chars", "byte_tokens", "lossless", "boundaries", "type_tokens",
-                     "ids", "id_line"):
+        for name in ("tokens", "continued", "unk_chars", "byte_tokens", "lossless", "boundaries", "type_tokens"):
             add(getattr(d, name))
+        add(d.block_types.indptr), add(d.block_types.ids), add(d.block_types.counts)
         for label in sorted(d.script_tokens):
             add(label), add(d.script_tokens[label])
         add([(e["line_index"], e["first_difference"]) for e in d.lossless_examples])
@@ -125,7 +113,9 @@ def main() -> None:
     args = ap.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
 
-    from subword.compare import native
+    from subword import _core
+    from subword.compare import bootstrap
+    from subword.compare.collect import collect
     from subword.compare.comparison import _prepare
     from subword.compare.sources import load
 
@@ -135,13 +125,16 @@ def main() -> None:
     lines = read_lines(args.corpus, args.mb)
     log.info("%d lines, %.1f MB; load average %.2f / %.2f / %.2f", len(lines),
              sum(map(len, lines)) / 1e6, *os.getloadavg())
-    real = native._core_module()
+    real = _core.CompareCollector
     rows = []
     for run in range(args.runs):
         clock = {"segment": 0.0, "reduce": 0.0, "segment_cpu": 0.0, "reduce_cpu": 0.0}
-        native._core_module = lambda clock=clock: _Core(real, clock)  # the timed core, for this run
+        _core.CompareCollector = lambda *a, clock=clock: _Timed(real(*a), clock)  # the timed core, for this run
         t0 = time.perf_counter()
-        c = native.collect_native(toks, list(specs), lines)
+        try:
+            c = collect(toks, list(specs), lines, bootstrap.block_length(len(lines)))
+        finally:
+            _core.CompareCollector = real
         total = time.perf_counter() - t0
         encode = [sum(d.chunk_seconds) for d in c.tokenizers]
         row = {"total": total, "segment": clock["segment"], "reduce": clock["reduce"], "encode": sum(encode),
@@ -149,9 +142,9 @@ def main() -> None:
                "segment_cpu": clock["segment_cpu"], "reduce_cpu": clock["reduce_cpu"]}
         rows.append(row)
         log.info("run %d: total %.2f s = segment %.2f + reduce %.2f (encode %.2f [%s], reduction %.2f) + python %.2f; "
-                 "segment + reduction %.2f s; CPU seconds (all threads): segment %.2f, reduce %.2f", run + 1, total, row["segment"], row["reduce"], row["encode"],
-                 " ".join(f"{e:.2f}" for e in encode), row["reduction"], row["python"],
-                 row["segment"] + row["reduction"], row["segment_cpu"], row["reduce_cpu"])
+                 "segment + reduction %.2f s; CPU seconds (all threads): segment %.2f, reduce %.2f", run + 1, total,
+                 row["segment"], row["reduce"], row["encode"], " ".join(f"{e:.2f}" for e in encode), row["reduction"],
+                 row["python"], row["segment"] + row["reduction"], row["segment_cpu"], row["reduce_cpu"])
         if args.digest and run == 0:
             log.info("digest %s", digest(c))
         del c

@@ -2,12 +2,12 @@
 
 Runs ``subword compare`` on the four tokenizers of ``bench_compare.py`` (its ``prepare_tokenizers``;
 trained models cached in ``$TMPDIR/subword-bench-compare``) in this process, with every call into the
-core that does real work wrapped in a timer: the ``CompareCollector`` methods (``segment``, ``reduce``,
-...), ``type_count_replicates``, ``bootstrap_column_sums`` and ``compare_vocab_table``. What is left of
-the wall time, minus loading the tokenizers, is Python (reading, assembling the arrays, metrics,
-attribution, JSON, HTML). The compare's own encoding is read off the JSON (``mb_per_s``). The
-bootstrap's calls run on a worker thread while Python builds the attribution, so the sum of the parts
-can exceed the wall time.
+core that does real work wrapped in a timer (the ``CompareCollector`` methods ``segment``, ``reduce``,
+..., and ``compare_vocab_table``), and the block bootstrap's two numpy stages (``replicate_sums``: the
+ratio metrics; ``type_count_sums``: the sparse type counts). What is left of the wall time, minus
+loading the tokenizers, is Python (reading, assembling the arrays, metrics, attribution, JSON, HTML).
+The compare's own encoding is read off the JSON (``mb_per_s``). The bootstrap runs on a worker thread
+while Python builds the attribution, so the sum of the parts can exceed the wall time.
 
 Usage::
 
@@ -35,7 +35,8 @@ for p in (ROOT, ROOT / "benchmarks"):
 from bench_compare import CORPUS, prepare_tokenizers
 
 log = logging.getLogger("profile_compare_stages")
-CORE_FUNCTIONS = ("type_count_replicates", "bootstrap_column_sums", "compare_vocab_table", "count_ids")
+CORE_FUNCTIONS = ("compare_vocab_table",)
+BOOTSTRAP_FUNCTIONS = ("replicate_sums", "type_count_sums")
 
 
 def _timed(acc: dict[str, float], name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -55,7 +56,7 @@ def profile(corpus: Path, specs: list[str], out_dir: Path) -> tuple[float, dict[
     import subword.compare.render_html  # noqa: F401  (imported untimed, as bench_compare does)
     from cli.main import cli
     from subword import _core
-    from subword.compare import collect, sources
+    from subword.compare import bootstrap, collect, sources
 
     acc: dict[str, float] = {}
     for name in CORE_FUNCTIONS:
@@ -71,6 +72,8 @@ def profile(corpus: Path, specs: list[str], out_dir: Path) -> tuple[float, dict[
             return _timed(acc, f"CompareCollector.{name}", getattr(self._inner, name))
 
     _core.CompareCollector = Collector
+    for name in BOOTSTRAP_FUNCTIONS:
+        setattr(bootstrap, name, _timed(acc, f"bootstrap.{name}", getattr(bootstrap, name)))
     sources.load = _timed(acc, "loading", sources.load)
     collect.warm_up = _timed(acc, "loading", collect.warm_up)
     args = ["compare", *[a for s in specs for a in ("-t", s)], str(corpus), "--json", str(out_dir / "c.json"),

@@ -125,12 +125,12 @@ def _write(path: Path, text: str) -> None:
 @click.option("--sample", type=click.IntRange(min=1), metavar="N", help="Compare a random sample of N lines (--seed).")
 @click.option("--seed", type=int, default=0, help="Seed of --sample and of the bootstrap.")
 @click.option("--bootstrap", "replicates", type=click.IntRange(min=0), default=1000,
-              help="Paired bootstrap replicates for the 95% intervals (0: none).")
+              help="Block-bootstrap replicates for the 95% intervals (0: none).")
 @click.option("--color/--no-color", default=None, help="Colour the terminal view (default: when stdout is a terminal "
               "and NO_COLOR is unset).")
 @click.option("--encoding-errors", type=click.Choice(["strict", "replace"]), default="strict",
               help="On bytes that are not UTF-8: stop with an error naming the line, or replace them with U+FFFD.")
-@click.option("-q", "--quiet", is_flag=True, help="Print nothing on stdout (with --json/--html).")
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing (with --json/--html): no terminal view, no 'Wrote' line.")
 def compare_command(specs: tuple[str, ...], sources: tuple[str, ...], names: str | None, show: int,
                     json_out: Path | None, html_out: Path | None, gold: Path | None, parallel: Path | None,
                     pivot: str | None, max_lines: int | None, sample: int | None, seed: int, replicates: int,
@@ -188,12 +188,17 @@ def compare_command(specs: tuple[str, ...], sources: tuple[str, ...], names: str
     result = compare(tokenizers, lines, name_list, sources=list(specs), inputs={"files": files, "lines_sha256": joined}, show=show,
                      bootstrap_replicates=replicates, seed=seed, gold=gold_entries, parallel=parallel_texts,
                      pivot=pivot)
+    written = []
     if json_out is not None:
         _write(json_out, result.to_json() + "\n")
+        written.append(f"{json_out} (JSON, schema {result.doc['schema_version']})")
     if html_out is not None:
         _write(html_out, result.to_html())
+        written.append(f"{html_out} (HTML report)")
     if quiet:
         return
+    if written:
+        click.echo("Wrote " + " and ".join(written), err=True)
     from subword.compare.render_terminal import use_color
 
     text = result.render_terminal(color=use_color() if color is None else color, show=show)

@@ -27,6 +27,10 @@ from subword.model_spm import SentencePieceUnigram as SentencePieceUnigram
 from subword.tokenizer import AddedToken as AddedToken
 from subword.tokenizer import Tokenizer as Tokenizer
 
+# ``subword.compare`` is the function; binding it here, before anything imports the package's modules,
+# keeps the name the function's (the package's __init__ imports nothing heavy: numpy loads on the first call).
+from subword.compare import compare as compare  # noqa: E402
+
 if TYPE_CHECKING:
     from subword._core import Encoding as Encoding
     from subword.spm import SpmBpeTrainer as SpmBpeTrainer
@@ -86,7 +90,6 @@ _LAZY = {
     "SpmBpeTrainer": ("subword.spm", "SpmBpeTrainer"),
     "train_bpe": ("subword.trainers", "train_bpe"),
     "train_wordpiece": ("subword.trainers", "train_wordpiece"),
-    "compare": ("subword.compare", None),
 
     "count_words": ("subword.counts", "count_words"),
     "WordCounts": ("subword.counts", "WordCounts"),
@@ -98,8 +101,6 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         module_name, attr = _LAZY[name]
-        if attr is None:  # a subpackage (``subword.compare`` is callable: see its docstring)
-            return importlib.import_module(module_name)
         try:
             value = getattr(importlib.import_module(module_name), attr)
         except (ImportError, AttributeError) as exc:

@@ -28,6 +28,47 @@ SAMPLE_LINES = [
 ]
 
 
+# Lines that exercise the pass: apostrophes at word starts, combining marks and joiners, emoji and flags,
+# numbers with separators, many scripts, every kind of whitespace, CR at line ends, a long line.
+UNICODE_LINES = SAMPLE_LINES + [
+    "", "x 'em 's ’Ère l'amour can't ''em 'a'b 1'a rock'n'roll",
+    "naïve café e\u0301 a\u0300\u0301b \u200b\u200dx 👩\u200d👩\u200d👧 🇫🇷🇩🇪 ✌🏽 #1 @user http://x.y/z?q=1",
+    "3.14 1,000.5 U.S.A. a_b a-b 12:30 ٣٤٥ ๑๒๓",
+    "Привет, мир! Γειά σου κόσμε. Բարեւ Გამარჯობა",
+    "नमस्ते दुनिया। হ্যালো ਸਤਿ ਸ੍ਰੀ અકાલ ଓଡ଼ିଆ தமிழ் తెలుగు ಕನ್ನಡ മലയാളം සිංහල",
+    "สวัสดีชาวโลก ສະບາຍດີ ཀུན་ ျမန္မာ ខ្មែរ ሰላም ދިވެހި ܫܠܡܐ",
+    "日本語のテキストとカタカナ、ひらがな。한국어 텍스트 中文文本",
+    "tabs\there\tand\u3000ideographic\u00a0nbsp\u2028sep\u2029para\x0bvt\x0cff\x1cfs",
+    "line with CR\r", "\r", "  leading and trailing  ", "\t", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 𝟙𝟚𝟛 ﬁﬂ ǅ",
+    "\U0001F600\U0001F3FB text \u0301lonely mark", "x" * 300 + " " + "ab" * 200,
+]
+
+
+@lru_cache(maxsize=1)
+def unigram_model() -> str:
+    """A SentencePiece Unigram ``.model`` trained here on the built-in corpus and :data:`UNICODE_LINES`."""
+    spm = pytest.importorskip("sentencepiece")
+    workdir = Path(tempfile.mkdtemp(prefix="compare-unigram-"))
+    text = workdir / "train.txt"
+    text.write_text("\n".join(training_lines() + UNICODE_LINES) + "\n", encoding="utf-8")
+    spm.SentencePieceTrainer.train(input=str(text), model_prefix=str(workdir / "uni"), vocab_size=800,
+                                   model_type="unigram", character_coverage=0.9995, minloglevel=2)
+    return str(workdir / "uni.model")
+
+
+def every_kind() -> list:
+    """Tokenizers of every kind the core runs: byte-level BPE, WordPiece, a SentencePiece ``.model``
+    Unigram, HF-JSON SentencePiece BPE with byte fallback, and cl100k_base when a local rank file exists."""
+    from subword import Tokenizer
+
+    toks = [byte_level(), wordpiece(), Tokenizer.from_file(unigram_model()), sentencepiece_bpe()]
+    try:
+        toks.append(Tokenizer.from_tiktoken("cl100k_base"))
+    except Exception:  # noqa: BLE001 - no local rank file: the other four still cover the core's kinds
+        pass
+    return toks
+
+
 @lru_cache(maxsize=1)
 def training_lines() -> list[str]:
     from corpora.builtin import builtin_corpus
@@ -117,7 +158,7 @@ def _script(word: str) -> str:
 
 
 def simple_document(tokenizers, names, lines, sample_indices) -> dict:
-    """A schema-1 comparison document: samples from the real :func:`build_samples`, metrics from plain
+    """A schema-2 comparison document: samples from the real :func:`build_samples`, metrics from plain
     counts over ``encode_batch`` (intervals are the value itself; differences significant when non-zero)."""
     from collections import Counter
 
@@ -140,7 +181,7 @@ def simple_document(tokenizers, names, lines, sample_indices) -> dict:
         for w in words:
             by_script.setdefault(_script(w), []).append(counts[w])
         metrics = {
-            "tokens": {"value": n, "ci": [n, n]},
+            "tokens": {"value": n, "ci": [round(n * 0.97), round(n * 1.03)]},
             "tokens_per_word": {"value": n / len(words), "ci": [n / len(words) * 0.95, n / len(words) * 1.05]},
             "chars_per_token": {"value": chars / n, "ci": [chars / n, chars / n]},
             "bytes_per_token": {"value": nbytes / n, "ci": [nbytes / n, nbytes / n]},
@@ -176,17 +217,21 @@ def simple_document(tokenizers, names, lines, sample_indices) -> dict:
                             "delta": per_word[i][w] - per_word[j][w],
                             "contribution": c * (per_word[i][w] - per_word[j][w]), "script": _script(w),
                             "kind": "word", "segmentation_a": [str(per_word[i][w])],
-                            "segmentation_b": [str(per_word[j][w])]} for w, c in wc.items()),
+                            "segmentation_b": [str(per_word[j][w])],
+                            "display_a": [{"display": w, "tokens": per_word[i][w]}],
+                            "display_b": [{"display": w, "tokens": per_word[j][w]}]} for w, c in wc.items()),
                           key=lambda r: -abs(r["contribution"]))
             total = sum(abs(r["contribution"]) for r in rows) or 1
             running = 0
             for r in rows:
                 running += abs(r["contribution"])
                 r["cumulative_share"] = running / total
-            attribution.append({"a": names[i], "b": names[j], "words": rows[:20],
+            more = sum(r["contribution"] for r in rows if r["contribution"] > 0)
+            attribution.append({"a": names[i], "b": names[j], "net": diff, "more_in_a": more, "more_in_b": diff - more,
+                                "words": rows[:20],
                                 "by_group": [{"script": "Latin", "kind": "word", "contribution": 1, "share": 1.0}]})
     return {
-        "schema_version": 1,
+        "schema_version": 2,
         "inputs": {"files": [{"path": "sample.txt", "lines": len(lines), "bytes": nbytes, "sha256": "0" * 64}],
                    "lines": len(lines), "bytes": nbytes, "chars": chars, "words": len(words)},
         "tokenizers": entries,

@@ -327,20 +327,6 @@ def test_json_validates_against_schema(real):
         validate(bad)
 
 
-def test_type_counts_without_scipy_match_the_sparse_product():
-    import numpy as np
-
-    from subword.compare.comparison import _TypeLineCounts, _type_line_counts
-
-    rng = np.random.default_rng(0)
-    compact, line = rng.integers(0, 50, 1000), np.sort(rng.integers(0, 100, 1000))
-    w = rng.random((5, 100))
-    plain = _TypeLineCounts(np.arange(50), compact, line, 100) @ w.T
-    np.testing.assert_allclose(plain, _type_line_counts(np.arange(50), compact, line, 100) @ w.T)
-    direct = np.array([[w[r, line[compact == t]].sum() for r in range(5)] for t in range(50)])
-    np.testing.assert_allclose(plain, direct)
-
-
 def test_whitespace_list_is_str_isspace():
     from subword.compare.words import WHITESPACE_CODEPOINTS
 
@@ -355,23 +341,6 @@ def test_eight_tokenizers_give_every_pair():
     same = next(p for p in result.pairwise if (p["a"], p["b"]) == ("t0", "t2"))
     assert same["boundary_f1"] == 1.0 and not same["differences"]["tokens"]["significant"]
     assert len(result.doc["samples"][0]["rows"]) == 8
-
-
-def test_flat_ids_and_offsets_equal_the_encoding_fields(real):
-    import numpy as np
-
-    from subword.compare.collect import _flat
-
-    toks, lines, _ = real
-    for tok in toks:
-        encs = _encodings(tok, lines)
-        if not hasattr(encs[0], "ids_offsets_u32"):
-            pytest.skip("this build's Encoding has no ids_offsets_u32")
-        _, counts, ids, offsets = _flat(encs)
-        assert counts.tolist() == [len(e.ids) for e in encs]
-        assert ids.tolist() == [i for e in encs for i in e.ids]
-        assert offsets.tolist() == [list(o) for e in encs for o in e.offsets]
-        assert offsets.dtype == np.int64
 
 
 def test_the_ascii_fast_paths_of_classify_and_is_word_agree_with_the_unicode_patterns():
@@ -391,24 +360,60 @@ def test_the_ascii_fast_paths_of_classify_and_is_word_agree_with_the_unicode_pat
 def test_token_length_histogram_counts_the_decoded_length_of_every_token(real):
     from collections import Counter
 
-    from subword.compare.vocab import VocabTable
+    from _compare_reference import vocab_table
 
     toks, lines, result = real
     for tok, doc in zip(toks, result.doc["tokenizers"]):
-        surface = VocabTable.of_python(tok).surface
+        surface = vocab_table(tok).surface
         lengths = Counter(len(surface[i].decode("utf-8", errors="replace")) for e in _encodings(tok, lines)
                           for i in e.ids)
         assert doc["token_length_histogram"] == {str(k): v for k, v in sorted(lengths.items())}, doc["name"]
 
 
-def test_vocab_overlap_examples_are_the_shortest_multibyte_tokens_unique_to_each(real):
-    from subword.compare.vocab import VocabTable
+def test_vocab_overlap_examples_are_the_unique_tokens_the_text_uses_most(real):
+    from _compare_reference import vocab_table
 
-    toks, _, result = real
-    cores = {name: {x for x in VocabTable.of(t).core if x} for name, t in zip(["bl", "spm", "bert"], toks)}
+    toks, lines, result = real
+    names = ["bl", "spm", "bert"]
+    tables = {name: vocab_table(t) for name, t in zip(names, toks)}
+    cores = {name: {x for x in t.core.values() if x} for name, t in tables.items()}
+    freq = {name: Counter(tables[name].core[i] for e in _encodings(t, lines) for i in e.ids)
+            for name, t in zip(names, toks)}
     for pair in result.pairwise:
         for side, mine, other in (("a", pair["a"], pair["b"]), ("b", pair["b"], pair["a"])):
             only = cores[mine] - cores[other]
-            pool = [x for x in only if len(x) > 1] or list(only)
-            want = [x.decode("utf-8", errors="backslashreplace") for x in sorted(pool, key=lambda x: (len(x), x))[:10]]
+            used = sorted((x for x in only if freq[mine][x]), key=lambda x: (-freq[mine][x], len(x), x))
+            unused = sorted((x for x in only if not freq[mine][x]), key=lambda x: (len(x) <= 1, len(x), x))
+            want = [x.decode("utf-8", errors="backslashreplace") for x in (used + unused)[:10]]
             assert pair[f"unique_{side}_examples"] == want, (mine, other)
+        assert freq[pair["b"]][pair["unique_b_examples"][0].encode()] > 0  # the text uses the first example
+
+
+def test_subword_compare_is_a_function_and_the_package_has_no_import_cycle():
+    import ast
+    import inspect
+    import sys
+    from pathlib import Path
+
+    from subword.compare import comparison
+
+    assert inspect.isfunction(subword.compare) and subword.compare is comparison.compare
+    assert type(sys.modules["subword.compare"]) is type(sys)  # an ordinary module, its class not swapped
+    package = Path(comparison.__file__).parent
+    edges: dict[str, set[str]] = {}
+    for path in package.glob("*.py"):
+        name = path.stem
+        edges[name] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):  # function-level imports too
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("subword.compare"):
+                parts = node.module.split(".")
+                edges[name] |= {parts[2]} if len(parts) > 2 else {a.name for a in node.names}
+            elif isinstance(node, ast.Import):
+                edges[name] |= {a.name.split(".")[2] for a in node.names if a.name.startswith("subword.compare.")}
+    edges = {k: {v for v in vs if v in edges and v != "__init__"} for k, vs in edges.items()}
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        return any(n == goal or (n not in seen and reaches(n, goal, seen | {n})) for n in edges[start])
+
+    cycles = [m for m in edges if reaches(m, m, set())]
+    assert not cycles, {m: edges[m] for m in cycles}

@@ -192,3 +192,15 @@ def test_the_digest_of_the_joined_lines_from_a_whole_file_is_that_of_the_lines(t
     assert files[0]["sha256"] == hashlib.sha256(body.encode()).hexdigest()
     path.write_bytes(b"a\r\nb\n")  # a CR dropped: the lines are no longer the file's bytes
     assert command._read((str(path),), "strict", None)[2] is None
+
+
+def test_says_in_one_line_what_it_wrote(files, tmp_path):
+    out, page = tmp_path / "c.json", tmp_path / "c.html"
+    r = run("compare", "-t", files["ours"], "-t", files["vocab"], files["text"], "--bootstrap", "20", "--json", out,
+            "--html", page, "--show", "1", "--no-color")
+    assert r.exit_code == 0, r.output
+    assert r.stderr.splitlines() == [f"Wrote {out} (JSON, schema 2) and {page} (HTML report)"]
+    assert out.exists() and page.exists() and "Wrote" not in r.stdout
+    quiet = run("compare", "-t", files["ours"], "-t", files["vocab"], files["text"], "--bootstrap", "0", "--json", out,
+                "-q")
+    assert quiet.exit_code == 0 and quiet.stdout == "" and quiet.stderr == ""

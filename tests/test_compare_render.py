@@ -306,3 +306,78 @@ def test_round_trip_examples_show_the_text_around_the_difference():
     line = next(x for x in render_terminal(doc, color=False, show=0).splitlines() if x.startswith("  t, line 7"))
     assert "…" + "a" * 30 + "XYZ" in line and "…" + "a" * 30 + "xyz" in line
     assert "a" * 31 not in line and line.endswith("(first difference at char 150)")
+
+
+# ==== the views of a real comparison (issue 21): attribution, intervals, significance, whitespace ====
+
+
+@pytest.fixture(scope="module")
+def compared(toks):
+    import subword
+
+    lines = F.training_lines()[:200] + F.SAMPLE_LINES * 3
+    return subword.compare(toks[:1] + toks[2:], lines, names=["bytebpe", "bert"], bootstrap_replicates=50, show=2)
+
+
+def test_attribution_shows_decoded_tokens_and_a_cumulative_share_that_grows(compared):
+    att = compared.words[0]
+    shares = [w["cumulative_share"] for w in att["words"]]
+    assert all(0 < x <= 1 for x in shares) and shares == sorted(shares)
+    assert att["more_in_a"] + att["more_in_b"] == att["net"] and att["more_in_a"] >= 0 >= att["more_in_b"]
+    for w in att["words"]:
+        for side in ("a", "b"):
+            groups, spelled = w[f"display_{side}"], w[f"segmentation_{side}"]
+            assert sum(g["tokens"] for g in groups) == len(spelled)
+        if w["kind"] == "letters" and w["script"] == "Latin" and w["display_a"]:
+            # Byte-level BPE's tokens decoded: the word itself, with the space its first token carries as ·.
+            assert "".join(g["display"] for g in w["display_a"]).lstrip("·") == w["word"], w
+    arabic = next(w for w in att["words"] if w["script"] == "Arabic")
+    # Byte-level BPE splits Arabic letters into bytes; the view shows the letters, never Ø§-style bytes.
+    assert any(g["tokens"] > 1 for g in arabic["display_a"])
+    shown = "".join(g["display"] for g in arabic["display_a"])
+    assert shown == arabic["word"] and not re.search("[ØÙ]", shown)
+    text = compared.render_terminal(color=False)
+    table = text.split("Words behind the token-count gap")[1]
+    assert arabic["word"] in table and "Ø" not in table
+    assert "∅: no token ends in the word" in table and "cumulative: the share of all per-word differences" in table
+    page = compared.to_html()
+    assert "∅: no token ends inside the word" in page
+
+
+def test_no_interval_that_is_not_one_and_no_significance_that_prints_as_zero():
+    from subword.compare.render_html import render_html
+
+    doc = {"schema_version": 2, "inputs": {"lines": 3},
+           "tokenizers": [{"name": n, "metrics": {"mb_per_s": {"value": 8.0, "ci": ci},
+                                                 "type_token_ratio": {"value": 0.2, "ci": [0.19, 0.21]}}}
+                          for n, ci in (("a", [None, None]), ("b", [8.01, 8.04]))],
+           "best": {}, "samples": [],
+           "pairwise": [{"a": "a", "b": "b", "unique_a_examples": ["\t\t", " x"], "unique_b_examples": ["\n"],
+                         "differences": {
+                             "type_token_ratio": {"value": 0.00031, "ci": [0.00012, 0.0005], "significant": True},
+                             "continued_words": {"value": 0.0, "ci": [0.0, 0.0], "significant": False},
+                             "tokens": {"value": 0.04, "ci": [0.01, 0.07], "significant": True}}}]}
+    page = render_html(doc)
+    mb = [cell.split("</td>")[0] for cell in page.split('data-metric="mb_per_s"')[1:]]
+    assert len(mb) == 2 and not any("CI" in cell for cell in mb)  # none, and one that prints 8.0–8.0
+    ttr = page.split('data-diff="type_token_ratio"')[1].split("</td>")[0]
+    assert "+0.0003 [+0.0001, +0.0005]" in ttr and "noise" not in ttr and 'class="num diff sig"' in \
+        page.split('data-diff="type_token_ratio"')[0][-40:]
+    tokens = page.split('data-diff="tokens"')[1].split("</td>")[0]
+    assert "≈ noise" in tokens  # significant, but +0.0 at the shown precision
+    assert '<span class="chip">→→</span>' in page and '<span class="chip">·x</span>' in page
+    assert '<span class="chip">↵</span>' in page
+    text = render_terminal(doc, color=False, show=0)
+    row = next(line for line in text.splitlines() if line.strip().startswith("type / token") and "[" in line)
+    assert "+0.0003 [+0.0001, +0.0005]" in row and "≈" not in row
+    assert next(line for line in text.splitlines() if line.startswith("  tokens ")).rstrip().endswith("≈")
+
+
+def test_a_difference_without_an_interval_gets_no_verdict(compared):
+    diff = compared.pairwise[0]["differences"]["mb_per_s"]
+    assert diff["ci"] == [None, None] and diff["significant"] is False
+    page = compared.to_html()
+    cell = page.split('data-diff="mb_per_s"')[1].split("</td>")[0]
+    assert "noise" not in cell and 'class="num diff plain"' in page.split('data-diff="mb_per_s"')[0][-40:]
+    row = next(line for line in compared.render_terminal(color=False).splitlines() if line.startswith("  MB/s"))
+    assert "≈" not in row

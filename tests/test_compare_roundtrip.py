@@ -20,7 +20,7 @@ import pytest
 
 from _compare_fixtures import byte_level, sentencepiece_bpe, training_lines, wordpiece
 from _corpora import CORPORA
-from test_compare_native import UNICODE_LINES, _unigram_model
+from _compare_fixtures import UNICODE_LINES, unigram_model as _unigram_model
 
 _core = pytest.importorskip("subword._core")
 if not hasattr(_core, "round_trip_verdicts"):

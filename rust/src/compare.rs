@@ -1,21 +1,16 @@
-//! The per-line reduction and the resampling behind `subword compare` (Python: `subword.compare`).
+//! The per-line pass of `subword compare` (Python: `subword.compare`).
 //!
 //! - [`segment`]   UAX #29 word segments of a line, the segment-type index kept across chunks
-//! - [`lines`]     one chunk of lines encoded by every tokenizer, reduced to per-line counts
-//! - [`resample`]  seeded bootstrap counts (Poisson draws corrected to exactly n)
-//! - [`typecounts`] replicates of the type-count metrics
-//! - [`colsums`]   replicate sums of per-line columns (every ratio metric), without a weights matrix
+//! - [`lines`]     one chunk of lines encoded by every tokenizer, reduced to per-line counts and
+//!                 per-block type counts
 //! - [`roundtrip`] the losslessness check from per-id pieces decoded once
 //! - [`vocab`]     what each id stands for, as bytes (the vocabulary table of the metrics)
 //!
-//! The Python reference (`subword/compare/collect.py`, numpy) defines every number; this module
-//! computes the same integers per line, in parallel, so the comparison costs little more than the
-//! encoding. The tests in `tests/test_compare_native.py` check that both give identical arrays.
+//! This is the one implementation of the pass; the readable reference that defines every number is
+//! the tests' (`tests/_compare_reference.py`), and `tests/test_compare_pass.py` checks that both give
+//! identical arrays. The bootstrap over the counts is plain numpy (`subword/compare/bootstrap.py`).
 
-pub mod colsums;
 pub mod lines;
-pub mod resample;
 pub mod roundtrip;
 pub mod segment;
-pub mod typecounts;
 pub mod vocab;

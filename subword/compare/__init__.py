@@ -1,7 +1,9 @@
 """``subword.compare``: the same text through many tokenizers, side by side.
 
-The package is also callable: ``subword.compare(tokenizers, lines, names=None, **options)`` is
-:func:`subword.compare.comparison.compare` and returns a :class:`Comparison`.
+``subword.compare(tokenizers, lines, names=None, **options)`` is the function
+:func:`subword.compare.comparison.compare` (``subword`` binds the name to it), and returns a
+:class:`Comparison`. The modules of this package are imported with ``from subword.compare import
+metrics`` (``import subword.compare.metrics as m`` would look ``metrics`` up on the function).
 
 >>> import subword
 >>> from subword import Tokenizer, WordPiece
@@ -13,20 +15,6 @@ The package is also callable: ``subword.compare(tokenizers, lines, names=None, *
 
 from __future__ import annotations
 
-import sys
-import types
-from typing import Any
-
 from subword.compare.comparison import SCHEMA_VERSION, Comparison, compare
 
 __all__ = ["compare", "Comparison", "SCHEMA_VERSION"]
-
-
-class _CallableModule(types.ModuleType):
-    """Lets ``subword.compare(...)`` call the function while ``subword.compare.x`` stays the package."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Comparison:
-        return compare(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

@@ -10,16 +10,19 @@ number of digits here, once, so the terminal and the HTML report always agree.
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 from typing import Any, NamedTuple
 
-__all__ = ["MetricInfo", "METRICS", "metric_info", "format_value", "format_ci", "format_delta", "display_width",
-           "structured",
-           "text_direction"]
+from subword.compare.metrics import METRICS as _METRICS
+
+__all__ = ["MetricInfo", "METRICS", "metric_info", "format_value", "format_ci", "format_delta", "shown_significant",
+           "display_width", "structured", "text_direction"]
 
 
 class MetricInfo(NamedTuple):
-    """A metric's label, its unit kind (``count``, ``percent``, ``ratio``, ``speed``) and a one-line meaning."""
+    """A metric's label, its unit kind (``count``, ``percent``, ``ratio``, ``speed``) and a one-line meaning
+    (with the direction that is better, from :data:`subword.compare.metrics.METRICS`)."""
 
     label: str
     kind: str
@@ -27,27 +30,8 @@ class MetricInfo(NamedTuple):
 
 
 # In the order the tables show them; a metric the document has but this table lacks is shown after these,
-# under its own name.
-METRICS: dict[str, MetricInfo] = {
-    "tokens": MetricInfo("tokens", "count", "total tokens over the input (↓ better)"),
-    "tokens_per_word": MetricInfo("tokens / word", "ratio", "fertility, Unicode (UAX #29) words (↓ better)"),
-    "tokens_per_whitespace_word": MetricInfo("tokens / whitespace word", "ratio",
-                                             "fertility, whitespace-separated words (↓ better)"),
-    "continued_words": MetricInfo("continued words", "percent", "words split into 2+ tokens (↓ better)"),
-    "chars_per_token": MetricInfo("chars / token", "ratio", "compression, characters per token (↑ better)"),
-    "bytes_per_token": MetricInfo("bytes / token", "ratio", "compression, UTF-8 bytes per token (↑ better)"),
-    "normalized_sequence_length": MetricInfo("normalized seq. length", "ratio",
-                                             "tokens relative to the first tokenizer, Dagan et al. (↓ better)"),
-    "vocab_utilization": MetricInfo("vocab used", "percent", "share of the vocabulary seen in the input"),
-    "type_token_ratio": MetricInfo("type / token", "ratio", "distinct tokens / tokens"),
-    "renyi_efficiency": MetricInfo("Rényi efficiency", "ratio",
-                                   "Rényi entropy (α = 2.5) / log2 |V|, Zouhar et al. (↑ better)"),
-    "shannon_efficiency": MetricInfo("Shannon efficiency", "ratio", "Shannon entropy / log2 |V| (↑ better)"),
-    "lossless_lines": MetricInfo("lossless lines", "percent", "lines that decode back to the input (↑ better)"),
-    "unk_char_rate": MetricInfo("UNK chars", "percent", "characters lost to the unknown token (↓ better)"),
-    "byte_fallback_rate": MetricInfo("byte tokens", "percent", "byte-fallback pieces / tokens (↓ better)"),
-    "mb_per_s": MetricInfo("MB/s", "speed", "encoding throughput, one run, not a benchmark (↑ better)"),
-}
+# under its own name. Built from the one metrics table, so a label, unit or direction is stated once.
+METRICS: dict[str, MetricInfo] = {name: MetricInfo(m.label, m.kind, m.hint) for name, m in _METRICS.items()}
 
 # Parts of a tokenizer's "metrics" that are not one number with an interval.
 STRUCTURED = {"token_length_histogram", "tokens_per_word_by_script", "lossless_examples"}
@@ -76,8 +60,10 @@ def _finite(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def format_value(name: str, value: Any, *, signed: bool = False) -> str:
+def format_value(name: str, value: Any, *, signed: bool = False, digits: int = 3) -> str:
     """``value`` of metric ``name`` as the tables print it (``—`` when missing or not a finite number).
+
+    ``digits``: decimals of a ratio (more where a small difference would otherwise print as zero).
 
     >>> format_value("tokens_per_word", 1.23456), format_value("unk_char_rate", 0.000123), format_value("x", None)
     ('1.235', '0.0123%', '—')
@@ -92,39 +78,74 @@ def format_value(name: str, value: Any, *, signed: bool = False) -> str:
         text = f"{sign}{value:,.0f}" if abs(value - round(value)) < 1e-9 else f"{sign}{value:,.1f}"
     elif kind == "percent":
         pct = value * 100
-        digits = 1 if pct == 0 or abs(pct) >= 1 else max(1, 2 - math.floor(math.log10(abs(pct))))
-        text = f"{sign}{pct:.{min(digits, 4)}f}%"
+        places = 1 if pct == 0 or abs(pct) >= 1 else max(1, 2 - math.floor(math.log10(abs(pct))))
+        text = f"{sign}{pct:.{min(places, 4)}f}%"
     elif kind == "speed":
         text = f"{sign}{value:.1f}" if abs(value) >= 1 else f"{sign}{value:.3f}"
     else:
-        text = f"{sign}{value:.3f}"
+        text = f"{sign}{value:.{digits}f}"
     return text.replace("-", "−")
 
 
 def format_ci(name: str, ci: Any) -> str:
-    """A 95% interval ``[lo, hi]`` as ``lo–hi`` in the metric's unit ('' when absent).
+    """A 95% interval ``[lo, hi]`` as ``lo–hi`` in the metric's unit; '' when absent, or when both ends print
+    the same (at this precision it says nothing: one timing, or no variation).
 
-    >>> format_ci("chars_per_token", [3.9, 4.1]), format_ci("tokens", None)
-    ('3.900–4.100', '')
+    >>> format_ci("chars_per_token", [3.9, 4.1]), format_ci("tokens", None), format_ci("mb_per_s", [8.01, 8.04])
+    ('3.900–4.100', '', '')
     """
     if not isinstance(ci, (list, tuple)) or len(ci) != 2 or not all(_finite(x) for x in ci):
         return ""
     lo, hi = (round(x) for x in ci) if metric_info(name).kind == "count" else ci  # bootstrap counts: whole
-    return f"{format_value(name, lo)}–{format_value(name, hi)}"
+    lo_text, hi_text = format_value(name, lo), format_value(name, hi)
+    return "" if lo_text == hi_text else f"{lo_text}–{hi_text}"
+
+
+def _delta_digits(name: str, values: list[Any]) -> int:
+    """Decimals for a difference of a ratio metric: 3, or more (up to 6) until no non-zero value prints as 0."""
+    digits = 3
+    if metric_info(name).kind != "ratio":
+        return digits
+    while digits < 6 and any(_finite(v) and v != 0 and round(abs(v), digits) == 0 for v in values):
+        digits += 1
+    return digits
 
 
 def format_delta(name: str, diff: dict[str, Any]) -> str:
-    """A pairwise difference ``{value, ci, significant}`` as ``+1.2% [0.8%, 1.6%]``.
+    """A pairwise difference ``{value, ci, significant}`` as ``+1.2% [0.8%, 1.6%]``, with enough decimals
+    that a difference and its interval ends do not print as zero when they are not.
 
     >>> format_delta("tokens", {"value": -30, "ci": [-40, -20], "significant": True})
     '−30 [−40, −20]'
+    >>> format_delta("type_token_ratio", {"value": 0.00031, "ci": [0.00012, 0.0005], "significant": True})
+    '+0.0003 [+0.0001, +0.0005]'
     """
-    text = format_value(name, diff.get("value"), signed=True)
     ci = diff.get("ci")
-    if isinstance(ci, (list, tuple)) and len(ci) == 2 and all(_finite(x) for x in ci):
+    has_ci = isinstance(ci, (list, tuple)) and len(ci) == 2 and all(_finite(x) for x in ci)
+    digits = _delta_digits(name, [diff.get("value"), *(ci if has_ci else [])])
+    text = format_value(name, diff.get("value"), signed=True, digits=digits)
+    if has_ci:
         lo, hi = (round(x) for x in ci) if metric_info(name).kind == "count" else ci
-        text += f" [{format_value(name, lo, signed=True)}, {format_value(name, hi, signed=True)}]"
+        text += (f" [{format_value(name, lo, signed=True, digits=digits)}, "
+                 f"{format_value(name, hi, signed=True, digits=digits)}]")
     return text
+
+
+_ZERO = re.compile(r"[+−-]?0(\.0*)?%?")
+
+
+def shown_significant(name: str, diff: dict[str, Any]) -> bool:
+    """Whether a view marks a difference as significant: its interval excludes 0 (``significant``) and its
+    value does not print as zero.
+
+    >>> shown_significant("tokens", {"value": 0.04, "ci": [0.01, 0.07], "significant": True})
+    False
+    """
+    if not diff.get("significant"):
+        return False
+    ci = diff.get("ci") or []
+    digits = _delta_digits(name, [diff.get("value"), *ci])
+    return not _ZERO.fullmatch(format_value(name, diff.get("value"), signed=True, digits=digits))
 
 
 def display_width(text: str) -> int:

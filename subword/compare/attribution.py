@@ -5,8 +5,19 @@ character, so ``Ġthe`` counts for ``the``; see :mod:`subword.compare.words`), w
 attribution additive: summed over all segment types, ``contribution`` = T_a - T_b exactly (a minus b,
 as the pairwise differences). For a segment type w occurring ``count`` times, ``tokens_a`` is its
 mean number of tokens under ``a``, ``delta`` = tokens_a - tokens_b, and ``contribution`` = delta x
-count. Words are listed by |contribution|; ``cumulative_share`` is the running sum of contributions
-over T_a - T_b (``None`` when the totals are equal). ``by_group`` sums contributions by (script, kind).
+count. Words are listed by |contribution|, and ``cumulative_share`` is the share of all the per-word
+differences, of either sign, that the words so far account for: the running sum of |contribution|
+over the sum of |contribution| of every segment type (so it grows from 0 to 1 down the list).
+``more_in_a`` and ``more_in_b`` sum the contributions of the words where ``a`` needs more tokens and
+of those where ``b`` does; they add up to ``net`` = T_a - T_b. ``by_group`` sums contributions by
+(script, kind).
+
+Each word's tokens under ``a`` and ``b`` (at its first occurrence) are listed twice: as the tokenizer
+spells them (``segmentation_*``: ``Ġthe``, ``##ing``, ``<0xE2>``) and as decoded text grouped as the
+sample rows group them (``display_*``: tokens that end inside a UTF-8 character go with the next ones,
+``⟨E2⟩`` for a byte-fallback piece, ``·`` for a space). An empty list means no token ends inside the
+word: the tokenizer dropped it (WordPiece drops spaces) or its characters went with a token that ends
+in the next segment (SentencePiece's ``▁`` joins the word after a space).
 """
 
 from __future__ import annotations
@@ -17,33 +28,35 @@ from typing import Any
 import numpy as np
 
 from subword.compare.collect import Collected
+from subword.compare.samples import TokenDisplay
 from subword.compare.words import classify, segments
 
 __all__ = ["attribution", "type_groups"]
 
 
-def _segmentation(tok: Any, line: str, word: str) -> list[str]:
-    """The tokens of ``tok`` attributed to the first occurrence of segment ``word`` in ``line``
-    (those whose last character falls in it, as the counts attribute them)."""
+def _segmentation(tok: Any, shown: TokenDisplay, line: str, word: str) -> tuple[list[str], list[dict[str, Any]]]:
+    """The tokens of ``tok`` attributed to the first occurrence of segment ``word`` in ``line`` (those whose
+    last character falls in it, as the counts attribute them): as spelled, and as display groups."""
     at = 0
     for seg in segments(line):
         if seg == word:
             break
         at += len(seg)
     else:
-        return []
+        return [], []
     end = at + len(word)
     enc = tok.encode(line, add_special_tokens=False)
-    return [t for t, (s, e) in zip(enc.tokens, enc.offsets) if at <= max(s, e - 1) < end]
+    mine = [(i, t, (s, e)) for i, t, (s, e) in zip(enc.ids, enc.tokens, enc.offsets) if at <= max(s, e - 1) < end]
+    return [t for _, t, _ in mine], shown.groups(line, mine)
 
 
 def type_groups(c: Collected) -> tuple[list[tuple[str, str]], np.ndarray]:
     """``(labels, group)``: the distinct ``(script, kind)`` of the segment types, and each type's index in them.
 
-    >>> from subword.compare.collect import collect_reference
+    >>> from subword.compare.collect import collect
     >>> from subword import Tokenizer, WordPiece
     >>> tok = Tokenizer(WordPiece({"[UNK]": 0}))
-    >>> labels, group = type_groups(collect_reference([tok], ["t"], ["ab 12"]))
+    >>> labels, group = type_groups(collect([tok], ["t"], ["ab 12"], block_lines=1))
     >>> [labels[g] for g in group]
     [('Latin', 'letters'), ('Common', 'whitespace'), ('Common', 'digits')]
     """
@@ -54,7 +67,7 @@ def type_groups(c: Collected) -> tuple[list[tuple[str, str]], np.ndarray]:
 
 
 def attribution(c: Collected, tokenizers: Sequence[Any], lines: Sequence[str], a: int, b: int,
-                top: int = 50, cache: dict[tuple[int, str], list[str]] | None = None,
+                top: int = 50, cache: dict[tuple[int, str], Any] | None = None,
                 groups: tuple[list[tuple[str, str]], np.ndarray] | None = None) -> dict[str, Any]:
     """The attribution table of the token-count difference of tokenizer ``a`` minus tokenizer ``b``.
 
@@ -62,19 +75,23 @@ def attribution(c: Collected, tokenizers: Sequence[Any], lines: Sequence[str], a
     the segment types' :func:`type_groups` (computed here when not given).
 
     Returns:
-        ``{"a", "b", "words": [...], "by_group": [...]}`` (see the module docstring).
+        ``{"a", "b", "net", "more_in_a", "more_in_b", "words": [...], "by_group": [...]}`` (see the
+        module docstring).
     """
     ta, tb = c.tokenizers[a], c.tokenizers[b]
     contribution = (ta.type_tokens - tb.type_tokens).astype(np.float64)
     net = float(ta.tokens.sum() - tb.tokens.sum())
     order = np.lexsort((np.arange(len(contribution)), -np.abs(contribution)))
     order = order[contribution[order] != 0]
-    running = np.cumsum(contribution[order[:top]])
+    moved = float(np.abs(contribution).sum())
+    running = np.cumsum(np.abs(contribution[order[:top]]))
     cache = {} if cache is None else cache
+    shown: dict[int, TokenDisplay] = {}
 
-    def spelled(i: int, word: str, line: str) -> list[str]:
+    def spelled(i: int, word: str, line: str) -> tuple[list[str], list[dict[str, Any]]]:
         if (i, word) not in cache:
-            cache[(i, word)] = _segmentation(tokenizers[i], line, word)
+            display = shown.setdefault(i, TokenDisplay(tokenizers[i]))
+            cache[(i, word)] = _segmentation(tokenizers[i], display, line, word)
         return cache[(i, word)]
 
     words = []
@@ -83,14 +100,15 @@ def attribution(c: Collected, tokenizers: Sequence[Any], lines: Sequence[str], a
         count = int(c.type_count[t])
         script, kind = classify(word)
         line = lines[int(c.type_first_line[t])] if c.type_first_line[t] >= 0 else ""
+        (seg_a, display_a), (seg_b, display_b) = spelled(a, word, line), spelled(b, word, line)
         words.append({
             "word": word, "count": count,
             "tokens_a": float(ta.type_tokens[t]) / count, "tokens_b": float(tb.type_tokens[t]) / count,
             "delta": float(contribution[t]) / count, "contribution": float(contribution[t]),
-            "cumulative_share": float(running[rank]) / net if net else None,
+            "cumulative_share": float(running[rank]) / moved,
             "script": script, "kind": kind,
-            "segmentation_a": spelled(a, word, line),
-            "segmentation_b": spelled(b, word, line),
+            "segmentation_a": seg_a, "segmentation_b": seg_b,
+            "display_a": display_a, "display_b": display_b,
         })
     labels, group_of = type_groups(c) if groups is None else groups
     used = np.zeros(len(labels), dtype=bool)
@@ -99,4 +117,7 @@ def attribution(c: Collected, tokenizers: Sequence[Any], lines: Sequence[str], a
     by_group = [{"script": s, "kind": k, "contribution": float(sums[g]), "share": float(sums[g]) / net if net else None}
                 for g, (s, k) in sorted(((g, labels[g]) for g in np.flatnonzero(used)),
                                         key=lambda gl: (-abs(sums[gl[0]]), gl[1]))]
-    return {"a": c.tokenizers[a].name, "b": c.tokenizers[b].name, "words": words, "by_group": by_group}
+    return {"a": ta.name, "b": tb.name, "net": net,
+            "more_in_a": float(contribution[contribution > 0].sum()),
+            "more_in_b": float(contribution[contribution < 0].sum()),
+            "words": words, "by_group": by_group}

@@ -1,45 +1,77 @@
-"""The one pass over the input: encode each chunk of lines with every tokenizer, reduce at once.
+"""The one pass over the input: every tokenizer encodes each chunk of lines, and the Rust core reduces it.
 
-Lines are taken in chunks (``CHUNK_CHARS`` characters); each chunk is encoded by every tokenizer
-with ``encode_batch`` (parallel in the Rust core, GIL released) and reduced to per-line counts with
-numpy before the next chunk, so memory holds per-line counts and the token ids, never all the
-:class:`~subword.Encoding` objects. Positions inside a chunk are character offsets into the chunk's
-lines joined by ``\\n`` (a line's own offsets plus its start).
+Lines are taken in chunks of about ``CHUNK_CHARS`` characters, each ending on a bootstrap block
+boundary. Per chunk, ``subword._core.CompareCollector`` (GIL released, all cores) segments the lines
+into UAX #29 word segments, encodes them with every tokenizer and reduces the encodings to per-line
+counts and per-block type counts (``rust/src/compare/lines.rs``). Only the segment types new in a chunk
+come back to Python, to be classified by :func:`~subword.compare.words.classify` and
+:func:`~subword.compare.words.is_word` (the core classifies the ASCII ones by the same rule), so the
+script and word tables follow ``words.py``'s definitions. Memory holds per-line counts and the sparse
+per-block type counts, never the chunk's ``Encoding`` objects.
 
-What is kept per line (the bootstrap resamples lines, so every ratio metric is a ratio of sums of
-these): characters, UTF-8 bytes, words, whitespace-split words, words per script; per tokenizer:
-tokens, continued words, characters under UNK tokens, byte tokens, lossless round trip, tokens of
-the words of each script, internal boundaries; per pair of tokenizers: shared boundaries.
+What is kept per line: characters, UTF-8 bytes, words, whitespace-split words, words per script; per
+tokenizer: tokens, continued words, characters under UNK tokens, byte tokens, lossless round trip,
+tokens of the words of each script, internal boundaries; per pair of tokenizers: shared boundaries.
+Per block of lines and tokenizer: how often each token id occurs. Per segment type: its count, its
+first line, and the tokens each tokenizer puts in it. The readable reference of all of it is in the
+tests (``tests/_compare_reference.py``).
+
+>>> from subword import Tokenizer, WordPiece
+>>> from subword.pre_tokenizers import Whitespace
+>>> tok = Tokenizer(WordPiece({"[UNK]": 0, "ab": 1, "a": 2, "##b": 3}), pre_tokenizer=Whitespace())
+>>> c = collect([tok, tok], ["a", "b"], ["ab ab", "a"], block_lines=1)
+>>> c.tokenizers[0].tokens.tolist(), c.words.tolist(), c.types
+([2, 1], [2, 1], ['ab', ' ', '\\n', 'a'])
 """
 
 from __future__ import annotations
 
-import itertools
-import time
-from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from subword.compare.core import NotNativeError, native_core
 from subword.compare.vocab import VocabTable
-from subword.compare.words import WHITESPACE_CODEPOINTS, classify, is_word, segments
+from subword.compare.words import SCRIPTS, classify, is_word
 
-__all__ = ["Collected", "TokenizerData", "collect", "collect_reference", "chunk_bounds", "warm_up", "CHUNK_CHARS",
-           "boundary_keys"]
+__all__ = ["Collected", "TokenizerData", "collect", "chunk_bounds", "warm_up", "native_core", "CHUNK_CHARS",
+           "SCRIPT_LABELS", "NotNativeError"]
 
-#: Characters per chunk: big enough for encode_batch to keep every core busy, small enough that the
-#: chunk's Encoding objects stay a few MB.
+#: Characters per chunk: big enough for the core to keep every thread busy, small enough that a chunk's
+#: encodings stay a few MB.
 CHUNK_CHARS = 1 << 20
-_WS = np.array(WHITESPACE_CODEPOINTS, dtype=np.uint32)
 #: How many lossless failures keep their text as examples.
 LOSSLESS_EXAMPLES = 5
+#: The script labels, in the order of the indices the core is given (``classify`` returns one of them).
+SCRIPT_LABELS = (*SCRIPTS, "Other", "Common")
+_SCRIPT_INDEX = {name: i for i, name in enumerate(SCRIPT_LABELS)}
+
+
+@dataclass
+class BlockTypes:
+    """How often each token id occurs in each block of lines: a CSR matrix's three arrays (blocks x ids)."""
+
+    indptr: np.ndarray
+    ids: np.ndarray
+    counts: np.ndarray
+
+    def matrix(self, size: int) -> Any:
+        """The counts as a scipy sparse matrix, ``(blocks, size)``."""
+        from scipy import sparse
+
+        return sparse.csr_matrix((self.counts.astype(np.float64), self.ids, self.indptr),
+                                 shape=(len(self.indptr) - 1, size))
+
+    def id_counts(self, size: int) -> np.ndarray:
+        """How often each id occurs in all lines (``size`` ids at least)."""
+        return np.bincount(self.ids, weights=self.counts, minlength=size).astype(np.int64)
 
 
 @dataclass
 class TokenizerData:
-    """What one tokenizer left after the pass."""
+    """What one tokenizer left after the pass (per-line arrays of ``n`` values unless said otherwise)."""
 
     name: str
     table: VocabTable
@@ -50,20 +82,11 @@ class TokenizerData:
     lossless: np.ndarray
     boundaries: np.ndarray
     script_tokens: dict[str, np.ndarray]
+    #: Per segment type: the tokens attributed to it.
     type_tokens: np.ndarray
-    ids: np.ndarray
-    id_line: np.ndarray
+    block_types: BlockTypes
     chunk_seconds: list[float] = field(default_factory=list)
     lossless_examples: list[dict[str, Any]] = field(default_factory=list)
-
-    @classmethod
-    def empty(cls, name: str, table: VocabTable, n: int) -> TokenizerData:
-        """Zeroed per-line arrays for ``n`` lines, filled chunk by chunk (both collect paths start here)."""
-        def zeros() -> np.ndarray:
-            return np.zeros(n, np.int64)
-
-        return cls(name, table, zeros(), zeros(), zeros(), zeros(), np.zeros(n, bool), zeros(), {},
-                   np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32))
 
 
 @dataclass
@@ -71,6 +94,8 @@ class Collected:
     """Everything the metrics need, for ``n`` lines and the tokenizers in order."""
 
     n: int
+    #: Lines per bootstrap block (the type counts are per block of this many lines).
+    block_lines: int
     chars: np.ndarray
     bytes: np.ndarray
     words: np.ndarray
@@ -82,70 +107,41 @@ class Collected:
     tokenizers: list[TokenizerData]
     shared_boundaries: dict[tuple[int, int], np.ndarray]
     chunk_bytes: list[int]
-    samples: dict[int, list[Any]]
 
 
-def boundary_keys(starts: np.ndarray, ends: np.ndarray, ns_before: np.ndarray,
-                  line_start: np.ndarray, line_end: np.ndarray, tok_line: np.ndarray) -> np.ndarray:
-    """The internal token boundaries, as sorted unique keys that ignore whitespace.
+def warm_up(tokenizers: Sequence[Any], line: str, names: Sequence[str] | None = None) -> None:
+    """Builds each tokenizer's native pipeline now (part of loading it), so encode timings are of encoding.
 
-    A boundary at offset ``p`` is keyed by the number of non-whitespace characters before ``p``
-    (``ns_before[p]``): a tokenizer that cuts before a space and one that cuts after it make the
-    same boundary. Boundaries with no non-whitespace character before or after them in their line
-    (the line's edges) are not internal and are dropped.
-
-    >>> ns = np.array([0, 1, 2, 2, 3, 4])            # "ab cd": a b ' ' c d
-    >>> boundary_keys(np.array([0, 2, 3]), np.array([2, 3, 5]), ns, np.array([0]), np.array([5]),
-    ...               np.array([0, 0, 0])).tolist()
-    [2]
+    Raises:
+        NotNativeError: a tokenizer the core cannot run (named by ``names``).
     """
-    lo, hi = ns_before[line_start[tok_line]], ns_before[line_end[tok_line]]
-    ks, ke = ns_before[starts], ns_before[ends]
-    ks, ke = ks[(ks > lo) & (ks < hi)], ke[(ke > lo) & (ke < hi)]
-    # Starts and ends are each (nearly) sorted already: a stable sort merges such runs in linear time.
-    keys = np.sort(np.concatenate([ks, ke]), kind="stable")
-    if keys.size:
-        keys = keys[np.concatenate([[True], keys[1:] != keys[:-1]])]
-    return keys
-
-
-def _shared(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The values in both of two sorted unique arrays."""
-    if a.size == 0 or b.size == 0:
-        return a[:0]
-    at = np.minimum(np.searchsorted(b, a), b.size - 1)
-    return a[b[at] == a]
-
-
-def _flat(encodings: Sequence[Any]) -> tuple[list[list[int]], np.ndarray, np.ndarray, np.ndarray]:
-    """``(id lists, tokens per line, all ids, all offsets)``: the id lists are converted once and reused."""
-    id_lists = [e.ids for e in encodings]
-    counts = np.fromiter(map(len, id_lists), dtype=np.int64, count=len(id_lists))
-    total = int(counts.sum())
-    if encodings and hasattr(encodings[0], "ids_offsets_u32"):
-        # The core hands ids and character offsets over as bytes: no Python object per token.
-        parts = [e.ids_offsets_u32() for e in encodings]
-        ids = np.frombuffer(b"".join(p[0] for p in parts), dtype="<u4").astype(np.int64)
-        offsets = np.frombuffer(b"".join(p[1] for p in parts), dtype="<u4").astype(np.int64).reshape(-1, 2)
-        return id_lists, counts, ids, offsets
-    ids = np.fromiter(itertools.chain.from_iterable(id_lists), dtype=np.int64, count=total)
-    offsets = np.fromiter(
-        itertools.chain.from_iterable(itertools.chain.from_iterable(e.offsets for e in encodings)),
-        dtype=np.int64, count=2 * total,
-    ).reshape(-1, 2)
-    return id_lists, counts, ids, offsets
-
-
-def warm_up(tokenizers: Sequence[Any], line: str) -> None:
-    """Builds each tokenizer's native pipeline now (part of loading it), so encode timings are of encoding."""
-    for tok in tokenizers:
+    for i, tok in enumerate(tokenizers):
+        native_core(tok, names[i] if names else f"tokenizer {i + 1}")
         tok.encode_batch([line], add_special_tokens=False)
 
 
-def _timed_encode(tok: Any, chunk: list[str]) -> tuple[list[Any], float]:
-    t0 = time.perf_counter()
-    encodings = tok.encode_batch(chunk, add_special_tokens=False)
-    return encodings, time.perf_counter() - t0
+def chunk_bounds(chars: np.ndarray, block_lines: int = 1) -> list[tuple[int, int]]:
+    """``(first, last)`` line ranges of about :data:`CHUNK_CHARS` characters (line feeds counted), each
+    ending on a multiple of ``block_lines`` lines (or the last line), at least one block each.
+
+    >>> chunk_bounds(np.array([3, 4, 5])), chunk_bounds(np.full(10, CHUNK_CHARS // 4), block_lines=3)
+    ([(0, 3)], [(0, 6), (6, 10)])
+    """
+    ends = np.cumsum(np.asarray(chars, dtype=np.int64) + 1)
+    step = max(1, block_lines)
+    bounds = []
+    first, n = 0, len(ends)
+    while first < n:
+        base = ends[first - 1] if first else 0
+        last = int(np.searchsorted(ends, base + CHUNK_CHARS, side="left")) + 1  # the line that fills the chunk
+        last = min(first + -(-(last - first) // step) * step, n)  # rounded up to whole blocks
+        bounds.append((first, last))
+        first = last
+    return bounds
+
+
+def _i64(buf: bytes) -> np.ndarray:
+    return np.frombuffer(buf, dtype="<i8")
 
 
 def _first_difference(a: str, b: str) -> int:
@@ -155,226 +151,104 @@ def _first_difference(a: str, b: str) -> int:
     return min(len(a), len(b))
 
 
-def chunk_bounds(chars: np.ndarray) -> list[tuple[int, int]]:
-    """``(first, last)`` line ranges of about :data:`CHUNK_CHARS` characters (line feeds counted), at least one line each.
-
-    >>> chunk_bounds(np.array([3, 4, 5]))
-    [(0, 3)]
-    """
-    # A chunk ends with the line that brings its size (line feeds counted) to CHUNK_CHARS or more:
-    # found by a search in the running sizes rather than a Python loop over the lines.
-    ends = np.cumsum(np.asarray(chars, dtype=np.int64) + 1)
-    bounds = []
-    first, n = 0, len(ends)
-    while first < n:
-        base = ends[first - 1] if first else 0
-        last = min(int(np.searchsorted(ends, base + CHUNK_CHARS, side="left")) + 1, n)
-        bounds.append((first, last))
-        first = last
-    return bounds
+def _lossless_example(tok: Any, index: int, line: str) -> dict[str, Any]:
+    ids = tok.encode(line, add_special_tokens=False).ids
+    decoded = tok.decode(ids, skip_special_tokens=False)
+    return {"line_index": index, "original": line, "decoded": decoded,
+            "first_difference": _first_difference(line, decoded)}
 
 
-def collect(tokenizers: Sequence[Any], names: Sequence[str], lines: Sequence[str],
-            sample_indices: Sequence[int] = (), *, native: bool | None = None) -> Collected:
-    """Encodes ``lines`` with every tokenizer, chunk by chunk, and reduces the encodings.
-
-    The work is done by the Rust core (:func:`subword.compare.native.collect_native`) when every
-    tokenizer runs on it, else by the numpy reference (:func:`collect_reference`); both give the
-    same result. ``native`` forces one or the other (``True`` raises where the core cannot).
-
-    >>> from subword import Tokenizer, WordPiece
-    >>> from subword.pre_tokenizers import Whitespace
-    >>> tok = Tokenizer(WordPiece({"[UNK]": 0, "ab": 1}), pre_tokenizer=Whitespace())
-    >>> a, b = (collect([tok, tok], ["x", "y"], ["ab ab", "cd"], native=f) for f in (False, True))
-    >>> a.tokenizers[0].unk_chars.tolist() == b.tokenizers[0].unk_chars.tolist() == [0, 2]
-    True
-    """
-    from subword.compare import native as _native
-
-    if lines:
-        # Builds the native pipelines first (part of loading; the benchmark times warm_up as such).
-        warm_up(tokenizers, lines[0])
-    if native is None:
-        native = _native.available(tokenizers)
-    if native:
-        return _native.collect_native(tokenizers, names, lines, sample_indices)
-    return collect_reference(tokenizers, names, lines, sample_indices)
-
-
-def collect_reference(tokenizers: Sequence[Any], names: Sequence[str], lines: Sequence[str],
-                      sample_indices: Sequence[int] = ()) -> Collected:
-    """The numpy reference of :func:`collect`: encodes ``lines`` chunk by chunk and reduces the encodings.
+def collect(tokenizers: Sequence[Any], names: Sequence[str], lines: Sequence[str], block_lines: int) -> Collected:
+    """Encodes ``lines`` with every tokenizer, chunk by chunk, and reduces them in the Rust core.
 
     Args:
         tokenizers: :class:`subword.Tokenizer` objects (padding and truncation already off).
         names: Their names, in the same order.
         lines: The lines, without line endings.
-        sample_indices: Lines whose encodings are kept (for the sample view).
+        block_lines: Lines per bootstrap block (the type counts are kept per block).
 
     Returns:
-        The per-line counts, type counts and token ids (see :class:`Collected`).
+        The per-line counts, the type tables and the per-block type counts (see :class:`Collected`).
+
+    Raises:
+        NotNativeError: a tokenizer the core cannot run.
     """
-    n = len(lines)
-    k = len(tokenizers)
+    from subword import _core
+
+    lines = list(lines)
+    n, k = len(lines), len(tokenizers)
+    warm_up(tokenizers, lines[0] if lines else "", names)  # the benchmark times this as loading
+    cores = [native_core(t, name) for t, name in zip(tokenizers, names)]
     tables = [VocabTable.of(t) for t in tokenizers]
-    chars = np.fromiter((len(s) for s in lines), dtype=np.int64, count=n)
-    nbytes = np.fromiter((len(s.encode("utf-8", "surrogatepass")) for s in lines), dtype=np.int64, count=n)
-    words = np.zeros(n, dtype=np.int64)
-    ws_words = np.zeros(n, dtype=np.int64)
+    collector = _core.CompareCollector(cores, [t.unk for t in tables],
+                                       [np.asarray(t.byte_token, dtype=np.uint8).tobytes() for t in tables],
+                                       len(SCRIPT_LABELS))
+
+    def zeros() -> np.ndarray:
+        return np.zeros(n, np.int64)
+
+    chars, nbytes, words, ws_words = zeros(), zeros(), zeros(), zeros()
     script_words: dict[str, np.ndarray] = {}
-    type_index: dict[str, int] = {}
     types: list[str] = []
-    type_script: list[str] = []
-    type_word: list[bool] = []
-    type_count = np.zeros(0, dtype=np.int64)
-    type_first = np.zeros(0, dtype=np.int64)
-    data = [TokenizerData.empty(name, table, n) for name, table in zip(names, tables)]
-    ids_parts: list[list[np.ndarray]] = [[] for _ in range(k)]
-    line_parts: list[list[np.ndarray]] = [[] for _ in range(k)]
-    shared = {(a, b): np.zeros(n, np.int64) for a in range(k) for b in range(a + 1, k)}
+    type_count = np.zeros(0, np.int64)
+    type_first: list[int] = []
+    per_tok: list[dict[str, Any]] = [
+        {"tokens": zeros(), "continued": zeros(), "unk_chars": zeros(), "byte_tokens": zeros(),
+         "lossless": np.zeros(n, bool), "boundaries": zeros(), "script_tokens": {}, "type_tokens": np.zeros(0, np.int64),
+         "ends": [], "ids": [], "counts": [], "seconds": [], "examples": []} for _ in range(k)]
+    pairs = [(a, b) for a in range(k) for b in range(a + 1, k)]
+    shared = {p: zeros() for p in pairs}
     chunk_bytes: list[int] = []
-    wanted = set(sample_indices)
-    samples: dict[int, list[Any]] = {}
 
-    warm_up(tokenizers, lines[0])
+    for first, last in chunk_bounds(np.fromiter(map(len, lines), dtype=np.int64, count=n), block_lines):
+        chunk = lines[first:last]
+        new, first_lines = collector.segment(chunk, last == n)
+        # The core classifies the ASCII types (words.py's own ASCII rule); the rest go through words.py.
+        word, script, other = collector.ascii_classes(_SCRIPT_INDEX["Latin"], _SCRIPT_INDEX["Common"])
+        if other:
+            word, script = bytearray(word), bytearray(script)
+            for j in other:
+                word[j] = is_word(new[j])
+                script[j] = _SCRIPT_INDEX[classify(new[j])[0]]
+        collector.classify(bytes(word), bytes(script))
+        types.extend(new)
+        type_first.extend(first + j for j in first_lines)
+        out = collector.reduce(chunk, block_lines)
+        chars[first:last] = _i64(out["chars"])
+        nbytes[first:last] = _i64(out["bytes"])
+        chunk_bytes.append(int(nbytes[first:last].sum()))
+        words[first:last] = _i64(out["words"])
+        ws_words[first:last] = _i64(out["ws_words"])
+        for si, row in out["script_words"].items():  # the scripts that occur, in order
+            script_words.setdefault(SCRIPT_LABELS[si], zeros())[first:last] += _i64(row)
+        counts = _i64(out["type_count"])
+        type_count = np.concatenate([type_count, np.zeros(len(counts) - len(type_count), np.int64)]) + counts
+        for ti, (d, t) in enumerate(zip(per_tok, out["tokenizers"])):
+            d["seconds"].append(float(t["seconds"]))
+            for name in ("tokens", "continued", "unk_chars", "byte_tokens", "boundaries"):
+                d[name][first:last] = _i64(t[name])
+            ok = np.frombuffer(t["lossless"], dtype=np.uint8).astype(bool)
+            d["lossless"][first:last] = ok
+            for si, row in t["script_tokens"].items():
+                d["script_tokens"].setdefault(SCRIPT_LABELS[si], zeros())[first:last] += _i64(row)
+            tt = _i64(t["type_tokens"])  # the types known after this chunk
+            d["type_tokens"] = np.concatenate([d["type_tokens"], np.zeros(len(tt) - len(d["type_tokens"]), np.int64)]) + tt
+            d["ends"].append(np.frombuffer(t["block_ends"], dtype="<u8"))
+            d["ids"].append(np.frombuffer(t["block_ids"], dtype="<u4"))
+            d["counts"].append(np.frombuffer(t["block_counts"], dtype="<u4"))
+            for j in np.flatnonzero(~ok)[: LOSSLESS_EXAMPLES - len(d["examples"])]:
+                d["examples"].append(_lossless_example(tokenizers[ti], first + int(j), chunk[j]))
+        for p, buf in zip(pairs, out["shared"]):
+            shared[p][first:last] = _i64(buf)
 
-    bounds = chunk_bounds(chars)
-
-    # The Rust calls (encode_batch, decode_batch; both release the GIL and run on all cores) go to one
-    # worker thread, in order, one chunk ahead of the numpy reductions done here: while this thread
-    # reduces chunk i, the core encodes chunk i + 1. One worker keeps the encode timings uncontended
-    # by other Rust calls. The word segmentation of the next chunk runs in a second thread.
-    rust = ThreadPoolExecutor(max_workers=1, thread_name_prefix="compare-rust")
-    seg_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="compare-segments")
-
-    def submit(ci: int) -> tuple[list[str], Future, list[Future]]:
-        lo, hi = bounds[ci]
-        chunk = list(lines[lo:hi])
-        joined = "\n".join(chunk)
-        return chunk, seg_pool.submit(segments, joined), [rust.submit(_timed_encode, tok, chunk) for tok in tokenizers]
-
-    try:
-        pending = submit(0) if bounds else None
-        for ci, (first, last) in enumerate(bounds):
-            chunk, seg_future, enc_futures = pending  # type: ignore[misc]
-            pending = submit(ci + 1) if ci + 1 < len(bounds) else None
-            m = len(chunk)
-            chunk_bytes.append(int(nbytes[first:last].sum()))
-            line_start = np.zeros(m, dtype=np.int64)
-            if m > 1:
-                np.cumsum(chars[first:last - 1] + 1, out=line_start[1:])
-            line_end = line_start + chars[first:last]
-            joined = "\n".join(chunk)
-
-            # ---- segments (shared by every tokenizer) ----
-            segs = seg_future.result()
-            seg_len = np.fromiter(map(len, segs), dtype=np.int64, count=len(segs))
-            seg_start = np.cumsum(seg_len) - seg_len
-            known = len(types)
-            seg_type = np.fromiter([type_index.setdefault(s, len(type_index)) for s in segs], dtype=np.int64,
-                                   count=len(segs))
-            if len(type_index) > known:  # dicts keep insertion order: the new types are the last ones
-                for s in itertools.islice(type_index, known, None):
-                    types.append(s)
-                    type_script.append(classify(s)[0])
-                    type_word.append(is_word(s))
-            if len(types) > len(type_count):
-                grow = len(types) - len(type_count)
-                type_count = np.concatenate([type_count, np.zeros(grow, np.int64)])
-                type_first = np.concatenate([type_first, np.full(grow, -1, np.int64)])
-                for d in data:
-                    d.type_tokens = np.concatenate([d.type_tokens, np.zeros(grow, np.int64)])
-            seg_line = np.searchsorted(line_start, seg_start, side="right") - 1
-            type_count += np.bincount(seg_type, minlength=len(types))
-            unseen = type_first[seg_type] < 0
-            # The first occurrence of each new type: reversed assignment keeps the earliest line.
-            type_first[seg_type[unseen][::-1]] = (seg_line[unseen] + first)[::-1]
-            word_mask = np.array(type_word, dtype=bool)[seg_type]
-            words[first:last] += np.bincount(seg_line[word_mask], minlength=m)
-            script_names = np.array(type_script, dtype=object)[seg_type[word_mask]] if word_mask.any() else []
-            word_lines = seg_line[word_mask]
-            for script in set(script_names):
-                sel = script_names == script
-                arr = script_words.setdefault(script, np.zeros(n, np.int64))
-                arr[first:last] += np.bincount(word_lines[sel], minlength=m)
-
-            # ---- whitespace (the whitespace-split words, and boundary keys that ignore it) ----
-            cp = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-            space = np.isin(cp, _WS)
-            ns_before = np.zeros(len(cp) + 1, dtype=np.int64)
-            np.cumsum(~space, out=ns_before[1:])
-            run_start = np.flatnonzero(~space & np.concatenate([[True], space[:-1]]))
-            ws_words[first:last] += np.bincount(np.searchsorted(line_start, run_start, side="right") - 1, minlength=m)
-
-            # ---- each tokenizer ----
-            keys_of: list[np.ndarray] = []
-            decodes: list[Future] = []
-            for ti, (tok, d) in enumerate(zip(tokenizers, data)):
-                encodings, seconds = enc_futures[ti].result()
-                d.chunk_seconds.append(seconds)
-                id_lists, counts, ids, offsets = _flat(encodings)
-                tok_line = np.repeat(np.arange(m), counts)
-                start = offsets[:, 0] + line_start[tok_line]
-                end = offsets[:, 1] + line_start[tok_line]
-                d.tokens[first:last] = counts
-                table = d.table
-                if table.unk is not None:
-                    is_unk = ids == table.unk
-                    d.unk_chars[first:last] = np.bincount(tok_line[is_unk], weights=(end - start)[is_unk],
-                                                          minlength=m).astype(np.int64)
-                safe_ids = np.clip(ids, 0, max(table.size - 1, 0))
-                d.byte_tokens[first:last] = np.bincount(tok_line[table.byte_token[safe_ids]], minlength=m)
-                decodes.append(rust.submit(tok.decode_batch, id_lists, False))
-                # Each token belongs to the segment of its last character (so "Ġthe" counts for "the").
-                if len(ids):
-                    p = np.maximum(start, end - 1)
-                    p = np.clip(p, line_start[tok_line], np.maximum(line_start[tok_line], line_end[tok_line] - 1))
-                    seg = np.searchsorted(seg_start, p, side="right") - 1
-                    d.type_tokens += np.bincount(seg_type[seg], minlength=len(types))
-                    in_word = word_mask[seg]
-                    tok_scripts = np.array(type_script, dtype=object)[seg_type[seg[in_word]]]
-                    tok_word_lines = tok_line[in_word]
-                    for script in set(tok_scripts):
-                        sel = tok_scripts == script
-                        arr = d.script_tokens.setdefault(script, np.zeros(n, np.int64))
-                        arr[first:last] += np.bincount(tok_word_lines[sel], minlength=m)
-                    # A word is continued when 2+ tokens overlap it (tokens of zero width overlap nothing).
-                    wide = end > start
-                    ts, te = np.sort(start[wide]), np.sort(end[wide])
-                    ws, we = seg_start[word_mask], seg_start[word_mask] + seg_len[word_mask]
-                    overlapping = np.searchsorted(ts, we, side="left") - np.searchsorted(te, ws, side="right")
-                    d.continued[first:last] = np.bincount(seg_line[word_mask][overlapping >= 2], minlength=m)
-                    keys = boundary_keys(start, end, ns_before, line_start, line_end, tok_line)
-                else:
-                    keys = np.zeros(0, np.int64)
-                line_ns = ns_before[line_start]
-                d.boundaries[first:last] = np.bincount(np.searchsorted(line_ns, keys, side="right") - 1, minlength=m)
-                keys_of.append(keys)
-                ids_parts[ti].append(ids.astype(np.int32))
-                line_parts[ti].append((tok_line + first).astype(np.int32))
-                for j in range(m):
-                    if first + j in wanted:
-                        samples.setdefault(first + j, [None] * k)[ti] = encodings[j]
-            line_ns = ns_before[line_start]
-            for (a, b), arr in shared.items():
-                both = _shared(keys_of[a], keys_of[b])
-                arr[first:last] = np.bincount(np.searchsorted(line_ns, both, side="right") - 1, minlength=m)
-            for d, future in zip(data, decodes):
-                decoded = future.result()
-                ok = np.fromiter(map(str.__eq__, decoded, chunk), dtype=bool, count=m)
-                d.lossless[first:last] = ok
-                if len(d.lossless_examples) < LOSSLESS_EXAMPLES and not ok.all():
-                    for j in np.flatnonzero(~ok)[: LOSSLESS_EXAMPLES - len(d.lossless_examples)]:
-                        d.lossless_examples.append({
-                            "line_index": int(first + j), "original": chunk[j], "decoded": decoded[j],
-                            "first_difference": _first_difference(chunk[j], decoded[j]),
-                        })
-    finally:
-        rust.shutdown(wait=True, cancel_futures=True)
-        seg_pool.shutdown(wait=True, cancel_futures=True)
-
-    for ti, d in enumerate(data):
-        d.ids = np.concatenate(ids_parts[ti]) if ids_parts[ti] else np.zeros(0, np.int32)
-        d.id_line = np.concatenate(line_parts[ti]) if line_parts[ti] else np.zeros(0, np.int32)
-    return Collected(n, chars, nbytes, words, ws_words, script_words, types, type_count, type_first,
-                     data, shared, chunk_bytes, samples)
+    data = []
+    for name, table, d in zip(names, tables, per_tok):
+        offsets = np.cumsum([0] + [len(x) for x in d["ids"][:-1]], dtype=np.int64)
+        indptr = np.concatenate([[0]] + [e.astype(np.int64) + o for e, o in zip(d["ends"], offsets)])
+        block_types = BlockTypes(indptr, np.concatenate(d["ids"]) if d["ids"] else np.zeros(0, np.uint32),
+                                 np.concatenate(d["counts"]) if d["counts"] else np.zeros(0, np.uint32))
+        data.append(TokenizerData(name, table, d["tokens"], d["continued"], d["unk_chars"], d["byte_tokens"],
+                                  d["lossless"], d["boundaries"], d["script_tokens"], d["type_tokens"], block_types,
+                                  d["seconds"], d["examples"]))
+    return Collected(n, block_lines, chars, nbytes, words, ws_words, script_words, types, type_count,
+                     np.array(type_first, dtype=np.int64), data, shared, chunk_bytes)

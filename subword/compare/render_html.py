@@ -25,7 +25,7 @@ from importlib import resources
 from typing import Any
 
 from subword.compare._format import (STRUCTURED, METRICS, format_ci, format_delta, format_value, metric_info,
-                                     structured, text_direction)
+                                     shown_significant, structured, text_direction)
 from subword.compare.samples import visible
 
 __all__ = ["render_html", "token_hue"]
@@ -105,7 +105,9 @@ def _metrics_section(doc: dict[str, Any]) -> str:
         body.append("<tr>" + "".join(cells) + "</tr>")
     return (f'<section class="card" id="metrics"><h2>Metrics</h2><div class="scroll"><table class="metrics">'
             f'<thead><tr>{"".join(head)}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
-            '<p class="note">★ best value in the row. Intervals: 95% bootstrap over lines. Micro averages '
+            '<p class="note">★ best value in the row. Intervals: 95% block bootstrap (blocks of consecutive lines, '
+            "see the JSON's options.bootstrap); none where both ends print the same. MB/s is one timed run, "
+            "with an interval over its timed chunks only when there are several. Micro averages "
             "(totals over the whole input) unless the metric says otherwise.</p></section>")
 
 
@@ -337,7 +339,8 @@ def _number(x: Any) -> bool:
 
 
 def _chips(items: Any, limit: int = 10) -> str:
-    chips = "".join(f'<span class="chip">{_e(x)}</span>' for x in (items or [])[:limit])
+    """Token strings as chips, whitespace made visible (``·`` a space, ``→`` a tab, ``↵`` a newline)."""
+    chips = "".join(f'<span class="chip">{_e(visible(str(x)))}</span>' for x in (items or [])[:limit])
     return f'<div class="chips">{chips}</div>' if chips else ""
 
 
@@ -381,9 +384,11 @@ def _pairwise_section(doc: dict[str, Any]) -> str:
                 if not isinstance(diff, dict):
                     cells.append('<td class="num">—</td>')
                     continue
-                verdict = "sig" if diff.get("significant") else "noise"
-                mark = "" if verdict == "sig" else (' <span class="badge noise" title="the 95% interval contains 0">'
-                                                    "≈ noise</span>")
+                ci = diff.get("ci")
+                has_ci = isinstance(ci, (list, tuple)) and len(ci) == 2 and all(_number(x) for x in ci)
+                verdict = "sig" if shown_significant(m, diff) else "noise" if has_ci else "plain"
+                mark = "" if verdict != "noise" else (' <span class="badge noise" title="the 95% interval contains 0, '
+                                                      'or the difference prints as 0">≈ noise</span>')
                 cells.append(f'<td class="num diff {verdict}" data-diff="{_e(m)}">{_e(format_delta(m, diff))}'
                              f"{mark}</td>")
             body.append("<tr>" + "".join(cells) + "</tr>")
@@ -392,18 +397,27 @@ def _pairwise_section(doc: dict[str, Any]) -> str:
     return ('<section class="card" id="pairwise"><h2>Pairwise</h2>' + summary + table
             + '<p class="note">Boundary precision and recall: the first tokenizer\'s cuts inside each line against '
               "the second's (whitespace transparent). "
-              "A difference marked <em>≈ noise</em> has a 95% paired-bootstrap interval that contains 0; the "
-              "others are significant.</p></section>")
+              "A difference marked <em>≈ noise</em> has a 95% paired block-bootstrap interval that contains 0 (or "
+              "prints as 0 at this precision); the others are significant. Examples of tokens only one vocabulary "
+              "has: those the text uses most, then the shortest; · is a space, → a tab, ↵ a newline.</p></section>")
 
 
-def _segmentation_html(seg: Any, fallback: Any) -> str:
-    if isinstance(seg, (list, tuple)):
-        if not seg:
-            return '<span class="chip" title="no tokens">∅</span>'
-        return '<span class="chips">' + "".join(f'<span class="chip">{_e(s)}</span>' for s in seg) + "</span>"
-    if seg:
-        return f'<span class="chip">{_e(seg)}</span>'
-    return _e(fallback)
+def _segmentation_html(groups: Any, mean: Any = None) -> str:
+    """A word's tokens as decoded-text chips (``⟨E2⟩`` a byte piece, ``·`` a space); a chip several tokens
+    make is marked ``×n``; ``∅`` for none; ``avg`` when other occurrences take another number of tokens."""
+    if not isinstance(groups, (list, tuple)):
+        return "—"
+    shown = sum(g.get("tokens", 1) for g in groups if isinstance(g, dict))
+    avg = (f' <small title="tokens per occurrence, over all occurrences">avg {mean:.2f}</small>'
+           if _number(mean) and f"{mean:.2f}" != f"{shown:.2f}" else "")
+    if not groups:
+        return '<span class="chip empty" title="no token ends inside this word">∅</span>' + avg
+    chips = []
+    for g in groups:
+        n = g.get("tokens", 1) if isinstance(g, dict) else 1
+        count = f'<sub title="{n} tokens make this piece">×{n}</sub>' if n > 1 else ""
+        chips.append(f'<span class="chip" dir="auto">{_display_html(str(g.get("display", "")))}{count}</span>')
+    return '<span class="chips">' + "".join(chips) + "</span>" + avg
 
 
 def _per_word(delta: Any) -> str:
@@ -425,19 +439,24 @@ def _attribution_section(doc: dict[str, Any], top: int = 25) -> str:
         for w in att["words"][:top]:
             share = w.get("cumulative_share")
             bar = (f'<span class="bar" style="width:{max(0.0, min(1.0, share)) * 4:.2f}rem"></span>'
-                   if isinstance(share, (int, float)) else "")
+                   if _number(share) else "")
             rows.append(
                 f'<tr><td><bdi class="chip">{_e(visible(str(w.get("word", ""))))}</bdi></td>'
                 f'<td>{_e(w.get("script", ""))}</td>'
                 f'<td class="num">{_e(format_value("tokens", w.get("count")))}</td>'
-                f'<td>{_segmentation_html(w.get("segmentation_a"), w.get("tokens_a"))}</td>'
-                f'<td>{_segmentation_html(w.get("segmentation_b"), w.get("tokens_b"))}</td>'
+                f'<td>{_segmentation_html(w.get("display_a"), w.get("tokens_a"))}</td>'
+                f'<td>{_segmentation_html(w.get("display_b"), w.get("tokens_b"))}</td>'
                 f'<td class="num">{_e(_per_word(w.get("delta")))}</td>'
                 f'<td class="num">{_e(format_value("tokens", w.get("contribution"), signed=True))}</td>'
                 f'<td class="num">{bar}{_e(format_value("lossless_lines", share))}</td></tr>')
         head = (f'<thead><tr><th>word</th><th>script</th><th class="num">count</th><th>{_e(a)}</th><th>{_e(b)}</th>'
                 '<th class="num">Δ / word</th><th class="num">contribution</th><th class="num">cumulative</th>'
                 "</tr></thead>")
+        net, more_a, more_b = att.get("net"), att.get("more_in_a"), att.get("more_in_b")
+        summary = (f'<p class="sub">{_e(a)} − {_e(b)} = <b>{_e(format_value("tokens", net, signed=True))}</b> tokens: '
+                   f'{_e(format_value("tokens", more_a, signed=True))} from words where {_e(a)} needs more tokens, '
+                   f'{_e(format_value("tokens", more_b, signed=True))} from words where {_e(b)} does.</p>'
+                   if all(_number(x) for x in (net, more_a, more_b)) else "")
         groups = att.get("by_group") or []
         group_rows = "".join(
             f'<tr><td>{_e(g.get("script"))}</td><td>{_e(g.get("kind"))}</td>'
@@ -445,13 +464,21 @@ def _attribution_section(doc: dict[str, Any], top: int = 25) -> str:
             f'<td class="num">{_e(format_value("lossless_lines", g.get("share")))}</td></tr>' for g in groups)
         group_table = ('<h3>By script and kind</h3><table class="groups"><thead><tr><th>script</th><th>kind</th>'
                        '<th class="num">contribution'
-                       f'</th><th class="num">share</th></tr></thead><tbody>{group_rows}</tbody></table>'
+                       f'</th><th class="num">share of the gap</th></tr></thead><tbody>{group_rows}</tbody></table>'
                        ) if groups else ""
-        blocks.append(f'<h3>{_e(a)} − {_e(b)}: the words behind the gap</h3><div class="scroll">'
+        blocks.append(f'<h3>{_e(a)} − {_e(b)}: the words behind the gap</h3>{summary}<div class="scroll">'
                       f'<table class="attribution">{head}<tbody>{"".join(rows)}</tbody></table></div>{group_table}')
     return ('<section class="card" id="attribution"><h2>Where the token counts differ</h2>' + "".join(blocks)
-            + '<p class="note">Contribution: count × (tokens under the first − tokens under the second); '
-              "cumulative: share of the absolute gap explained by this word and those above it.</p></section>")
+            + '<p class="note">Each token counts for the word that holds its last character. The columns under the '
+              "tokenizers' names show a word's tokens at its first occurrence, decoded (· a space, ⟨E2⟩ a byte "
+              "piece; ×n: n tokens make that piece of whole characters; avg: tokens per occurrence, where other "
+              "occurrences take another number); ∅: no token ends inside the word (the "
+              "tokenizer drops it, as WordPiece drops spaces, or joins it to the next word's first token, as "
+              "SentencePiece's ▁ does). Contribution: count × (tokens under the first − tokens under the second); "
+              "the contributions of all words add up to the difference in tokens. Cumulative: the share of all "
+              "per-word differences, of either sign, that the words down to this row account for. Share of the "
+              "gap: a group's contribution over the difference in tokens (groups of the other sign make it "
+              "negative).</p></section>")
 
 
 def _gold_section(doc: dict[str, Any]) -> str:

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any, TextIO
 
 from subword.compare._format import (STRUCTURED, METRICS, display_width, format_ci, format_delta, format_value,
-                                     metric_info, structured)
+                                     metric_info, shown_significant, structured)
 from subword.compare.samples import visible
 
 __all__ = ["render_terminal", "use_color"]
@@ -128,7 +128,7 @@ def _metric_rows(doc: dict[str, Any], style: _Style, max_with_ci: int = 3) -> li
             row.append((shown, plain))
         rows.append(row)
     lines = _table(rows)
-    lines.append(style(_DIM, "* best in the row; " + ("(lo–hi): 95% bootstrap interval" if with_ci else
+    lines.append(style(_DIM, "* best in the row; " + ("(lo–hi): 95% block-bootstrap interval" if with_ci else
                                                      "intervals left out to fit (see --json or --html)")))
     return lines
 
@@ -167,15 +167,19 @@ def _pairwise(doc: dict[str, Any], style: _Style, per_table: int = 3) -> list[st
                     row.append(("—  ", "—  "))
                     continue
                 delta = format_delta(m, diff)
-                if diff.get("significant"):
+                ci = diff.get("ci")
+                if shown_significant(m, diff):
                     row.append((style(_YELLOW, delta) + "  ", delta + "  "))
+                elif not (isinstance(ci, (list, tuple)) and len(ci) == 2 and all(_number(x) for x in ci)):
+                    row.append((delta + "  ", delta + "  "))  # no interval (MB/s: one timed run): no verdict
                 else:
                     row.append((style(_DIM, delta + " ≈"), delta + " ≈"))
             rows.append(row)
         out.append("")
         out += _table(rows)
     if with_diffs:
-        out.append(style(_DIM, "≈ within noise: the 95% interval contains 0; the others are significant"))
+        out.append(style(_DIM, "≈ within noise: the 95% block-bootstrap interval contains 0 (or the difference prints "
+                               "as 0); the others are significant"))
     return out
 
 
@@ -187,16 +191,20 @@ def _pair(x: Any) -> bool:
     return isinstance(x, (list, tuple)) and len(x) == 2 and all(_number(v) for v in x)
 
 
-def _segmentation(seg: Any, count: Any, limit: int = 36) -> str:
-    """A word's tokens as the tokenizer spells them (``Ġ``, ``▁``, ``##`` kept), ``∅`` for none, cut at
-    ``limit`` columns."""
-    if isinstance(seg, (list, tuple)):
-        text = " ".join(str(s) for s in seg) or "∅"
-    elif seg:
-        text = str(seg)
-    else:
-        text = format_value("tokens_per_word", count) if _number(count) else "—"
-    return text if display_width(text) <= limit else text[:limit - 1] + "…"
+def _segmentation(groups: Any, mean: Any = None, limit: int = 36) -> str:
+    """A word's tokens as decoded text, ``│`` between them (``⟨E2⟩`` a byte piece, ``·`` a space), ``∅`` for
+    none; a piece that took several tokens to make whole characters is followed by ``×n``; ``(avg x)`` when
+    other occurrences take another number of tokens than the one shown (``mean``). Cut at ``limit``."""
+    if not isinstance(groups, (list, tuple)):
+        return "—"
+    parts = [str(g.get("display", "")) + (f"×{g['tokens']}" if g.get("tokens", 1) > 1 else "") for g in groups
+             if isinstance(g, dict)]
+    text = "│".join(parts) or "∅"
+    shown = sum(g.get("tokens", 1) for g in groups if isinstance(g, dict))
+    avg = f" (avg {mean:.2f})" if _number(mean) and f"{mean:.2f}" != f"{shown:.2f}" else ""
+    if display_width(text + avg) > limit:
+        text = text[:max(1, limit - display_width(avg) - 1)] + "…"
+    return text + avg
 
 
 def _attribution(doc: dict[str, Any], style: _Style, top: int = 8) -> list[str]:
@@ -207,20 +215,30 @@ def _attribution(doc: dict[str, Any], style: _Style, top: int = 8) -> list[str]:
         if not words:
             continue
         out.append(style(_BOLD, f"Words behind the token-count gap, {a} − {b}") + f" (top {min(top, len(words))})")
-        rows = [[(h, h) for h in ("  word", "count", a, b, "Δ contribution", "cumulative")]]
+        net, more_a, more_b = att.get("net"), att.get("more_in_a"), att.get("more_in_b")
+        if all(_number(x) for x in (net, more_a, more_b)):
+            out.append(f"  {a} − {b} = {format_value('tokens', net, signed=True)} tokens: "
+                       f"{format_value('tokens', more_a, signed=True)} from words where {a} needs more tokens, "
+                       f"{format_value('tokens', more_b, signed=True)} from words where {b} does")
+        rows = [[(h, h) for h in ("  word", "count", a, b, "contribution", "cumulative")]]
         for w in words[:top]:
             word = "  " + visible(str(w.get("word", "")))
             if display_width(word) > 30:
                 word = word[:29] + "…"
-            cells = [word, f"{w.get('count', 0):,}", _segmentation(w.get("segmentation_a"), w.get("tokens_a")),
-                     _segmentation(w.get("segmentation_b"), w.get("tokens_b")),
+            cells = [word, f"{w.get('count', 0):,}", _segmentation(w.get("display_a"), w.get("tokens_a")),
+                     _segmentation(w.get("display_b"), w.get("tokens_b")),
                      format_value("tokens", w.get("contribution"), signed=True),
                      format_value("lossless_lines", w.get("cumulative_share"))]
             rows.append([(c, c) for c in cells])
         out += _table(rows, right_from=4)
+        out.append(style(_DIM, f"  contribution: count × (tokens under {a} − under {b}), per occurrence; cumulative: "
+                               "the share of all per-word differences, either sign, down to this row; "
+                               "│ between the tokens of its first occurrence, ×n: n tokens make that piece, ∅: no token ends in "
+                               "the word (dropped, or joined to the next word's first token), avg: tokens per "
+                               "occurrence over all of them"))
         groups = att.get("by_group") or []
         if groups:
-            parts = [f"{g.get('script', '?')}/{g.get('kind', '?')} {format_value('lossless_lines', g.get('share'))}"
+            parts = [f"{g.get('script', '?')}/{g.get('kind', '?')} {format_value('tokens', g.get('contribution'), signed=True)}"
                      for g in groups[:6]]
             out.append(style(_DIM, "  by script/kind: " + ", ".join(parts)))
     return out

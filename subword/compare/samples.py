@@ -36,7 +36,7 @@ from subword import pre_tokenizers as pretok
 from subword.decoders import _byte_token
 from subword.normalizers import replace_pattern
 
-__all__ = ["build_samples", "token_bytes", "visible", "disagreement_spans"]
+__all__ = ["build_samples", "token_bytes", "visible", "disagreement_spans", "TokenDisplay"]
 
 _WHITESPACE_GLYPHS = {" ": "·", "\t": "→", "\n": "↵", "\r": "␍"}
 _BYTE_CHARS = {c: b for b, c in enumerate(pretok.bytes_to_unicode())}
@@ -144,6 +144,15 @@ def _incomplete(data: bytes) -> bool:
 
 def _groups(tokenizer: Any, steps: list[Any], cache: dict[int, tuple[bytes, bool]], line: str, encoding: Any,
             specials: dict[int, str]) -> list[dict[str, Any]]:
+    tokens = [(i, t, o) for i, t, o, attended in zip(encoding.ids, encoding.tokens, encoding.offsets,
+                                                      encoding.attention_mask)
+              if attended]  # padding from a file that enables it is not part of the segmentation
+    return _group_tokens(steps, cache, line, tokens, specials)
+
+
+def _group_tokens(steps: list[Any], cache: dict[int, tuple[bytes, bool]], line: str,
+                  tokens: Sequence[tuple[int, str, tuple[int, int]]], specials: dict[int, str]) -> list[dict[str, Any]]:
+    """``(id, token, (start, end))`` in order, as display groups (see the module docstring)."""
     groups: list[dict[str, Any]] = []
     members: list[tuple[int, int, int, bytes, bool]] = []
 
@@ -163,10 +172,7 @@ def _groups(tokenizer: Any, steps: list[Any], cache: dict[int, tuple[bytes, bool
         })
         members.clear()
 
-    for token_id, token, (start, end), attended in zip(encoding.ids, encoding.tokens, encoding.offsets,
-                                                       encoding.attention_mask):
-        if not attended:  # padding from a file that enables it: not part of the segmentation
-            continue
+    for token_id, token, (start, end) in tokens:
         if token_id in specials:
             data, is_byte = specials[token_id].encode("utf-8"), False
         else:
@@ -181,6 +187,29 @@ def _groups(tokenizer: Any, steps: list[Any], cache: dict[int, tuple[bytes, bool
         members.append((start, end, token_id, data, is_byte))
     flush()
     return groups
+
+
+class TokenDisplay:
+    """Shows one tokenizer's tokens as decoded text, grouped as the sample rows group them.
+
+    >>> from subword import BPE, Tokenizer
+    >>> from subword.decoders import ByteLevel
+    >>> tok = Tokenizer(BPE({"Ġthe": 0, "æĿ": 1, "±": 2}, []), decoder=ByteLevel())
+    >>> TokenDisplay(tok).groups("x", [(0, "Ġthe", (0, 1)), (1, "æĿ", (1, 1)), (2, "±", (1, 1))])
+    [{'display': '·the', 'tokens': 1}, {'display': '東', 'tokens': 2}]
+    """
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.steps = _decoder_steps(tokenizer)
+        self.specials = {i: t.content for i, t in tokenizer.added_tokens}
+        self.cache: dict[int, tuple[bytes, bool]] = {}
+
+    def groups(self, line: str, tokens: Sequence[tuple[int, str, tuple[int, int]]]) -> list[dict[str, Any]]:
+        """``(id, token, (start, end))`` of ``line``, in order, as ``{display, tokens}`` per group: tokens
+        that end inside a UTF-8 character go with the next ones, byte-fallback pieces show as ``⟨E2⟩``,
+        whitespace as ``·`` ``→`` ``↵``."""
+        return [{"display": g["display"], "tokens": len(g["ids"])}
+                for g in _group_tokens(self.steps, self.cache, line, tokens, self.specials)]
 
 
 def _display(members: list[tuple[int, int, int, bytes, bool]]) -> str:

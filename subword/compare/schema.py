@@ -1,7 +1,7 @@
 """The JSON schema of the ``subword compare`` document (``schema.json`` beside this file).
 
 >>> schema()["properties"]["schema_version"]
-{'const': 1}
+{'const': 2}
 """
 
 from __future__ import annotations

@@ -1,14 +1,16 @@
 """Words for the per-word metrics: Unicode word segmentation, and each word's script and kind.
 
-A *segment* is a span between two Unicode default word boundaries (UAX #29, as the ``regex``
-package implements them with its ``WORD`` flag). Every character of the text is in exactly one
-segment: words, numbers, single punctuation marks, whitespace runs, and each CJK ideograph on its
-own (UAX #29 has no dictionary, so ideographs are one segment each). A *word* is a segment that
-holds a letter, a mark or a digit; the rest (punctuation, symbols, whitespace) are segments but
-not words. The whitespace-split variant counts maximal runs of non-whitespace characters instead.
+A *segment* is a span between two default word boundaries of UAX #29 ("Unicode Text Segmentation"),
+Unicode 17.0.0, with no tailoring, as the Rust core finds them (the ``unicode-segmentation`` crate; see
+``rust/src/compare/segment.rs``; the tests check it against Unicode's own ``WordBreakTest.txt``).
+Every character of the text is in exactly one segment: words, numbers, single punctuation marks,
+whitespace runs, and each CJK ideograph on its own (UAX #29 has no dictionary, so ideographs are one
+segment each). A *word* is a segment that holds a letter, a mark or a digit; the rest (punctuation,
+symbols, whitespace) are segments but not words. The whitespace-split variant counts maximal runs of
+non-whitespace characters instead.
 
->>> [text for text in segments("It's 3.14, naïve!")]
-["It's", ' ', '3.14', ',', ' ', 'naïve', '!']
+>>> segments("It's 3.14, naïve! 'em")
+["It's", ' ', '3.14', ',', ' ', 'naïve', '!', ' ', "'", 'em']
 >>> classify("naïve"), classify("3.14"), classify("  "), classify("日"), classify("!")
 (('Latin', 'letters'), ('Common', 'digits'), ('Common', 'whitespace'), ('Han', 'cjk'), ('Common', 'punctuation'))
 """
@@ -21,8 +23,6 @@ import regex
 
 __all__ = ["segments", "classify", "is_word", "SCRIPTS", "KINDS", "WHITESPACE_CODEPOINTS"]
 
-# DOTALL: a line break is a segment of its own (UAX #29 breaks around it), so segments tile the text.
-_SEGMENT = regex.compile(r"(?wsV1).+?\b")
 _WORDLIKE = regex.compile(r"[\p{L}\p{M}\p{Nd}\p{Nl}\p{No}]")
 
 #: Scripts named in the tables; a word in any other script is grouped as "Other".
@@ -50,13 +50,15 @@ WHITESPACE_CODEPOINTS = (
 
 
 def segments(text: str) -> list[str]:
-    """The Unicode word-boundary segments of ``text``, in order; they concatenate to ``text``.
+    """The UAX #29 word segments of ``text``, in order, as the compare pass cuts each line; they
+    concatenate to ``text``.
 
     >>> segments("a  b\\n")
     ['a', '  ', 'b', '\\n']
     """
-    # concurrent: the GIL is released while matching, so segmenting overlaps with other work.
-    return _SEGMENT.findall(text, concurrent=True)
+    from subword import _core
+
+    return [text[a:b] for a, b in _core.word_segments(text)]
 
 
 def _has_alnum(segment: str) -> bool:

@@ -1,14 +1,17 @@
-//! One chunk of lines, encoded by every tokenizer and reduced to per-line counts.
+//! One chunk of lines, encoded by every tokenizer and reduced to per-line counts: the one
+//! implementation of `subword compare`'s pass (the readable reference is in the tests,
+//! `tests/_compare_reference.py`).
 //!
-//! The numbers are those of `subword/compare/collect.py` (the reference), per line:
-//! characters, UTF-8 bytes, words (segments whose type is a word), words per script,
+//! Per line: characters, UTF-8 bytes, words (segments whose type is a word), words per script,
 //! whitespace-split words; per tokenizer: tokens, continued words (2+ tokens of non-zero width
 //! overlap the word), characters under the UNK token, byte tokens, the lossless round trip
 //! (`decode(encode(x)) == x`, special tokens kept), tokens of words per script, internal boundaries
 //! (keyed by the non-whitespace characters before them, line edges excluded); per pair: shared
 //! boundaries; per segment type: occurrences, and the tokens attributed to it (a token belongs to
-//! the segment holding its last character). Offsets are in characters, converted from the
-//! encoders' byte offsets the way `Encoding.offsets` converts them.
+//! the segment holding its last character); per block of `block_lines` consecutive lines and
+//! tokenizer: each token id that occurs in the block and how often (the sparse type counts the
+//! block bootstrap resamples). Offsets are in characters, converted from the encoders' byte offsets
+//! the way `Encoding.offsets` converts them.
 //!
 //! Performance notes: the chunk is encoded in blocks of `BLOCK_LINES` lines, each line's
 //! `Encoding` copied into its block's flat ids and offsets and freed at once (the per-line
@@ -21,7 +24,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::roundtrip::{PieceDecode, RoundTrip, SpmDecode};
-use super::segment::{is_space, ChunkSegments};
+use super::segment::{is_space, ChunkSegments, Segment};
 use crate::encoding::Encoding;
 use crate::tokenizer::sentencepiece::SpmPipeline;
 use crate::tokenizer::Tokenizer;
@@ -168,9 +171,43 @@ pub struct TokStats {
     pub script_tokens: Vec<(u8, Vec<i64>)>,
     /// Per segment type (all types known after this chunk): tokens attributed to it.
     pub type_tokens: Vec<i64>,
-    /// All ids of the chunk, line after line.
-    pub ids: Vec<u32>,
+    /// The token ids of each block of `block_lines` lines, counted.
+    pub block_types: BlockTypes,
     pub encode_seconds: f64,
+}
+
+/// Sparse counts of token ids per block of lines: block `j` holds `ids[ends[j - 1]..ends[j]]`
+/// (in order of first occurrence) with their `counts` (a CSR matrix, blocks x ids).
+#[derive(Default, Debug, PartialEq)]
+pub struct BlockTypes {
+    pub ends: Vec<u64>,
+    pub ids: Vec<u32>,
+    pub counts: Vec<u32>,
+}
+
+/// [`BlockTypes`] of `ids` (a chunk's tokens, line after line; line `j` ends at `line_end[j]`) in
+/// blocks of `block_lines` lines.
+pub fn block_types(ids: &[u32], line_end: &[usize], block_lines: usize) -> BlockTypes {
+    let bound = ids.iter().max().map_or(0, |&m| m as usize + 1);
+    let mut count = vec![0u32; bound];
+    let mut out = BlockTypes::default();
+    let mut from = 0usize;
+    for ends in line_end.chunks(block_lines.max(1)) {
+        let to = ends[ends.len() - 1];
+        let first = out.ids.len();
+        for &id in &ids[from..to] {
+            if count[id as usize] == 0 {
+                out.ids.push(id);
+            }
+            count[id as usize] += 1;
+        }
+        for &id in &out.ids[first..] {
+            out.counts.push(std::mem::take(&mut count[id as usize]));
+        }
+        out.ends.push(out.ids.len() as u64);
+        from = to;
+    }
+    out
 }
 
 /// A chunk's counts.
@@ -186,33 +223,6 @@ pub struct ChunkStats {
     pub tokenizers: Vec<TokStats>,
     /// Per pair `(a, b)`, `a < b` in order: shared boundaries per line.
     pub shared: Vec<Vec<i64>>,
-}
-
-/// Little-endian bytes of the values, as the Python side reads the columns: a view of them in
-/// place on a little-endian machine (the per-script columns are mostly zeros, megabytes per chunk).
-pub fn i64_le_bytes(v: &[i64]) -> std::borrow::Cow<'_, [u8]> {
-    #[cfg(target_endian = "little")]
-    {
-        // SAFETY: any initialised i64 memory is valid as bytes; the length covers exactly the slice.
-        std::borrow::Cow::Borrowed(unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) })
-    }
-    #[cfg(not(target_endian = "little"))]
-    {
-        std::borrow::Cow::Owned(v.iter().flat_map(|x| x.to_le_bytes()).collect())
-    }
-}
-
-/// [`i64_le_bytes`] of `u32` values.
-pub fn u32_le_bytes(v: &[u32]) -> std::borrow::Cow<'_, [u8]> {
-    #[cfg(target_endian = "little")]
-    {
-        // SAFETY: as in `i64_le_bytes`.
-        std::borrow::Cow::Borrowed(unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) })
-    }
-    #[cfg(not(target_endian = "little"))]
-    {
-        std::borrow::Cow::Owned(v.iter().flat_map(|x| x.to_le_bytes()).collect())
-    }
 }
 
 /// Lines per task of the parallel encoding and reduction (a chunk has some 20k).
@@ -314,6 +324,60 @@ struct Scratch {
     table: Vec<u32>,
 }
 
+impl Scratch {
+    /// The facts of lines `range` that every tokenizer reads, into the buffers: per line, `ns`, the
+    /// byte -> char table of a non-ASCII line, the spans of its words; and the block's own columns
+    /// (characters, words, whitespace-split words, words per script) into `out`.
+    fn line_facts(&mut self, c: &Chunk<'_>, range: std::ops::Range<usize>, out: &mut BlockOut) {
+        let Scratch { ns, ns_start, tables, table_start, word_spans, words_end, scripts, table, .. } = self;
+        ns.clear();
+        ns_start.clear();
+        tables.clear();
+        table_start.clear();
+        word_spans.clear();
+        words_end.clear();
+        for j in range {
+            let line = c.lines[j];
+            // ns[p]: non-whitespace characters before char offset p.
+            let from = ns.len();
+            ns_start.push(from);
+            ns.push(0);
+            let (mut prev_space, mut ws_words, mut nonspace) = (true, 0i64, 0i64);
+            let mut step = |space: bool| {
+                if !space && prev_space {
+                    ws_words += 1;
+                }
+                prev_space = space;
+                nonspace += i64::from(!space);
+                ns.push(nonspace);
+            };
+            if line.is_ascii() {
+                line.bytes().for_each(|x| step(is_space(char::from(x))));
+                table_start.push(usize::MAX);
+            } else {
+                line.chars().for_each(|x| step(is_space(x)));
+                char_table(line, table);
+                table_start.push(tables.len());
+                tables.extend_from_slice(table);
+            }
+            scripts.clear();
+            let before = word_spans.len();
+            for g in c.segs.line(j) {
+                let sc = c.word_script[g.ty as usize];
+                if sc != NOT_WORD {
+                    word_spans.push((i64::from(g.start), i64::from(g.end)));
+                    bump(scripts, sc);
+                }
+            }
+            words_end.push(word_spans.len());
+            out.chars.push((ns.len() - from - 1) as i64);
+            out.words.push((word_spans.len() - before) as i64);
+            out.ws_words.push(ws_words);
+            out.script_words.extend(scripts.iter().map(|&(sc, n)| (j as u32, sc, n)));
+        }
+    }
+}
+
 thread_local! {
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
 }
@@ -340,8 +404,6 @@ const NOT_WORD: u8 = u8::MAX;
 /// tokenizer after tokenizer over all the block's lines (each one's tables, the round trip's pieces
 /// above all, stay in cache through the block), then the shared boundaries of each pair.
 fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
-    let Scratch { ns, ns_start, tables, table_start, word_spans, words_end, keys, keys_end, starts, ends, scripts, table } =
-        scratch;
     let first = b * BLOCK_LINES;
     let last = (first + BLOCK_LINES).min(c.lines.len());
     let n = last - first;
@@ -368,51 +430,9 @@ fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
         shared: vec![Vec::with_capacity(n); k * k.saturating_sub(1) / 2],
         ..Default::default()
     };
-    ns.clear();
-    ns_start.clear();
-    tables.clear();
-    table_start.clear();
-    word_spans.clear();
-    words_end.clear();
-    for j in first..last {
-        let line = c.lines[j];
-        // ns[p]: non-whitespace characters before char offset p.
-        ns_start.push(ns.len());
-        ns.push(0);
-        let (mut prev_space, mut ws_words, mut nonspace) = (true, 0i64, 0i64);
-        let mut step = |space: bool| {
-            if !space && prev_space {
-                ws_words += 1;
-            }
-            prev_space = space;
-            nonspace += i64::from(!space);
-            ns.push(nonspace);
-        };
-        if line.is_ascii() {
-            line.bytes().for_each(|x| step(is_space(char::from(x))));
-            table_start.push(usize::MAX);
-        } else {
-            line.chars().for_each(|x| step(is_space(x)));
-            char_table(line, table);
-            table_start.push(tables.len());
-            tables.extend_from_slice(table);
-        }
-        let nchars = (ns.len() - ns_start[j - first] - 1) as i64;
-        scripts.clear();
-        let before = word_spans.len();
-        for g in c.segs.line(j) {
-            let sc = c.word_script[g.ty as usize];
-            if sc != NOT_WORD {
-                word_spans.push((i64::from(g.start), i64::from(g.end)));
-                bump(scripts, sc);
-            }
-        }
-        words_end.push(word_spans.len());
-        out.chars.push(nchars);
-        out.words.push((word_spans.len() - before) as i64);
-        out.ws_words.push(ws_words);
-        out.script_words.extend(scripts.iter().map(|&(sc, n)| (j as u32, sc, n)));
-    }
+    scratch.line_facts(c, first..last, &mut out);
+    let Scratch { ns, ns_start, tables, table_start, word_spans, words_end, keys, keys_end, starts, ends, scripts, .. } =
+        scratch;
     keys.resize_with(k, Vec::new);
     keys_end.resize_with(k, Vec::new);
     for (ti, (blocks, tok)) in c.encoded.iter().zip(c.toks).enumerate() {
@@ -463,22 +483,7 @@ fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
                 let ty = if segs.is_empty() {
                     c.fallback[j].unwrap_or(u32::MAX)
                 } else {
-                    let p = s.max(e - 1).clamp(0, hi);
-                    // Tokens come in order, so the segment is usually the one before or the next few:
-                    // walk from it, else search (the same `partition_point(start <= p) - 1`).
-                    at = if i64::from(segs[at].start) <= p {
-                        let mut k = at;
-                        while k + 1 < segs.len() && k < at + 4 && i64::from(segs[k + 1].start) <= p {
-                            k += 1;
-                        }
-                        if k + 1 < segs.len() && i64::from(segs[k + 1].start) <= p {
-                            segs.partition_point(|g| i64::from(g.start) <= p).saturating_sub(1)
-                        } else {
-                            k
-                        }
-                    } else {
-                        segs.partition_point(|g| i64::from(g.start) <= p).saturating_sub(1)
-                    };
+                    at = segment_at(segs, at, s.max(e - 1).clamp(0, hi));
                     segs[at].ty
                 };
                 if let Some(&sc) = c.word_script.get(ty as usize) {
@@ -505,41 +510,8 @@ fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
                 prev_end = e;
             }
             bt.script_tokens.extend(scripts.iter().map(|&(sc, n)| (j as u32, sc, n)));
-            // Continued words: tokens of non-zero width that overlap the word, 2 or more.
-            // Offsets are nearly always in order already: sort only when they are not.
-            if !starts.is_sorted() {
-                starts.sort_unstable();
-            }
-            if !ends.is_sorted() {
-                ends.sort_unstable();
-            }
-            // overlapping = #(starts < word end) - #(ends <= word start); the words come in order,
-            // so both counts are walks over the sorted starts and ends.
-            let (mut below_end, mut ended, mut continued) = (0usize, 0usize, 0i64);
-            for &(ws, we) in line_words {
-                while below_end < starts.len() && starts[below_end] < we {
-                    below_end += 1;
-                }
-                while ended < ends.len() && ends[ended] <= ws {
-                    ended += 1;
-                }
-                if below_end as i64 - ended as i64 >= 2 {
-                    continued += 1;
-                }
-            }
-            let line_keys = &mut keys[keys_from..];
-            if !line_keys.is_sorted() {
-                line_keys.sort_unstable();
-            }
-            // Dedup in place within this line's part.
-            let mut w = keys_from;
-            for r in keys_from..keys.len() {
-                if w == keys_from || keys[r] != keys[w - 1] {
-                    keys[w] = keys[r];
-                    w += 1;
-                }
-            }
-            keys.truncate(w);
+            let continued = continued_words(starts, ends, line_words);
+            let w = sort_unique_tail(keys, keys_from);
             keys_end.push(w);
             bt.tokens.push(ids.len() as i64);
             bt.continued.push(continued);
@@ -549,20 +521,74 @@ fn reduce_block(c: &Chunk<'_>, b: usize, scratch: &mut Scratch) -> BlockOut {
             bt.boundaries.push((w - keys_from) as i64);
         }
     }
+    // Shared boundaries, pair after pair: a merge of the two lines' sorted keys.
     let line_keys = |ti: usize, jb: usize| -> &[i64] {
         let from = if jb == 0 { 0 } else { keys_end[ti][jb - 1] };
         &keys[ti][from..keys_end[ti][jb]]
     };
-    let mut p = 0;
-    for x in 0..k {
-        for y in x + 1..k {
-            for jb in 0..n {
-                out.shared[p].push(shared_count(line_keys(x, jb), line_keys(y, jb)));
-            }
-            p += 1;
-        }
+    let pairs = (0..k).flat_map(|x| (x + 1..k).map(move |y| (x, y)));
+    for ((x, y), shared) in pairs.zip(&mut out.shared) {
+        shared.extend((0..n).map(|jb| shared_count(line_keys(x, jb), line_keys(y, jb))));
     }
     out
+}
+
+/// The index of the segment holding char `p` (the last whose start is at or before it), searched from
+/// `at`: tokens come in order, so it is usually `at` or one of the next few (walked), else searched.
+#[inline]
+fn segment_at(segs: &[Segment], at: usize, p: i64) -> usize {
+    let starts_by = |k: usize| i64::from(segs[k].start) <= p;
+    if starts_by(at) {
+        let mut k = at;
+        while k + 1 < segs.len() && k < at + 4 && starts_by(k + 1) {
+            k += 1;
+        }
+        if !(k + 1 < segs.len() && starts_by(k + 1)) {
+            return k;
+        }
+    }
+    segs.partition_point(|g| i64::from(g.start) <= p).saturating_sub(1)
+}
+
+/// Words (char spans, in order) overlapped by 2 or more tokens of non-zero width (their `starts` and
+/// `ends`, sorted here when they are not already). Overlapping = #(starts < word end) - #(ends <= word
+/// start); the words come in order, so both counts are walks over the sorted starts and ends.
+fn continued_words(starts: &mut [i64], ends: &mut [i64], words: &[(i64, i64)]) -> i64 {
+    if !starts.is_sorted() {
+        starts.sort_unstable();
+    }
+    if !ends.is_sorted() {
+        ends.sort_unstable();
+    }
+    let (mut below_end, mut ended, mut continued) = (0usize, 0usize, 0i64);
+    for &(ws, we) in words {
+        while below_end < starts.len() && starts[below_end] < we {
+            below_end += 1;
+        }
+        while ended < ends.len() && ends[ended] <= ws {
+            ended += 1;
+        }
+        if below_end as i64 - ended as i64 >= 2 {
+            continued += 1;
+        }
+    }
+    continued
+}
+
+/// Sorts `keys[from..]` and drops its repeats in place; returns the new length of `keys`.
+fn sort_unique_tail(keys: &mut Vec<i64>, from: usize) -> usize {
+    if !keys[from..].is_sorted() {
+        keys[from..].sort_unstable();
+    }
+    let mut w = from;
+    for r in from..keys.len() {
+        if w == from || keys[r] != keys[w - 1] {
+            keys[w] = keys[r];
+            w += 1;
+        }
+    }
+    keys.truncate(w);
+    w
 }
 
 /// The rows of the scripts that occur in sparse `(line, script, count)` entries, in script order.
@@ -589,14 +615,19 @@ fn script_rows<'a>(entries: impl Iterator<Item = &'a (u32, u8, i64)> + Clone, m:
 /// Encodes `lines` with every tokenizer and reduces them (see the module docs).
 ///
 /// `segs` are the lines' segments (from [`super::segment::segment_chunk`]) and `ntypes` the number
-/// of segment types known after segmenting them; `classes` covers all of those.
+/// of segment types known after segmenting them; `classes` covers all of those. The chunk starts a
+/// block of `block_lines` lines (the type counts are per block).
 pub fn reduce_chunk(
     lines: &[&str],
     segs: &ChunkSegments,
     ntypes: usize,
     classes: &TypeClasses<'_>,
     toks: &[TokInfo<'_>],
+    block_lines: usize,
 ) -> Result<ChunkStats, String> {
+    if block_lines == 0 {
+        return Err("block_lines must be at least 1".to_string());
+    }
     if classes.word.len() < ntypes || classes.script.len() < ntypes {
         return Err(format!("{ntypes} segment types but classes for {}", classes.word.len().min(classes.script.len())));
     }
@@ -621,12 +652,12 @@ pub fn reduce_chunk(
         encoded.push(e);
     }
     // The segment that position line_start falls in, for an empty line's tokens: the line feed
-    // after it, else the segment before it (the previous line's line feed).
+    // after it, else (the input's last line) the segment before it, the previous line's line feed.
     let fallback: Vec<Option<u32>> = (0..m)
         .map(|j| {
             segs.separator[j].or_else(|| {
                 if j == 0 {
-                    return None;
+                    return segs.before;
                 }
                 segs.separator[j - 1].or_else(|| segs.line(j - 1).last().map(|g| g.ty))
             })
@@ -686,10 +717,16 @@ pub fn reduce_chunk(
             boundaries: col(&|t| &t.boundaries),
             script_tokens: script_rows(outs.iter().flat_map(|o| o.toks[ti].script_tokens.iter()), m),
             type_tokens: vec![0; ntypes],
-            ids: Vec::with_capacity(encoded[ti].iter().map(|e| e.ids.len()).sum()),
+            block_types: BlockTypes::default(),
             encode_seconds: seconds[ti],
         };
-        encoded[ti].iter().for_each(|e| t.ids.extend_from_slice(&e.ids));
+        let mut ids = Vec::with_capacity(encoded[ti].iter().map(|e| e.ids.len()).sum());
+        let mut line_end = Vec::with_capacity(m);
+        for e in &encoded[ti] {
+            line_end.extend(e.ends.iter().map(|&x| x + ids.len()));
+            ids.extend_from_slice(&e.ids);
+        }
+        t.block_types = block_types(&ids, &line_end, block_lines);
         for o in &outs {
             let bt = &o.toks[ti];
             for &ty in &bt.types {
@@ -714,9 +751,13 @@ mod tests {
     use crate::encoding::CharOffsets;
 
     #[test]
-    fn column_bytes_are_little_endian() {
-        assert_eq!(&*i64_le_bytes(&[1, -2]), &[1, 0, 0, 0, 0, 0, 0, 0, 254, 255, 255, 255, 255, 255, 255, 255]);
-        assert_eq!(&*u32_le_bytes(&[0x0102_0304]), &[4, 3, 2, 1]);
+    fn block_types_count_each_id_per_block() {
+        // Lines: [5 5 1] [] [1] | [7] [5 5]: blocks of 3 lines, then the last of 2.
+        let ids = [5, 5, 1, 1, 7, 5, 5];
+        let line_end = [3, 3, 4, 5, 7];
+        let b = block_types(&ids, &line_end, 3);
+        assert_eq!(b, BlockTypes { ends: vec![2, 4], ids: vec![5, 1, 7, 5], counts: vec![2, 2, 1, 2] });
+        assert_eq!(block_types(&[], &[0, 0], 1), BlockTypes { ends: vec![0, 0], ..Default::default() });
     }
 
     #[test]

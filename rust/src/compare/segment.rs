@@ -1,10 +1,12 @@
 //! Word segments (UAX #29 default word boundaries) and the index of segment types.
 //!
-//! A segment is the text between two default word boundaries, as `unicode-segmentation` finds
-//! them; the Python side (`subword/compare/words.py`) uses the `regex` package's `(?w)` boundaries,
-//! and a test checks they agree on real and Unicode-rich text. Lines are segmented one by one: UAX
-//! #29 always breaks around a line feed, so that equals segmenting the chunk joined by `\n`, where
-//! each `\n` (or `\r\n`, when a line ends with `\r`) is a segment of its own between lines.
+//! A segment is the text between two default word boundaries of UAX #29 ("Unicode Text
+//! Segmentation"), as the `unicode-segmentation` crate finds them, with no tailoring: Unicode
+//! 17.0.0, the crate's tables ([`UNICODE_VERSION`], checked at compile time). The tests check every
+//! path here against all cases of Unicode's own `WordBreakTest-17.0.0.txt` (vendored under
+//! `tests/data/unicode/`). Lines are segmented one by one: UAX #29 always breaks around a line feed,
+//! so that equals segmenting the chunk joined by `\n`, where each `\n` (or `\r\n`, when a line
+//! ends with `\r`) is a segment of its own between lines.
 //!
 //! Performance notes: lines of ASCII and a few non-ASCII characters of English prose (curly quotes,
 //! dashes) are segmented by the UAX #29 rules applied to a table of classes (`breaks`), checked
@@ -61,28 +63,16 @@ impl TypeIndex {
     }
 }
 
-/// The vowels after which the `regex` package does not break following an apostrophe.
-fn is_regex_vowel(c: char) -> bool {
-    matches!(c, 'A' | 'E' | 'I' | 'O' | 'U' | 'a' | 'e' | 'i' | 'o' | 'u' | '\u{130}')
-        || matches!(c as u32, 0xC0..=0xC2 | 0xC8..=0xCA | 0xCC..=0xCE | 0xD2..=0xD4 | 0xD9..=0xDB
-            | 0xE0..=0xE2 | 0xE8..=0xEA | 0xEC..=0xEE | 0xF2..=0xF4 | 0xF9..=0xFB)
-}
+/// The Unicode version of the word boundaries: that of the crate's tables. The vendored test file,
+/// `docs/compare.md` and this constant name one version; a new crate version fails here until all
+/// three are moved together.
+pub const UNICODE_VERSION: (u64, u64, u64) = unicode_segmentation::UNICODE_VERSION;
+const _: () = assert!(
+    UNICODE_VERSION.0 == 17 && UNICODE_VERSION.1 == 0 && UNICODE_VERSION.2 == 0,
+    "unicode-segmentation changed its Unicode version: update tests/data/unicode and docs/compare.md"
+);
 
-/// Whether a segment ends with an apostrophe (`'` or `’`), marks and format characters after it aside.
-fn ends_with_apostrophe(seg: &str) -> bool {
-    use unicode_general_category::{get_general_category, GeneralCategory as G};
-    let last = seg.chars().rev().find(|&c| {
-        !matches!(get_general_category(c), G::NonspacingMark | G::SpacingMark | G::EnclosingMark | G::Format)
-    });
-    matches!(last, Some('\'' | '\u{2019}'))
-}
-
-/// The byte spans of a line's segments, in order (they tile the line).
-///
-/// UAX #29 boundaries (`unicode-segmentation`) with the one tailoring the `regex` package applies
-/// (measured on `regex` 2026.5.9, every code point after `'` and `’`): no break between an
-/// apostrophe and a following vowel (`AEIOUaeiou`, their grave, acute and circumflex forms, `İ`),
-/// so `'em` is one segment where plain UAX #29 gives `'` and `em`.
+/// The byte spans of a line's segments, in order (they tile the line): UAX #29 default word boundaries.
 pub fn byte_segments(line: &str) -> Vec<(usize, usize)> {
     let mut scratch = SpanScratch::default();
     spans_into(line, &mut scratch);
@@ -106,19 +96,13 @@ pub fn spans_into(line: &str, scratch: &mut SpanScratch) {
     let SpanScratch { spans, classes, offsets } = scratch;
     spans.clear();
     if simple_classes(line, classes, offsets) {
-        let b = line.as_bytes();
         let n = classes.len();
         let mut start = 0usize;
         for i in 1..=n {
             if i < n && !breaks(classes, i) {
                 continue;
             }
-            // The `regex` tailoring: no break between an apostrophe and a vowel.
-            let at = offsets[i.min(n - 1)] as usize;
-            if i < n && is_ascii_vowel(b[at]) && matches!(classes[i - 1], Wb::MidNumLetQ) && is_apostrophe_at(b, offsets[i - 1] as usize) {
-                continue;
-            }
-            let end = if i < n { at } else { b.len() };
+            let end = if i < n { offsets[i] as usize } else { line.len() };
             spans.push((offsets[start] as usize, end, (i - start) as u32));
             start = i;
         }
@@ -128,19 +112,9 @@ pub fn spans_into(line: &str, scratch: &mut SpanScratch) {
 }
 
 /// [`spans_into`] by `unicode-segmentation` alone (the path of every other line, and the tests' oracle
-/// of the fast path): its word bounds, with the `regex` package's one tailoring.
+/// of the fast path).
 fn crate_spans_into(line: &str, spans: &mut Vec<(usize, usize, u32)>) {
-    for (i, seg) in line.split_word_bound_indices() {
-        let end = i + seg.len();
-        if let Some(prev) = spans.last_mut() {
-            if seg.chars().next().is_some_and(is_regex_vowel) && ends_with_apostrophe(&line[prev.0..prev.1]) {
-                prev.1 = end;
-                prev.2 += seg.chars().count() as u32;
-                continue;
-            }
-        }
-        spans.push((i, end, seg.chars().count() as u32));
-    }
+    spans.extend(line.split_word_bound_indices().map(|(i, seg)| (i, i + seg.len(), seg.chars().count() as u32)));
 }
 
 #[cfg(test)]
@@ -148,16 +122,6 @@ fn crate_spans(line: &str) -> Vec<(usize, usize, u32)> {
     let mut spans = Vec::new();
     crate_spans_into(line, &mut spans);
     spans
-}
-
-fn is_ascii_vowel(b: u8) -> bool {
-    matches!(b, b'A' | b'E' | b'I' | b'O' | b'U' | b'a' | b'e' | b'i' | b'o' | b'u')
-}
-
-/// Whether the char at byte `at` is `'` or `’` (the two apostrophes of the tailoring; `‘`, also
-/// MidNumLetQ, is not one).
-fn is_apostrophe_at(b: &[u8], at: usize) -> bool {
-    b[at] == b'\'' || b[at..].starts_with("\u{2019}".as_bytes())
 }
 
 /// The UAX #29 word-break classes of the characters [`simple_classes`] knows (`WordBreakProperty.txt`).
@@ -263,27 +227,45 @@ fn breaks(c: &[Wb], i: usize) -> bool {
     }
 }
 
-/// The segments of a chunk of lines.
+/// The segments of a chunk of lines, as a part of the whole input joined by line feeds: every line but
+/// the input's last is followed by a line feed, a segment of its own, or one with the line's last
+/// character when the line ends with `\r` (UAX #29 keeps `\r\n` together). The counts are the same
+/// however the input is cut into chunks.
 pub struct ChunkSegments {
     /// All segments, line after line: line `j`'s are `segs[line_start[j]..line_start[j + 1]]` (a
-    /// line ending in `\r` that is not the chunk's last has the `\r\n` type for that last character:
-    /// in the joined chunk it is one segment with the line feed).
+    /// line ending in `\r` that is not the input's last has the `\r\n` type for that last character).
     pub segs: Vec<Segment>,
     /// Per line and one past the last, the index of its first segment in `segs`.
     pub line_start: Vec<usize>,
-    /// Per line, the type of the line feed segment after it (`None` for the chunk's last line and
+    /// Per line, the type of the line feed segment after it (`None` for the input's last line and
     /// for a line whose `\r` took the line feed).
     pub separator: Vec<Option<u32>>,
+    /// The type of the segment that ends the line before the chunk (its line feed, or `\r\n`).
+    pub before: Option<u32>,
     /// The number of types before this chunk: ids from here on are new.
     pub known: usize,
     /// The line (in the chunk) where each new type first occurs.
     pub new_first_line: Vec<u32>,
+    /// Per line: its last segment is `\r\n` (the line ended with `\r` and took the line feed).
+    merged: Vec<bool>,
 }
 
 impl ChunkSegments {
     /// The segments of line `j`.
     pub fn line(&self, j: usize) -> &[Segment] {
         &self.segs[self.line_start[j]..self.line_start[j + 1]]
+    }
+
+    /// The type of the segment that ends the chunk's last line (its line feed or `\r\n`), if any: the
+    /// next chunk's [`ChunkSegments::before`].
+    pub fn tail(&self) -> Option<u32> {
+        let j = self.separator.len().checked_sub(1)?;
+        self.separator[j].or_else(|| self.line(j).last().map(|g| g.ty).filter(|_| self.line_feed_merged(j)))
+    }
+
+    /// Whether line `j`'s last segment took the line feed after it (`\r\n`).
+    fn line_feed_merged(&self, j: usize) -> bool {
+        self.separator[j].is_none() && self.merged[j]
     }
 }
 
@@ -302,8 +284,10 @@ struct SegBlock {
 /// Lines per task of the parallel segmentation.
 const BLOCK_LINES: usize = 256;
 
-/// Segments `lines` and interns their types in order of occurrence in the joined chunk.
-pub fn segment_chunk(lines: &[&str], index: &mut TypeIndex) -> ChunkSegments {
+/// Segments `lines` and interns their types in order of occurrence in the joined input. `last_chunk`:
+/// the chunk ends the input (its last line has no line feed after it); `before`: the previous chunk's
+/// [`ChunkSegments::tail`].
+pub fn segment_chunk(lines: &[&str], index: &mut TypeIndex, last_chunk: bool, before: Option<u32>) -> ChunkSegments {
     let known = index.len();
     // One-character ASCII segments (spaces, punctuation: about half of them) by table, not by hash.
     let ascii1: Vec<u32> = (0u8..128).map(|b| index.get(std::str::from_utf8(&[b]).unwrap_or("")).unwrap_or(UNKNOWN)).collect();
@@ -346,7 +330,9 @@ pub fn segment_chunk(lines: &[&str], index: &mut TypeIndex) -> ChunkSegments {
         }
         id
     };
-    let last = lines.len().saturating_sub(1);
+    // Lines before `last` are followed by a line feed.
+    let last = if last_chunk { lines.len().saturating_sub(1) } else { lines.len() };
+    let mut merged = Vec::with_capacity(lines.len());
     let mut line_feed: Option<u32> = None;
     let mut j = 0usize;
     for blk in blocks {
@@ -359,6 +345,7 @@ pub fn segment_chunk(lines: &[&str], index: &mut TypeIndex) -> ChunkSegments {
             let end = at + k as usize;
             line_start.push(at);
             let merge_cr = j < last && line.ends_with('\r');
+            merged.push(merge_cr && end > at);
             // The new types in order of occurrence: the segments', then the line feed's.
             while let Some(&&(i, b0, b1)) = unknown.peek() {
                 let i = base + i as usize;
@@ -384,7 +371,7 @@ pub fn segment_chunk(lines: &[&str], index: &mut TypeIndex) -> ChunkSegments {
         }
     }
     line_start.push(segs.len());
-    ChunkSegments { segs, line_start, separator, known, new_first_line }
+    ChunkSegments { segs, line_start, separator, before, known, new_first_line, merged }
 }
 
 #[cfg(test)]
@@ -400,21 +387,28 @@ mod tests {
         assert_eq!(texts("It's 3.14, naïve!"), ["It's", " ", "3.14", ",", " ", "naïve", "!"]);
         assert_eq!(texts("a  b"), ["a", "  ", "b"]);
         assert_eq!(texts("日本語"), ["日", "本", "語"]);
-        assert_eq!(texts("x 'em 's ’Ère"), ["x", " ", "'em", " ", "'", "s", " ", "’Ère"]);
+        // No tailoring: an apostrophe at a word start is a segment of its own (UAX #29 WB999).
+        assert_eq!(texts("x 'em 's ’Ère can't"), ["x", " ", "'", "em", " ", "'", "s", " ", "’", "Ère", " ", "can't"]);
     }
 
     #[test]
     fn chunk_types_in_order_and_line_feeds_between_lines() {
         let mut index = TypeIndex::default();
-        let c = segment_chunk(&["a b", "b\r", "c"], &mut index);
+        let c = segment_chunk(&["a b", "b\r", "c"], &mut index, true, None);
         let names: Vec<&str> = index.types.iter().map(|s| &**s).collect();
         assert_eq!(names, ["a", " ", "b", "\n", "\r\n", "c"]);
         assert_eq!(c.new_first_line, [0, 0, 0, 0, 1, 2]);
         assert_eq!(c.separator, [Some(3), None, None]);
         assert_eq!(c.line(1), [Segment { start: 0, end: 1, ty: 2 }, Segment { start: 1, end: 2, ty: 4 }]);
-        let again = segment_chunk(&["c a"], &mut index);
+        assert_eq!(c.tail(), None);
+        let again = segment_chunk(&["c a"], &mut index, true, None);
         assert_eq!(again.known, 6);
         assert!(again.new_first_line.is_empty());
+        // A chunk that does not end the input: its last line is followed by a line feed too.
+        let mid = segment_chunk(&["a", "b\r"], &mut index, false, None);
+        assert_eq!(mid.separator, [Some(3), None]);
+        assert_eq!(mid.tail(), Some(4));
+        assert_eq!(segment_chunk(&["x"], &mut index, false, None).tail(), Some(3));
     }
 
     /// The segments of `s` by the fast path (when it takes `s`) and by the crate alone.
@@ -485,6 +479,56 @@ mod tests {
             assert_eq!(spans.last().map_or(0, |x| x.1), s.len());
         }
         assert!(taken > 10_000 && taken < 50_000, "{taken}");
+    }
+
+    /// Unicode's own conformance cases: `(text, its segments)` per data line of the vendored file.
+    fn word_break_cases() -> Vec<(String, Vec<String>)> {
+        const FILE: &str = include_str!("../../../tests/data/unicode/WordBreakTest-17.0.0.txt");
+        assert!(FILE.starts_with("# WordBreakTest-17.0.0.txt"), "the vendored file is not of Unicode 17.0.0");
+        let mut cases = Vec::new();
+        for raw in FILE.lines() {
+            let data = raw.split('#').next().unwrap_or("");
+            if data.trim().is_empty() {
+                continue;
+            }
+            let (mut text, mut segs, mut cur) = (String::new(), Vec::new(), String::new());
+            for field in data.split_whitespace() {
+                match field {
+                    "\u{f7}" => {
+                        if !cur.is_empty() {
+                            segs.push(std::mem::take(&mut cur));
+                        }
+                    }
+                    "\u{d7}" => {}
+                    hex => {
+                        let c = u32::from_str_radix(hex, 16).ok().and_then(char::from_u32).expect("a code point");
+                        text.push(c);
+                        cur.push(c);
+                    }
+                }
+            }
+            cases.push((text, segs));
+        }
+        cases
+    }
+
+    #[test]
+    fn every_path_passes_unicodes_word_break_test() {
+        let cases = word_break_cases();
+        assert_eq!(cases.len(), 1944, "every data line of WordBreakTest-17.0.0.txt is read");
+        let mut fast = 0;
+        for (text, want) in &cases {
+            let got: Vec<&str> = texts(text);
+            assert_eq!(got, *want, "{text:?}");
+            let by_crate: Vec<&str> = crate_spans(text).iter().map(|&(a, b, _)| &text[a..b]).collect();
+            assert_eq!(by_crate, *want, "{text:?} (the crate)");
+            if let Some((f, _)) = both(text) {
+                let f: Vec<&str> = f.iter().map(|&(a, b, _)| &text[a..b]).collect();
+                assert_eq!(f, *want, "{text:?} (the fast path)");
+                fast += 1;
+            }
+        }
+        assert!(fast > 50, "the fast path takes some of the cases ({fast})");
     }
 
     #[test]

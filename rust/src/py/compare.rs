@@ -1,6 +1,6 @@
-//! Bindings for `subword compare`'s native path: `CompareCollector` (segment, then reduce, each
-//! chunk of lines), `bootstrap_weights` and `type_count_replicates`. Type conversion and GIL
-//! release only; the algorithms are in `crate::compare`.
+//! Bindings for `subword compare`'s pass: `CompareCollector` (segment, then reduce, each chunk of
+//! lines), `word_segments` and `round_trip_verdicts`. Type conversion and GIL release only; the
+//! algorithms are in `crate::compare`.
 
 use std::sync::Arc;
 
@@ -12,10 +12,7 @@ use super::spm_tokenizer::PyCoreSpmTokenizer;
 use super::tokenizer::PyCoreTokenizer;
 use crate::compare::lines::{reduce_chunk, round_trips, Encoder, TokInfo, TypeClasses};
 use crate::compare::roundtrip::RoundTrip;
-use crate::compare::colsums;
-use crate::compare::resample;
-use crate::compare::typecounts;
-use crate::compare::segment::{segment_chunk, ChunkSegments, TypeIndex};
+use crate::compare::segment::{byte_segments, segment_chunk, ChunkSegments, TypeIndex, UNICODE_VERSION};
 use crate::tokenizer::sentencepiece::SpmPipeline;
 use crate::tokenizer::Tokenizer;
 
@@ -42,75 +39,30 @@ fn i64_bytes<'py>(py: Python<'py>, v: &[i64]) -> PyResult<Bound<'py, PyBytes>> {
     })
 }
 
-/// Little-endian int64 bytes as values: borrowed where the bytes are aligned (no copy of a column), else copied.
-fn i64s(b: &[u8]) -> std::borrow::Cow<'_, [i64]> {
-    #[cfg(target_endian = "little")]
-    {
-        // SAFETY: every bit pattern is a valid i64; `align_to` only hands out the aligned middle.
-        let (pre, mid, post) = unsafe { b.align_to::<i64>() };
-        if pre.is_empty() && post.is_empty() {
-            return std::borrow::Cow::Borrowed(mid);
+fn u32_bytes<'py>(py: Python<'py>, v: &[u32]) -> PyResult<Bound<'py, PyBytes>> {
+    PyBytes::new_with(py, v.len() * 4, |b| {
+        for (c, x) in b.chunks_exact_mut(4).zip(v) {
+            c.copy_from_slice(&x.to_le_bytes());
         }
-    }
-    std::borrow::Cow::Owned(
-        b.chunks_exact(8).map(|c| i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])).collect(),
-    )
+        Ok(())
+    })
 }
 
-/// Values of type `T` from a Python object: little-endian bytes (borrowed where aligned, else
-/// copied), or any C-contiguous buffer of `T` such as a numpy array (borrowed: no copy at all).
-enum Values<'a, T: pyo3::buffer::Element + Copy> {
-    Bytes(std::borrow::Cow<'a, [T]>),
-    Buffer(pyo3::buffer::PyBuffer<T>),
-}
-
-impl<'a, T: pyo3::buffer::Element + Copy> Values<'a, T> {
-    fn get(obj: &'a Bound<'_, PyAny>, what: &str, from_bytes: fn(&'a [u8], &str) -> PyResult<std::borrow::Cow<'a, [T]>>)
-           -> PyResult<Self> {
-        if let Ok(b) = obj.cast::<PyBytes>() {
-            return Ok(Values::Bytes(from_bytes(b.as_bytes(), what)?));
+fn u64_bytes<'py>(py: Python<'py>, v: &[u64]) -> PyResult<Bound<'py, PyBytes>> {
+    PyBytes::new_with(py, v.len() * 8, |b| {
+        for (c, x) in b.chunks_exact_mut(8).zip(v) {
+            c.copy_from_slice(&x.to_le_bytes());
         }
-        let buf = pyo3::buffer::PyBuffer::<T>::get(obj)
-            .map_err(|e| PyTypeError::new_err(format!("{what}: neither bytes nor a buffer of the right type ({e})")))?;
-        if !buf.is_c_contiguous() {
-            return Err(PyValueError::new_err(format!("{what}: the buffer is not contiguous")));
-        }
-        Ok(Values::Buffer(buf))
-    }
-
-    fn as_slice(&self) -> &[T] {
-        match self {
-            Values::Bytes(c) => c.as_ref(),
-            // SAFETY: `PyBuffer::get` checked the item type, size and alignment, and the buffer stays
-            // valid while `self` holds it; the callers (subword.compare) do not write to their arrays
-            // while the call runs with the GIL released.
-            Values::Buffer(b) => unsafe { std::slice::from_raw_parts(b.buf_ptr() as *const T, b.item_count()) },
-        }
-    }
-}
-
-/// Little-endian u32 bytes as values: borrowed where the bytes are aligned (no copy of 4.6M ids), else copied.
-fn u32s<'a>(b: &'a [u8], what: &str) -> PyResult<std::borrow::Cow<'a, [u32]>> {
-    if b.len() % 4 != 0 {
-        return Err(PyValueError::new_err(format!("{what}: {} bytes is not a whole number of u32", b.len())));
-    }
-    #[cfg(target_endian = "little")]
-    {
-        // SAFETY: every bit pattern is a valid u32; `align_to` only hands out the aligned middle.
-        let (pre, mid, post) = unsafe { b.align_to::<u32>() };
-        if pre.is_empty() && post.is_empty() {
-            return Ok(std::borrow::Cow::Borrowed(mid));
-        }
-    }
-    Ok(std::borrow::Cow::Owned(b.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()))
+        Ok(())
+    })
 }
 
 /// `CompareCollector(cores, unk_ids, byte_token_masks, scripts)`: the per-line reduction of
 /// `subword compare` for the given `CoreTokenizer` / `CoreSpmTokenizer` objects. Per chunk:
 /// `segment(lines)` -> the new segment types (and the chunk line of each one's first occurrence),
 /// `classify(is_word, script)` for those types, then `reduce(lines)` -> a dict of little-endian
-/// `i64` buffers, the per-script ones as `{script index: row}` of the scripts that occur (see
-/// `subword/compare/native.py`).
+/// `i64` buffers, the per-script ones as `{script index: row}` of the scripts that occur, and per
+/// tokenizer the token ids counted per block of `block_lines` lines (see `subword/compare/collect.py`).
 #[pyclass(name = "CompareCollector", module = "subword._core")]
 pub struct PyCompareCollector {
     cores: Vec<Core>,
@@ -122,6 +74,8 @@ pub struct PyCompareCollector {
     script: Vec<u8>,
     scripts: usize,
     pending: Option<(usize, ChunkSegments)>,
+    /// The segment type that ends the last line segmented so far (see `ChunkSegments::tail`).
+    tail: Option<u32>,
 }
 
 #[pymethods]
@@ -172,14 +126,23 @@ impl PyCompareCollector {
             script: Vec::new(),
             scripts,
             pending: None,
+            tail: None,
         })
     }
 
-    /// Segments a chunk: `(new types, chunk line of each one's first occurrence)`.
-    fn segment(&mut self, py: Python<'_>, lines: Vec<Bound<'_, PyString>>) -> PyResult<(Vec<String>, Vec<u32>)> {
+    /// Segments a chunk (`last_chunk`: it ends the input): `(new types, chunk line of each one's first
+    /// occurrence)`. The chunks of one input are given in order.
+    fn segment(
+        &mut self,
+        py: Python<'_>,
+        lines: Vec<Bound<'_, PyString>>,
+        last_chunk: bool,
+    ) -> PyResult<(Vec<String>, Vec<u32>)> {
         let strs: Vec<&str> = lines.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
         let index = &mut self.index;
-        let segs = py.detach(|| segment_chunk(&strs, index));
+        let before = self.tail;
+        let segs = py.detach(|| segment_chunk(&strs, index, last_chunk, before));
+        self.tail = segs.tail();
         let new = self.index.types[segs.known..].iter().map(|s| s.to_string()).collect();
         let first = segs.new_first_line.clone();
         self.pending = Some((strs.len(), segs));
@@ -229,8 +192,14 @@ impl PyCompareCollector {
         self.index.len()
     }
 
-    /// Encodes the chunk `segment` was given with every tokenizer and reduces it.
-    fn reduce<'py>(&mut self, py: Python<'py>, lines: Vec<Bound<'py, PyString>>) -> PyResult<Bound<'py, PyDict>> {
+    /// Encodes the chunk `segment` was given with every tokenizer and reduces it; the chunk starts a
+    /// block of `block_lines` lines.
+    fn reduce<'py>(
+        &mut self,
+        py: Python<'py>,
+        lines: Vec<Bound<'py, PyString>>,
+        block_lines: usize,
+    ) -> PyResult<Bound<'py, PyDict>> {
         let Some((m, segs)) = self.pending.take() else {
             return Err(PyValueError::new_err("reduce() needs segment() of the same lines first"));
         };
@@ -248,10 +217,10 @@ impl PyCompareCollector {
             .zip(&self.round_trip)
             .map(|(((c, &unk), bt), rt)| TokInfo { encoder: c.encoder(), unk, byte_token: bt, round_trip: rt.as_ref() })
             .collect();
-        let stats = py.detach(|| reduce_chunk(&strs, &segs, ntypes, &classes, &toks)).map_err(PyValueError::new_err)?;
-        // The columns' bytes copied in one piece each (the per-script ones are megabytes of zeros).
-        use crate::compare::lines::{i64_le_bytes, u32_le_bytes};
-        let col = |v: &[i64]| -> PyResult<Bound<'py, PyBytes>> { Ok(PyBytes::new(py, &i64_le_bytes(v))) };
+        let stats = py
+            .detach(|| reduce_chunk(&strs, &segs, ntypes, &classes, &toks, block_lines))
+            .map_err(PyValueError::new_err)?;
+        let col = |v: &[i64]| i64_bytes(py, v);
         let d = PyDict::new(py);
         d.set_item("chars", col(&stats.chars)?)?;
         d.set_item("bytes", col(&stats.bytes)?)?;
@@ -277,7 +246,9 @@ impl PyCompareCollector {
             e.set_item("boundaries", col(&t.boundaries)?)?;
             e.set_item("script_tokens", rows(&t.script_tokens)?)?;
             e.set_item("type_tokens", col(&t.type_tokens)?)?;
-            e.set_item("ids", PyBytes::new(py, &u32_le_bytes(&t.ids)))?;
+            e.set_item("block_ends", u64_bytes(py, &t.block_types.ends)?)?;
+            e.set_item("block_ids", u32_bytes(py, &t.block_types.ids)?)?;
+            e.set_item("block_counts", u32_bytes(py, &t.block_types.counts)?)?;
             e.set_item("seconds", t.encode_seconds)?;
             toks.append(e)?;
         }
@@ -327,127 +298,26 @@ fn round_trip_verdicts<'py>(
     Ok((PyBytes::new(py, &fast), PyBytes::new(py, &verdict)))
 }
 
-/// `bootstrap_column_sums(columns, n, seed, replicates)`: per replicate `r` (the draws of
-/// `bootstrap_weights`) and column (little-endian int64 bytes or a contiguous int64 array, `n` values
-/// each), `sum_l w_r(l) x(l)`,
-/// as little-endian float64 bytes (`replicates x columns`, row-major).
+/// `word_segments(text)`: the UAX #29 word segments of `text` as `(start, end)` character offsets,
+/// in order (they tile the text), as the compare pass segments each line.
 #[pyfunction]
-fn bootstrap_column_sums<'py>(
-    py: Python<'py>,
-    columns: Vec<Bound<'py, PyAny>>,
-    n: usize,
-    seed: u64,
-    replicates: usize,
-) -> PyResult<Bound<'py, PyBytes>> {
-    let cols: Vec<Values<'_, i64>> = columns
-        .iter()
-        .enumerate()
-        .map(|(j, b)| {
-            let v = Values::get(b, &format!("column {j}"), |b, _| Ok(i64s(b)))?;
-            let whole = match b.cast::<PyBytes>() {
-                Ok(bytes) => bytes.as_bytes().len() == n * 8, // no trailing partial value
-                Err(_) => v.as_slice().len() == n,
-            };
-            if !whole {
-                return Err(PyValueError::new_err(format!("column {j}: not {n} int64 values")));
-            }
-            Ok(v)
-        })
-        .collect::<PyResult<_>>()?;
-    let refs: Vec<&[i64]> = cols.iter().map(|c| c.as_slice()).collect();
-    let sums = py.detach(|| colsums::column_sums(&refs, n, seed, replicates)).map_err(PyValueError::new_err)?;
-    PyBytes::new_with(py, sums.len() * 8, |b| {
-        for (c, x) in b.chunks_exact_mut(8).zip(&sums) {
-            c.copy_from_slice(&x.to_le_bytes());
-        }
-        Ok(())
-    })
-}
-
-/// `bootstrap_weights(n, seed, first, rows)`: the resampling counts of replicates
-/// `first..first + rows` as little-endian float64 bytes (`rows x n`, row-major).
-#[pyfunction]
-fn bootstrap_weights<'py>(
-    py: Python<'py>,
-    n: usize,
-    seed: u64,
-    first: u64,
-    rows: usize,
-) -> PyResult<Bound<'py, PyBytes>> {
-    let len = n
-        .checked_mul(rows)
-        .and_then(|c| c.checked_mul(8))
-        .ok_or_else(|| PyValueError::new_err(format!("{rows} x {n} weights do not fit in memory")))?;
-    PyBytes::new_with(py, len, |buf| {
-        py.detach(|| resample::weights_f64_le(n, seed, first, buf));
-        Ok(())
-    })
-}
-
-/// `type_count_replicates(types, lines, ntypes, n, seed, replicates, alpha)`: per tokenizer (lists
-/// of the same length) and replicate (of the same draws as `bootstrap_weights`),
-/// `[types used, tokens, sum c^alpha, sum c log2 c]` of the token-type counts, as little-endian
-/// float64 bytes (`replicates x 4`). `types[i]` and `lines[i]` are each token's type and line as
-/// little-endian u32 bytes or contiguous uint32 arrays (types below `ntypes`; types that never occur cost nothing, so ids do);
-/// the resampling counts are drawn once for all tokenizers.
-#[pyfunction]
-#[allow(clippy::too_many_arguments)] // mirrors the Python call
-fn type_count_replicates<'py>(
-    py: Python<'py>,
-    types: Vec<Bound<'py, PyAny>>,
-    lines: Vec<Bound<'py, PyAny>>,
-    ntypes: Vec<usize>,
-    n: usize,
-    seed: u64,
-    replicates: usize,
-    alpha: f64,
-) -> PyResult<Vec<Bound<'py, PyBytes>>> {
-    if types.len() != lines.len() || types.len() != ntypes.len() {
-        return Err(PyValueError::new_err("types, lines and ntypes need one entry per tokenizer"));
-    }
-    let types: Vec<Values<'_, u32>> = types.iter().map(|b| Values::get(b, "types", u32s)).collect::<PyResult<_>>()?;
-    let lines: Vec<Values<'_, u32>> = lines.iter().map(|b| Values::get(b, "lines", u32s)).collect::<PyResult<_>>()?;
-    let sets: Vec<(&[u32], &[u32], usize)> =
-        types.iter().zip(&lines).zip(&ntypes).map(|((t, l), &v)| (t.as_slice(), l.as_slice(), v)).collect();
-    let all = py
-        .detach(|| typecounts::type_count_replicates_many(&sets, n, seed, replicates, alpha))
-        .map_err(PyValueError::new_err)?;
-    all.iter()
-        .map(|sums| {
-            PyBytes::new_with(py, sums.len() * 32, |b| {
-                for (c, x) in b.chunks_exact_mut(8).zip(sums.iter().flatten()) {
-                    c.copy_from_slice(&x.to_le_bytes());
-                }
-                Ok(())
-            })
+fn word_segments(text: &str) -> Vec<(usize, usize)> {
+    let mut at = 0usize;
+    byte_segments(text)
+        .into_iter()
+        .map(|(a, b)| {
+            let start = at;
+            at += text[a..b].chars().count();
+            (start, at)
         })
         .collect()
 }
 
-/// `count_ids(ids, minlength)`: how often each id occurs in a uint32 array (or little-endian u32
-/// bytes), as little-endian int64 bytes of `max(minlength, max id + 1)` counts (numpy's `bincount`,
-/// without its conversion of every id to int64 first).
-#[pyfunction]
-fn count_ids<'py>(py: Python<'py>, ids: Bound<'py, PyAny>, minlength: usize) -> PyResult<Bound<'py, PyBytes>> {
-    let ids = Values::get(&ids, "ids", u32s)?;
-    let ids = ids.as_slice();
-    let counts = py.detach(|| {
-        let len = ids.iter().max().map_or(0, |&m| m as usize + 1).max(minlength);
-        let mut counts = vec![0i64; len];
-        for &i in ids {
-            counts[i as usize] += 1;
-        }
-        counts
-    });
-    i64_bytes(py, &counts)
-}
-
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(count_ids, m)?)?;
     m.add_class::<PyCompareCollector>()?;
-    m.add_function(wrap_pyfunction!(bootstrap_weights, m)?)?;
     m.add_function(wrap_pyfunction!(round_trip_verdicts, m)?)?;
-    m.add_function(wrap_pyfunction!(bootstrap_column_sums, m)?)?;
-    m.add_function(wrap_pyfunction!(type_count_replicates, m)?)?;
+    m.add_function(wrap_pyfunction!(word_segments, m)?)?;
+    let (a, b, c) = UNICODE_VERSION;
+    m.add("WORD_BREAK_UNICODE_VERSION", format!("{a}.{b}.{c}"))?;
     Ok(())
 }
