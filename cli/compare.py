@@ -163,7 +163,7 @@ def compare_command(specs: tuple[str, ...], sources: tuple[str, ...], names: str
         name_list = _default_names(specs)
 
     if not sources:
-        from corpora.builtin import builtin_corpus
+        from cli.corpus import builtin_corpus
 
         sources = (str(builtin_corpus()),)
     lines, files, joined = _read(sources, encoding_errors, max_lines)

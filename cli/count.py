@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 import corpora
+from cli.corpus import builtin_corpus
 from cli.progress import ProgressReporter, resolve_mode
 from cli.train import ByteSize
 
@@ -166,9 +167,10 @@ def count_command(inputs: tuple[str, ...], output: Path, for_: str | None, like:
                 say, started)
 
 
-def _sources(inputs: tuple[str, ...], say: Callable[[str], None]) -> list[corpora.Source]:
+def _sources(inputs: tuple[str, ...], say: Callable[[str], None], progress_mode: str = "auto",
+             quiet: bool = False) -> list[corpora.Source]:
     if not inputs:
-        path = corpora.builtin_corpus()
+        path = builtin_corpus(progress_mode, quiet)  # type: ignore[arg-type]
         say(f"No INPUT given: counting the built-in corpus ({path}).")
         inputs = (str(path),)
     try:
@@ -182,7 +184,7 @@ def _count_here(inputs: tuple[str, ...], output: Path, pipeline: dict[str, Any],
                 say: Callable[[str], None], started: float) -> None:
     from subword.counts import Counter
 
-    sources = _sources(inputs, say)
+    sources = _sources(inputs, say, progress_mode, quiet)
     mode = resolve_mode(progress_mode, quiet)  # type: ignore[arg-type]
     reporter = ProgressReporter(mode, units={"read": "bytes"})
     total = sum(s.size() or 0 for s in sources) or None

@@ -22,6 +22,7 @@ from typing import Any
 import click
 
 import corpora
+from cli.corpus import builtin_corpus
 from cli.progress import ProgressReporter, resolve_mode
 from cli.trainer_options import add_registry_options, build_trainer, registry_fields, trainer_option_specs
 from subword.spm import SpmBpeTrainer
@@ -210,7 +211,7 @@ def train_command(
     if inputs:
         sources: list[str] = list(inputs)
     else:
-        path = corpora.builtin_corpus()
+        path = builtin_corpus(progress_mode, quiet)  # type: ignore[arg-type]
         say(
             f"No INPUT given: training on the built-in corpus ({path.stat().st_size / 1e6:.1f} MB of "
             f"Python {sys.version_info[0]}.{sys.version_info[1]} standard-library docstrings and comments, {path})."

@@ -20,18 +20,17 @@ written atomically, and rebuilt only when the Python version or the extraction r
 
 from __future__ import annotations
 
-import ast
-import importlib.util
 import logging
 import os
+import subprocess
 import sys
 import sysconfig
-import warnings
-from collections.abc import Iterator, Mapping
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from corpora.errors import CorpusError
-from subword.formats.atomic import atomic_path
+from corpora.prose import file_pieces, prose_of
 
 __all__ = ["builtin_corpus", "cache_dir", "stdlib_prose"]
 
@@ -42,7 +41,6 @@ _FORMAT_VERSION = 1
 # Below this, the standard library sources are missing or stripped (e.g. a .pyc-only install).
 _MIN_BYTES = 100_000
 _SKIP_DIRS = {"site-packages", "dist-packages", "__pycache__"}
-_DOC_NODES = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -68,49 +66,14 @@ def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
     return base / "subword"
 
 
-def _is_rule(text: str) -> bool:
-    """A comment made only of punctuation (``# ------``) or empty."""
-    return not any(ch.isalnum() for ch in text)
-
-
-def _clean_docstring(doc: str) -> str:
-    kept = [line for line in doc.splitlines() if not line.lstrip().startswith((">>>", "... "))]
-    return "\n".join(kept).strip()
-
-
-def _file_pieces(source: bytes) -> list[tuple[int, str]]:
-    """``(line number, text)`` of every docstring and comment paragraph of one module."""
-    with warnings.catch_warnings():
-        # Old escape sequences in some stdlib files raise SyntaxWarning on newer Pythons.
-        warnings.simplefilter("ignore")
-        tree = ast.parse(source)
-    pieces: list[tuple[int, str]] = []
-    for node in ast.walk(tree):
-        if isinstance(node, _DOC_NODES):
-            doc = ast.get_docstring(node, clean=True)
-            if doc:
-                text = _clean_docstring(doc)
-                if text:
-                    pieces.append((getattr(node, "lineno", 0), text))
-    text = importlib.util.decode_source(source)
-    block: list[str] = []
-    start = 0
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        stripped = line.strip()
-        if stripped.startswith("#") and not stripped.startswith("#!") and "-*-" not in stripped:
-            body = stripped.lstrip("#").strip()
-            if not _is_rule(body):
-                if not block:
-                    start = lineno
-                block.append(body)
-                continue
-        if block:
-            pieces.append((start, "\n".join(block)))
-            block = []
-    if block:
-        pieces.append((start, "\n".join(block)))
-    pieces.sort(key=lambda piece: piece[0])
-    return pieces
+def _stdlib_files(root: Path) -> list[Path]:
+    """The ``*.py`` files under ``root`` in the corpus's order (sorted by relative path parts)."""
+    files: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
+        files.extend(Path(dirpath, name) for name in filenames if name.endswith(".py"))
+    files.sort(key=lambda p: p.relative_to(root).parts)
+    return files
 
 
 def stdlib_prose(root: Path) -> Iterator[str]:
@@ -128,28 +91,92 @@ def stdlib_prose(root: Path) -> Iterator[str]:
     >>> list(stdlib_prose(d))
     ['A module.\\n\\n', 'Why we do this.\\n\\n']
     """
-    files: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
-        files.extend(Path(dirpath, name) for name in filenames if name.endswith(".py"))
-    files.sort(key=lambda p: p.relative_to(root).parts)
-    for path in files:
+    for path in _stdlib_files(root):
         try:
-            pieces = _file_pieces(path.read_bytes())
+            pieces = file_pieces(path.read_bytes())
         except (SyntaxError, ValueError, UnicodeDecodeError, OSError, RecursionError):
             continue
         for _, text in pieces:
             yield text + "\n\n"
 
 
-def builtin_corpus(*, rebuild: bool = False) -> Path:
+# ==== building the corpus on several cores ====
+#
+# Parsing 1,800 files is CPU work under the GIL, so the build splits the file list into contiguous runs
+# of about equal size and hands all runs but the first to child interpreters (`python -m corpora.prose
+# --worker`), which write their text to a part file and report each file done on stdout; the parent does
+# the first run and joins the parts in order. Plain subprocesses, not multiprocessing: a library function
+# must not fork a process that may hold other threads, nor re-import a caller's unguarded main script as
+# spawn does. A child that cannot start or fails leaves its run to the parent, so the text is the same
+# in every case.
+
+
+def _runs(files: list[Path], parts: int) -> list[list[Path]]:
+    """``files`` cut into ``parts`` contiguous runs of about equal total size."""
+    sizes = [max(path.stat().st_size, 1) if path.exists() else 1 for path in files]
+    total = sum(sizes)
+    runs: list[list[Path]] = [[] for _ in range(parts)]
+    done = 0
+    for path, size in zip(files, sizes):
+        runs[min(parts - 1, done * parts // total)].append(path)
+        done += size
+    return [run for run in runs if run]
+
+
+def _build_text(root: Path, write: Callable[[str], None], progress: Callable[[int, int], None] | None,
+                workers: int) -> None:
+    """Writes the corpus text of ``root`` through ``write``, using up to ``workers`` processes."""
+    files = _stdlib_files(root)
+    total = len(files)
+    done = 0
+    runs = _runs(files, max(1, min(workers, total or 1)))
+    children: list[tuple[subprocess.Popen[bytes], Path, list[Path]]] = []
+    with tempfile.TemporaryDirectory(prefix="subword-builtin-") as tmp:
+        for k, run in enumerate(runs[1:], start=1):
+            listing, part = Path(tmp, f"run-{k}.txt"), Path(tmp, f"part-{k}.txt")
+            listing.write_text("".join(f"{path}\n" for path in run), encoding="utf-8")
+            try:
+                child = subprocess.Popen(
+                    [sys.executable, "-m", "corpora.prose", "--worker", str(listing), str(part)],
+                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                    env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
+                )
+            except OSError:
+                child = None
+            if child is None:
+                runs[0] = runs[0] + run  # nobody else will do it
+            else:
+                children.append((child, part, run))
+        for path in runs[0]:
+            write(prose_of(path))
+            done += 1
+            if progress is not None and done % 50 == 0:
+                progress(done, total)
+        for child, part, run in children:
+            assert child.stdout is not None
+            for _ in child.stdout:
+                done += 1
+                if progress is not None and done % 50 == 0:
+                    progress(done, total)
+            if child.wait() == 0 and part.is_file():
+                write(part.read_text(encoding="utf-8"))
+            else:  # the child failed: its run is done here, so the text is the same
+                logger.debug("a corpus worker failed (exit %s); parsing its %d files here", child.returncode, len(run))
+                for path in run:
+                    write(prose_of(path))
+    if progress is not None:
+        progress(total, total)
+
+
+def builtin_corpus(*, rebuild: bool = False, progress: Callable[[int, int], None] | None = None) -> Path:
     """Returns the path of the built-in corpus, building and caching it on first use.
 
-    The first call takes a few seconds (it parses the standard library); later calls return the
-    cached file at once.
+    The first call takes a few seconds (it parses the standard library on every core); later calls
+    return the cached file at once.
 
     Args:
         rebuild: Build it again even if a cached copy exists.
+        progress: Called as ``progress(files_done, files_total)`` while the corpus is built.
 
     Returns:
         A UTF-8 text file of several MB.
@@ -161,21 +188,27 @@ def builtin_corpus(*, rebuild: bool = False) -> Path:
     >>> path.stat().st_size > 1_000_000  # doctest: +SKIP
     True
     """
+    from subword.formats.atomic import atomic_path  # the one atomic-write helper (imported late: heavy)
+
     impl = sys.implementation.name
     version = ".".join(map(str, sys.version_info[:3]))
     target = cache_dir() / f"builtin-{impl}-{version}-v{_FORMAT_VERSION}.txt"
     if target.is_file() and not rebuild:
         return target
     root = Path(sysconfig.get_paths()["stdlib"])
-    logger.info("building the built-in corpus from %s (once) into %s", root, target)
+    logger.debug("building the built-in corpus from %s into %s", root, target)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        # The one atomic-write helper: on any failure (Ctrl-C included) the temp file is removed.
+        # On any failure (Ctrl-C included) the temp file is removed.
         with atomic_path(target) as tmp, open(tmp, "w", encoding="utf-8", newline="\n") as out:
             size = 0
-            for piece in stdlib_prose(root):
-                out.write(piece)
-                size += len(piece)
+
+            def write(text: str) -> None:
+                nonlocal size
+                out.write(text)
+                size += len(text)
+
+            _build_text(root, write, progress, workers=os.cpu_count() or 1)
             if size < _MIN_BYTES:
                 raise CorpusError(
                     f"the standard library here holds too little source text ({size} characters) "
@@ -189,3 +222,4 @@ def builtin_corpus(*, rebuild: bool = False) -> Path:
             source=str(target.parent),
         ) from exc
     return target
+

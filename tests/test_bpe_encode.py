@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from functools import lru_cache
 
 import pytest
@@ -152,12 +153,20 @@ def _cached_pair(js: str):
 
 
 @settings(max_examples=MAX_EXAMPLES, deadline=None)
-@given(st.text(max_size=60))
+@given(st.text(max_size=60) | st.lists(st.sampled_from(["<|endoftext|>", "<pad>", "<pad", "d>", "a", " "])).map("".join))
 def test_byte_level_round_trip(text: str) -> None:
+    """Byte-level BPE loses nothing: decoding gives the text back, special tokens written in it included.
+
+    Special-token strings in the text (hypothesis draws ``<|endoftext|>`` from the code under test) become
+    their special ids, which decode to their own text when kept and to nothing when skipped; the
+    post-processor's template tokens are left out so the comparison is with the text alone.
+    """
     hf, ours = _cached_pair(hf_byte_level(False, "bytelevel"))
-    ids = ours.encode(text).ids
-    assert ours.decode(ids) == text
-    assert ours.decode(ids) == hf.decode(ids)
+    ids = ours.encode(text, add_special_tokens=False).ids
+    assert ours.decode(ids, skip_special_tokens=False) == text
+    assert ours.decode(ids) == re.sub(r"<\|endoftext\|>|<pad>", "", text)
+    for skip in (True, False):
+        assert ours.decode(ids, skip) == hf.decode(ids, skip_special_tokens=skip)
 
 
 def test_decode_matches_hf() -> None:

@@ -10,9 +10,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import click
@@ -175,7 +177,7 @@ def test_train_without_input_uses_builtin_corpus(cli_app: click.Group, tmp_path:
 
     fake = tmp_path / "builtin.txt"
     fake.write_text(make_text(200, seed=5), encoding="utf-8")
-    monkeypatch.setattr(corpora, "builtin_corpus", lambda: fake)
+    monkeypatch.setattr(corpora, "builtin_corpus", lambda **_: fake)
     out = tmp_path / "tok.json"
     result = invoke(cli_app, ["train", "byte-bpe", "-o", str(out), "--vocab-size", "300", "--progress", "none"])
     assert result.exit_code == 0, result.output
@@ -406,19 +408,18 @@ def test_shell_pipe_to_head(byte_tok: Path, tmp_path: Path) -> None:
     assert b"Traceback" not in done.stderr and b"BrokenPipe" not in done.stderr
 
 
-def _interrupt_training(
-    tmp_path: Path, engine: str, lines: int, vocab: int, stage: str
-) -> tuple[int | None, bytes, list[str], bool]:
-    """Starts a training, sends SIGINT once a progress line of ``stage`` appears, and collects the outcome."""
-    corpus = tmp_path / "big.txt"
-    corpus.write_text(make_text(lines, seed=8, words_per_line=(20, 40)), encoding="utf-8")
-    out_dir = tmp_path / "out"
-    out_dir.mkdir()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "cli.main", "train", "bpe", str(corpus), "-o", str(out_dir / "tok.json"),
-         "--vocab-size", str(vocab), "--engine", engine, "--progress", "json"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )
+def _default_sigint() -> None:
+    """Runs in the child before it starts: SIGINT back to its default action.
+
+    A test run started in the background of a non-interactive shell (``pytest &``, some CI runners)
+    ignores SIGINT, and children inherit that: Python then installs no KeyboardInterrupt handler, the
+    signal is lost, and the test would see a run that finished instead of one that was interrupted.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _wait_for_stage(proc: subprocess.Popen, stage: str) -> bytes:
+    """Reads the child's JSON progress lines until one of ``stage`` arrives; returns what it read."""
     assert proc.stderr is not None
     seen = b""
     needle = f'"stage": "{stage}"'.encode()
@@ -427,30 +428,75 @@ def _interrupt_training(
         if not line:
             break
         seen += line
-    signalled = proc.poll() is None
-    if signalled:
-        proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    return proc.returncode, seen + err, sorted(os.listdir(out_dir)), signalled
+    return seen
 
 
 def test_ctrl_c_while_reading_and_counting(tmp_path: Path) -> None:
-    """SIGINT while the input is read (Python code runs between batches): exit 130, nothing left behind."""
-    code, err, left, signalled = _interrupt_training(tmp_path, "reference", lines=60000, vocab=5000, stage="read")
-    assert signalled, "training ended before the signal could be sent"
-    assert code == 130, err
+    """SIGINT while the input is read (Python code runs between batches): exit 130, nothing left behind.
+
+    The text comes through a pipe the test holds open, so the run cannot end before the signal: it is
+    sent once the child has said it is reading, while the child still waits for the rest of its input.
+    """
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cli.main", "train", "bpe", "-", "-o", str(out_dir / "tok.json"),
+         "--vocab-size", "5000", "--engine", "reference", "--progress", "json"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_default_sigint,
+    )
+    assert proc.stdin is not None
+    text = make_text(20000, seed=8, words_per_line=(20, 40)).encode("utf-8")  # ~3 MB: past the first report
+    writer = threading.Thread(target=_write_quietly, args=(proc.stdin, text), daemon=True)
+    writer.start()
+    seen = _wait_for_stage(proc, "read")
+    assert proc.poll() is None, seen  # stdin is still open: the child cannot have finished
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    writer.join(timeout=60)
+    err = seen + err
+    assert proc.returncode == 130, err
     assert b"Traceback" not in err and b"Interrupted" in err
-    assert left == [], f"files left behind: {left}"
+    assert sorted(os.listdir(out_dir)) == [], "files left behind"
+
+
+def _write_quietly(pipe, data: bytes) -> None:
+    """Writes ``data`` and leaves the pipe open (the child must not see the end of its input)."""
+    try:
+        pipe.write(data)
+        pipe.flush()
+    except (BrokenPipeError, ValueError):  # the child was interrupted first, as the test wants
+        pass
 
 
 def test_ctrl_c_during_rust_merges(tmp_path: Path) -> None:
-    """The Rust trainer checks for signals through its progress callback, so SIGINT stops the merge loop."""
-    code, err, left, signalled = _interrupt_training(tmp_path, "rust", lines=60000, vocab=30000, stage="merge")
-    if not signalled or (code == 0 and left == ["tok.json"]):
-        pytest.skip("the Rust trainer finished before the signal arrived")
-    assert code == 130, err
+    """The Rust trainer checks for signals through its progress callback, so SIGINT stops the merge loop.
+
+    The signal goes out when the child reports its first merges; the corpus has about a million distinct
+    random words, so 30,000 merges leave the loop seconds of work after that report.
+    """
+    rng = random.Random(8)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    corpus = tmp_path / "big.txt"
+    corpus.write_text(
+        "".join(" ".join("".join(rng.choices(letters, k=rng.randint(3, 12))) for _ in range(30)) + "\n"
+                for _ in range(40000)),
+        encoding="utf-8",
+    )
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cli.main", "train", "bpe", str(corpus), "-o", str(out_dir / "tok.json"),
+         "--vocab-size", "30000", "--engine", "rust", "--progress", "json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_default_sigint,
+    )
+    seen = _wait_for_stage(proc, "merge")
+    assert proc.poll() is None, f"the training ended before its merges could be interrupted: {seen!r}"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    err = seen + err
+    assert proc.returncode == 130, err
     assert b"Traceback" not in err
-    assert left == [], f"files left behind: {left}"
+    assert sorted(os.listdir(out_dir)) == [], "files left behind"
 
 
 @pytest.mark.parametrize("algorithm", ["bpe", "byte-bpe"])

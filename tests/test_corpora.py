@@ -313,6 +313,124 @@ def test_builtin_corpus_is_deterministic(builtin_path: Path) -> None:
     assert first in builtin_path.read_text(encoding="utf-8")
 
 
+def _doc_nodes_by_full_walk(tree):
+    """The straightforward definition: every module, class and function node, as ``ast.walk`` meets them."""
+    import ast
+
+    kinds = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+    return [node for node in ast.walk(tree) if isinstance(node, kinds)]
+
+
+_NESTED = '''
+def a():
+    """a"""
+    if x:
+        def b(): """b"""
+    else:
+        class C:
+            def c(self): """c"""
+try:
+    def d(): """d"""
+except E:
+    def e(): """e"""
+else:
+    def f(): pass
+finally:
+    def g(): pass
+with m:
+    async def h(): """h"""
+for i in y:
+    def j(): pass
+else:
+    def k(): pass
+while 1:
+    def l(): pass
+match z:
+    case 1:
+        def m(): """m"""
+x = lambda: [q for q in ()]
+'''
+
+
+def test_statement_walk_finds_what_a_full_walk_finds() -> None:
+    """The corpus builder walks statements only; it must meet the same nodes in the same order as ast.walk.
+
+    Checked on hand-made nesting (defs inside if/try/except/else/finally/with/for/while/match and classes)
+    and on real standard-library packages.
+    """
+    import ast
+    import sysconfig
+
+    from corpora.prose import _DOC_NODES, _statements
+
+    trees = [ast.parse(_NESTED)]
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    for package in ("json", "email", "asyncio", "unittest"):
+        for path in sorted((stdlib / package).rglob("*.py")):
+            trees.append(ast.parse(path.read_bytes()))
+    for tree in trees:
+        ours = [node for node in _statements(tree) if isinstance(node, _DOC_NODES)]
+        assert ours == _doc_nodes_by_full_walk(tree)
+    assert len(_doc_nodes_by_full_walk(trees[0])) == 14  # the module and a, b, C, c, d, e, f, g, h, j, k, l, m
+
+
+def _fake_stdlib(root: Path, files: int = 40) -> Path:
+    """A directory of Python files with more prose than the corpus's minimum, nested in packages."""
+    for k in range(files):
+        pkg = root / f"pkg{k % 3}" / ("sub" if k % 2 else "")
+        pkg.mkdir(parents=True, exist_ok=True)
+        body = "".join(f"def f{j}():\n    '''Function {j} of file {k}: {'word ' * 40}'''\n# Comment {j}.\n"
+                       for j in range(20))
+        (pkg / f"m{k}.py").write_text(f"'''Module {k}.'''\n{body}", encoding="utf-8")
+    (root / "broken.py").write_text("def (:\n", encoding="utf-8")
+    return root
+
+
+@pytest.mark.parametrize("workers", ["several", "none-start"])
+def test_builtin_corpus_built_in_parallel_equals_the_serial_text(tmp_path: Path, monkeypatch, workers: str) -> None:
+    """The corpus built by several processes is the serial extraction's text, byte for byte, with progress
+    up to every file; a worker that cannot start leaves its files to the parent and changes nothing."""
+    import sysconfig
+
+    from corpora import builtin
+
+    root = _fake_stdlib(tmp_path / "lib")
+    monkeypatch.setattr(sysconfig, "get_paths", lambda: {"stdlib": str(root)})
+    monkeypatch.setenv("SUBWORD_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(builtin.os, "cpu_count", lambda: 3)
+    if workers == "none-start":
+        monkeypatch.setattr(builtin.sys, "executable", str(tmp_path / "no-such-python"))
+    seen: list[tuple[int, int]] = []
+    path = corpora.builtin_corpus(progress=lambda done, total: seen.append((done, total)))
+    assert path.read_text(encoding="utf-8") == "".join(stdlib_prose(root))
+    total = len(list(root.rglob("*.py")))
+    assert seen[-1] == (total, total)
+    assert [done for done, _ in seen] == sorted(done for done, _ in seen)
+
+
+def test_cli_says_it_builds_the_builtin_corpus_and_shows_progress(tmp_path: Path, monkeypatch) -> None:
+    """The first command without input builds the corpus: one line says so, progress follows (JSON here)."""
+    import sysconfig
+
+    from click.testing import CliRunner
+
+    from cli.main import cli
+
+    root = _fake_stdlib(tmp_path / "lib", files=60)
+    monkeypatch.setattr(sysconfig, "get_paths", lambda: {"stdlib": str(root)})
+    monkeypatch.setenv("SUBWORD_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "counts.swc"
+    result = CliRunner().invoke(cli, ["count", "-o", str(out), "--for", "bpe", "--progress", "json"])
+    assert result.exit_code == 0, result.output
+    assert "Building the built-in corpus (once" in result.stderr
+    stages = [json.loads(line) for line in result.stderr.splitlines() if line.startswith("{")]
+    corpus = [s for s in stages if s["stage"] == "corpus"]
+    assert corpus and corpus[-1]["current"] == corpus[-1]["total"] == 61
+    # Built once: the second run neither says it nor shows it.
+    again = CliRunner().invoke(cli, ["count", "-o", str(out), "--for", "bpe", "--progress", "json"])
+    assert again.exit_code == 0 and "Building" not in again.stderr and '"corpus"' not in again.stderr
+
+
 def test_cache_dir_follows_xdg(monkeypatch, tmp_path: Path) -> None:
     monkeypatch.delenv("SUBWORD_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
