@@ -72,12 +72,21 @@ def _unigram_model_file():
     return Tokenizer.from_file(_unigram_model())
 
 
+def _mistral_model_file():
+    """A real Llama-layout SentencePiece BPE ``.model`` (Mistral 7B v0.1: byte fallback, whitespace kept)."""
+    from subword import Tokenizer
+
+    pkg = pytest.importorskip("mistral_common", reason="mistral-common (requirements/test-files.txt) not installed")
+    return Tokenizer.from_file(Path(pkg.__file__).parent / "data" / "tokenizer.model.v1")
+
+
 KINDS = {
     "byte-level bpe": byte_level,
     "wordpiece json": wordpiece,
     "wordpiece vocab.txt": _bert_vocab_txt,
     "sentencepiece unigram .model": _unigram_model_file,
     "sentencepiece bpe, byte fallback (llama layout)": sentencepiece_bpe,
+    "sentencepiece bpe .model (mistral 7b, llama layout)": _mistral_model_file,
     "metaspace unigram": _metaspace_unigram,
     "no decoder": _no_decoder,
     "cl100k_base": _cl100k,
@@ -98,6 +107,7 @@ def _id_lists(tok, lines: list[str]) -> tuple[list[str], list[list[int]]]:
     rng = np.random.default_rng(0)
     size = tok.get_vocab_size(True)
     specials = [i for i, _ in tok.added_tokens]
+    lone_space = tok.token_to_id("\u2581")
     out_lines, out_ids = list(lines), list(encoded)
     for j, (line, ids) in enumerate(zip(lines, encoded)):
         if not ids:
@@ -114,6 +124,9 @@ def _id_lists(tok, lines: list[str]) -> tuple[list[str], list[list[int]]]:
         ]
         if specials:
             changed.append(ids[:k] + [int(rng.choice(specials))] + ids[k:])
+        if lone_space is not None:
+            # SentencePiece's start-of-text rule: which leading `▁` decode drops ([▁, ▁x] is " x" in Llama 2).
+            changed += [[lone_space] + ids, [lone_space, lone_space] + ids]
         for c in changed:
             out_lines.append(line)
             out_ids.append(c)

@@ -317,31 +317,46 @@ fn settle_run(buf: &mut Vec<u8>, at: usize) {
 #[derive(Debug)]
 pub struct SpmDecode {
     kinds: Vec<PieceType>,
-    /// The piece with `▁` as spaces, and the same without its leading `▁` (the dummy prefix).
+    /// The piece with `▁` as spaces, and the same without its leading `▁` (the space decode drops at the start).
     plain: Pieces,
     stripped: Pieces,
-    add_dummy_prefix: bool,
+    /// Whether the piece starts with `▁`.
+    starts_ws: Vec<bool>,
+    /// `add_dummy_prefix || remove_extra_whitespaces`: a leading `▁` can be dropped at the start.
+    consumes: bool,
+    remove_extra_whitespaces: bool,
     unk_surface: Vec<u8>,
 }
 
 impl SpmDecode {
     pub fn of(p: &SpmPipeline) -> SpmDecode {
-        let (kinds, add_dummy_prefix, unk) = p.decode_parts();
+        let (kinds, add_dummy_prefix, remove_extra_whitespaces, unk) = p.decode_parts();
         let table = p.table();
         let (mut plain, mut stripped) = (Pieces::default(), Pieces::default());
+        let mut starts_ws = Vec::with_capacity(kinds.len());
         for (id, kind) in kinds.iter().enumerate() {
             let piece = table.get(id as u32);
             let byte = if *kind == PieceType::Byte { crate::unigram::encode::parse_byte_piece(piece) } else { None };
             let spaced = |s: &str| s.chars().map(|c| if c == WS { ' ' } else { c }).collect::<String>();
             plain.push(spaced(piece).as_bytes(), byte);
             stripped.push(spaced(piece.strip_prefix(WS).unwrap_or(piece)).as_bytes(), byte);
+            starts_ws.push(piece.starts_with(WS));
         }
-        SpmDecode { kinds: kinds.to_vec(), plain, stripped, add_dummy_prefix, unk_surface: unk.as_bytes().to_vec() }
+        SpmDecode {
+            kinds: kinds.to_vec(),
+            plain,
+            stripped,
+            starts_ws,
+            consumes: add_dummy_prefix || remove_extra_whitespaces,
+            remove_extra_whitespaces,
+            unk_surface: unk.as_bytes().to_vec(),
+        }
     }
 
-    /// `decode(ids) == line`, mirroring `SpmPipeline::decode` step by step: each piece is compared
-    /// with the line where it lands (the output only grows, so a difference decides); `buf` holds
-    /// the pending run of byte pieces.
+    /// `decode(ids) == line`, mirroring `SpmPipeline::decode` step by step (its start-of-text rule for the
+    /// leading `▁` included): each piece is compared with the line where it lands (the output only grows,
+    /// so a difference decides, and `at` is the length written so far); `buf` holds the pending run of byte
+    /// pieces.
     pub fn check(&self, ids: &[u32], line: &str, buf: &mut Vec<u8>) -> bool {
         let line_bytes = line.as_bytes();
         let mut at = 0usize;
@@ -367,7 +382,7 @@ impl SpmDecode {
             run.clear();
             ok
         };
-        let mut strip_first = self.add_dummy_prefix;
+        let (mut is_bos_ws, mut bos_ws_seen) = (true, false);
         for &id in ids {
             let id = id as usize;
             let Some(kind) = self.kinds.get(id) else { continue };
@@ -375,12 +390,15 @@ impl SpmDecode {
                 if let Ok(b) = u8::try_from(self.plain.byte[id]) {
                     buf.push(b);
                 }
-                strip_first = false;
                 continue;
             }
             if !flush(buf, &mut at) {
                 return false;
             }
+            if bos_ws_seen || at != 0 {
+                is_bos_ws = false;
+            }
+            bos_ws_seen = false;
             let landed = match kind {
                 PieceType::Control => continue,
                 PieceType::Unknown => {
@@ -390,14 +408,18 @@ impl SpmDecode {
                         Landing::Differs
                     }
                 }
-                _ => (if strip_first { &self.stripped } else { &self.plain }).lands(id, line_bytes, at),
+                _ => {
+                    let strip = is_bos_ws && self.consumes && self.starts_ws[id];
+                    if strip {
+                        bos_ws_seen = !self.remove_extra_whitespaces;
+                    }
+                    (if strip { &self.stripped } else { &self.plain }).lands(id, line_bytes, at)
+                }
             };
             match landed {
                 Landing::Fits(n) => at += n,
                 Landing::Differs | Landing::NoToken => return false,
             }
-            // The dummy-prefix space is dropped while nothing has been written.
-            strip_first = strip_first && at == 0;
         }
         flush(buf, &mut at) && at == line_bytes.len()
     }

@@ -93,9 +93,9 @@ impl SpmPipeline {
         Ok(SpmPipeline { normalizer, algorithm, kinds, table, ids, unk_id, unk_surface })
     }
 
-    /// What `decode` reads: the piece types, whether the dummy-prefix space is dropped, the unknown surface.
-    pub(crate) fn decode_parts(&self) -> (&[PieceType], bool, &str) {
-        (&self.kinds, self.normalizer.add_dummy_prefix, &self.unk_surface)
+    /// What `decode` reads: the piece types, `add_dummy_prefix`, `remove_extra_whitespaces`, the unknown surface.
+    pub(crate) fn decode_parts(&self) -> (&[PieceType], bool, bool, &str) {
+        (&self.kinds, self.normalizer.add_dummy_prefix, self.normalizer.remove_extra_whitespaces, &self.unk_surface)
     }
 
     pub fn table(&self) -> &Arc<TokenTable> {
