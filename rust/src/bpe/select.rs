@@ -233,7 +233,7 @@ struct CharPass {
     distinct: u64,
 }
 
-fn char_pass<S: WordStream + ?Sized>(stream: &S, cfg: &BpeTrainerConfig) -> io::Result<CharPass> {
+fn char_pass<S: WordStream + ?Sized>(stream: &S, _cfg: &BpeTrainerConfig) -> io::Result<CharPass> {
     let mut dense = vec![0u64; DENSE];
     let mut seen = vec![false; DENSE];
     let mut counts: AHashMap<char, u64> = AHashMap::new();
