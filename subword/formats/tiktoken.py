@@ -32,12 +32,10 @@ from __future__ import annotations
 import base64
 import binascii
 import gzip
-import hashlib
 import importlib.util
 import logging
 import os
 import re
-import tempfile
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
@@ -212,6 +210,9 @@ def sniff(head: bytes) -> bool:
 def _search_places(stem: str) -> list[Path]:
     places: list[Path] = []
     cache = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
+    import hashlib  # here, not at the top: OpenSSL's and tempfile's imports cost ~12 ms of every first load
+    import tempfile
+
     cache_dir = Path(cache) if cache else Path(tempfile.gettempdir()) / "data-gym-cache"
     # tiktoken names cached files by the sha1 of their URL.
     places.append(cache_dir / hashlib.sha1(_URL.format(stem).encode()).hexdigest())
@@ -419,6 +420,8 @@ def load(path_or_name: str | os.PathLike[str], pattern: str | None = None,
     native = _read_native(data)
     ranks = read_ranks(path) if native is None else None  # the Python reader checks (and reports) the rest
     if name is None and (pattern is None or special_tokens is None):
+        import hashlib
+
         name = _known_name(path, hashlib.sha256(data).hexdigest())
     if pattern is None:
         if name is None:
