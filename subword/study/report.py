@@ -50,7 +50,7 @@ def spearman(a: list[float], b: list[float]) -> float | None:
     ra, rb = _ranks(a), _ranks(b)
     if len(a) < 2 or ra.std() == 0 or rb.std() == 0:
         return None
-    return float(np.corrcoef(ra, rb)[0, 1])
+    return round(float(np.corrcoef(ra, rb)[0, 1]), 12)  # rounding noise off: a perfect order gives 1.0
 
 
 def spearman_interval(a: list[float], b: list[float], *, replicates: int = 2000, seed: int = 0,
@@ -148,7 +148,8 @@ def _verdict(tokenizers: list[dict[str, Any]], measures: list[str]) -> list[dict
         b, s = best["extrinsic"][m], second["extrinsic"][m]
         diff = abs(b["mean"] - s["mean"])
         spread = max(b["max"] - b["min"], s["max"] - s["min"]) if len(b["seeds"]) > 1 else None
-        out.append({"measure": m, "best": best["name"], "runner_up": second["name"], "difference": diff,
+        out.append({"measure": m, "best": best["name"] if diff > 0 else None, "tied": diff == 0,
+                    "runner_up": second["name"], "difference": diff,
                     "spread": spread, "exceeds_spread": None if spread is None else diff > spread})
     return out
 
@@ -194,6 +195,9 @@ def render_terminal(doc: dict[str, Any]) -> str:
     lines += _table(rows) + ["", "Verdict"]
     for v in doc["verdict"]:
         label = doc["measures"][v["measure"]]["label"]
+        if v.get("tied"):
+            lines.append(f"  {label}: tie between {v['runner_up']} and the best (no difference)")
+            continue
         if v["exceeds_spread"] is None:
             how = "one seed: the spread is unknown (use --seeds 2 or more)"
         elif v["exceeds_spread"]:
@@ -319,9 +323,9 @@ def render_html(doc: dict[str, Any], compare_doc: dict[str, Any] | None = None) 
                  "Definitions: docs/study.md.</p></section>")
     verdict = "".join(
         f'<li data-measure="{_e(v["measure"])}"><b>{_e(doc["measures"][v["measure"]]["label"])}</b>: best '
-        f'<b class="best-name">{_e(v["best"])}</b>, next {_e(v["runner_up"])}; '
-        + ("one seed, spread unknown" if v["exceeds_spread"] is None else
-           ("the difference exceeds the seeds' spread" if v["exceeds_spread"] else "within the seeds' spread: not resolved"))
+        f'<b class="best-name">{_e(v["best"] or "tie")}</b>, next {_e(v["runner_up"])}; '
+        + ("no difference" if v.get("tied") else "one seed, spread unknown" if v["exceeds_spread"] is None else
+           ("the difference exceeds the seeds' spread" if v["exceeds_spread"] else "within the seeds' spread: not resolved")))
         + "</li>" for v in doc["verdict"])
     scatters = "".join(_scatter(c, doc) for c in doc["correlations"])
     sections = [
