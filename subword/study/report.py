@@ -321,12 +321,18 @@ def render_html(doc: dict[str, Any], compare_doc: dict[str, Any] | None = None) 
                  f'<thead><tr><th></th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
                  f'<p class="note">{_e(doc["budget"]["description"])}; mean over {doc["plan"]["seeds"]} seed(s). '
                  "Definitions: docs/study.md.</p></section>")
+    def how(v: dict[str, Any]) -> str:
+        if v.get("tied"):
+            return "no difference"
+        if v["exceeds_spread"] is None:
+            return "one seed, spread unknown"
+        return "the difference exceeds the seeds' spread" if v["exceeds_spread"] else \
+            "within the seeds' spread: not resolved"
+
     verdict = "".join(
         f'<li data-measure="{_e(v["measure"])}"><b>{_e(doc["measures"][v["measure"]]["label"])}</b>: best '
-        f'<b class="best-name">{_e(v["best"] or "tie")}</b>, next {_e(v["runner_up"])}; '
-        + ("no difference" if v.get("tied") else "one seed, spread unknown" if v["exceeds_spread"] is None else
-           ("the difference exceeds the seeds' spread" if v["exceeds_spread"] else "within the seeds' spread: not resolved")))
-        + "</li>" for v in doc["verdict"])
+        f'<b class="best-name">{_e(v["best"] or "tie")}</b>, next {_e(v["runner_up"])}; {_e(how(v))}</li>'
+        for v in doc["verdict"])
     scatters = "".join(_scatter(c, doc) for c in doc["correlations"])
     sections = [
         ("verdict", "Verdict", f'<section class="card" id="verdict"><h2>Verdict</h2><ul>{verdict}</ul></section>'),
