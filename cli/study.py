@@ -45,6 +45,8 @@ Examples:
 @click.option("--device", type=click.Choice(["cpu", "cuda", "auto"]), default="cpu", help="Where models train.")
 @click.option("--bootstrap", type=click.IntRange(min=0), default=1000, help="Bootstrap replicates of the comparison.")
 @click.option("--jobs", type=click.IntRange(min=1), default=1, help="Pretrainings run at once (processes).")
+@click.option("--threads", type=click.IntRange(min=1), help="Torch threads per pretraining (default: cores / --jobs; "
+              "1 on a busy machine). Resume with the same value for bit-exact results.")
 @click.option("--dask", metavar="ADDRESS", help="Run each pretraining as a task on this Dask scheduler.")
 @click.option("--resume", is_flag=True, help="Continue the study in --output-dir (same options).")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Also write the study document here.")
@@ -53,7 +55,7 @@ Examples:
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines and no tables.")
 def study_command(train: tuple[Path, ...], specs: tuple[str, ...], heldout: tuple[Path, ...], heldout_lines: int,
                   output_dir: Path, model: str, preset: str, budget: str, seeds: int, seed: int, batch_size: int,
-                  seq_len: int, lr: float, device: str, bootstrap: int, jobs: int, dask: str | None, resume: bool,
+                  seq_len: int, lr: float, device: str, bootstrap: int, jobs: int, threads: int | None, dask: str | None, resume: bool,
                   json_out: Path | None, html_out: Path | None, quiet: bool) -> None:
     """Which vocabulary should my model use? Train, compare, pretrain and score several tokenizers."""
     from subword.formats.atomic import atomic_write_text
@@ -79,7 +81,7 @@ def study_command(train: tuple[Path, ...], specs: tuple[str, ...], heldout: tupl
         if not quiet:
             click.echo(f"study: {msg}", err=True)
 
-    doc = run_study(prepared, output_dir, resume=resume, jobs=jobs, dask=dask, progress=say)
+    doc = run_study(prepared, output_dir, resume=resume, jobs=jobs, threads=threads, dask=dask, progress=say)
     import json
 
     compare_doc = json.loads((output_dir / "compare" / "compare.json").read_text(encoding="utf-8"))

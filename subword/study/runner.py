@@ -249,22 +249,44 @@ def _data_part(d: StudyDir, p: Prepared) -> list[str]:
     return train
 
 
+def tokenizer_file(d: StudyDir, name: str) -> Path:
+    """Where the study keeps tokenizer ``name``: ``tokenizer.json``, or a SentencePiece ``.model`` for the
+    trainers that follow sentencepiece's rules (their Unigram does not convert to tokenizer.json exactly)."""
+    for suffix in (".json", ".model"):
+        p = d.path("tokenizers", name + suffix)
+        if p.exists():
+            return p
+    return d.path("tokenizers", name + ".json")
+
+
+def _train(spec: TokenizerSpec, train: list[str]) -> tuple[Any, str]:
+    """Train ``spec``; the role tokens go in as sentencepiece control symbols (never produced from text)
+    for sentencepiece's rules, and are appended as special tokens otherwise."""
+    from subword.spm import SpmOptions
+    from subword.trainers import trainer_class
+    from subword.trainers import train as train_tokenizer
+
+    options = dict(spec.options)
+    compat = options.pop("compat", None)
+    if issubclass(trainer_class(str(spec.algorithm), compat), SpmOptions):
+        have = set(options.get("control_symbols", [])) | set(options.get("user_defined_symbols", []))
+        options["control_symbols"] = [*options.get("control_symbols", []),
+                                      *(t for t in ROLE_TOKENS if t not in have and t != "[UNK]")]
+        return train_tokenizer(str(spec.algorithm), train, compat=compat, **options), ".model"
+    return _with_roles(train_tokenizer(str(spec.algorithm), train, compat=compat, **options)), ".json"
+
+
 def _tokenizer_part(d: StudyDir, p: Prepared, spec: TokenizerSpec, train: list[str], timings: dict[str, float]) -> None:
-    rel = f"tokenizers/{spec.name}.json"
-    if d.done(rel):
+    if any(d.path("tokenizers", spec.name + s).exists() for s in (".json", ".model")):
         return
     t0 = time.perf_counter()
     if spec.kind == "train":
-        from subword.trainers import train as train_tokenizer
-
-        options = dict(spec.options)
-        compat = options.pop("compat", None)
-        tok = _with_roles(train_tokenizer(str(spec.algorithm), train, compat=compat, **options))
+        tok, suffix = _train(spec, train)
         timings[f"train:{spec.name}"] = time.perf_counter() - t0
     else:
-        tok = p.given[spec.name]
+        tok, suffix = p.given[spec.name], ".json"
     d.path("tokenizers").mkdir(parents=True, exist_ok=True)
-    tok.save(d.path(rel))  # atomic (subword.formats)
+    tok.save(d.path("tokenizers", spec.name + suffix))  # atomic (subword.formats)
 
 
 def _compare_part(d: StudyDir, p: Prepared, timings: dict[str, float]) -> dict[str, Any]:
@@ -273,7 +295,7 @@ def _compare_part(d: StudyDir, p: Prepared, timings: dict[str, float]) -> dict[s
     from subword import Tokenizer
     from subword.compare import compare
 
-    toks = [Tokenizer.from_file(d.path(f"tokenizers/{s.name}.json")) for s in p.specs]
+    toks = [Tokenizer.from_file(tokenizer_file(d, s.name)) for s in p.specs]
     t0 = time.perf_counter()
     result = compare(toks, p.heldout, [s.name for s in p.specs], sources=[s.text for s in p.specs],
                      bootstrap_replicates=p.plan.bootstrap, seed=p.plan.seed, show=5)
@@ -321,7 +343,7 @@ def run_task(task: dict[str, Any]) -> dict[str, Any]:
     total = lengths.get("steps") or (math.ceil(lengths["tokens"] / (plan.batch_size * plan.seq_len))
                                      if "tokens" in lengths else None)
     cfg = PretrainConfig(
-        model=plan.model, tokenizer=str(d.path("tokenizers", f"{name}.json")), output_dir=str(out),
+        model=plan.model, tokenizer=str(tokenizer_file(d, name)), output_dir=str(out),
         inputs=list(task["train"]), preset=plan.preset, batch_size=plan.batch_size, seq_len=plan.seq_len,
         lr=plan.lr, objective=plan.objective(), seed=seed, embedding_init="shared", device=plan.device,  # type: ignore[arg-type]
         cache_dir=str(d.path("cache")), save_every=max(1, (total or 80) // 8), keep=1,
@@ -402,15 +424,18 @@ def _run_tasks(tasks: list[dict[str, Any]], jobs: int, dask: str | None,
 
 
 def run_study(prepared: Prepared, output_dir: str | os.PathLike[str], *, resume: bool = False, jobs: int = 1,
-              dask: str | None = None, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+              threads: int | None = None, dask: str | None = None,
+              progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Run (or continue) the study; returns the study document (also written to ``study.json``).
 
     Args:
         prepared: what :func:`prepare` checked.
         output_dir: the study directory (see the module docstring).
         resume: continue the study already there (same plan), skipping finished parts.
-        jobs: tasks (pretraining + scoring) run at once in separate processes; each gets
-            ``cpu_count // jobs`` threads.
+        jobs: tasks (pretraining + scoring) run at once in separate processes.
+        threads: torch threads per task (default ``cpu_count // jobs``). On a machine shared with other
+            work, 1 avoids torch's threads spinning against each other (20x slower steps were seen at a
+            load of 7 on 2 cores). A bit-exact resume needs the same value (float sums follow the threads).
         dask: the address of a Dask scheduler: each task is submitted to the cluster instead (the workers
             must see ``output_dir`` at the same path: a shared file system).
         progress: called with a one-line message as parts finish.
@@ -428,7 +453,7 @@ def run_study(prepared: Prepared, output_dir: str | os.PathLike[str], *, resume:
     compare_doc = _compare_part(d, prepared, timings)
     say("intrinsic comparison done")
     bpt = {t["name"]: float(t["metrics"]["bytes_per_token"]["value"]) for t in compare_doc["tokenizers"]}
-    threads = max(1, (os.cpu_count() or 1) // max(1, jobs)) if jobs > 1 else None
+    threads = threads or max(1, (os.cpu_count() or 1) // max(1, jobs))
     plan = prepared.plan
     tasks, results = [], []
     for spec in prepared.specs:
