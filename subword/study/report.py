@@ -234,7 +234,7 @@ def _axis_range(values: list[float]) -> tuple[float, float]:
 
 
 def _scatter(c: dict[str, Any], doc: dict[str, Any]) -> str:
-    w, h, m = 260, 200, 36
+    w, h, m = 300, 220, 44
     toks = doc["tokenizers"]
     xs = [t["intrinsic"][c["intrinsic"]]["value"] for t in toks]
     ys = [t["extrinsic"][c["extrinsic"]]["mean"] for t in toks]
@@ -250,7 +250,13 @@ def _scatter(c: dict[str, Any], doc: dict[str, Any]) -> str:
     dots = "".join(
         f'<circle class="dot" cx="{px(x):.1f}" cy="{py(y):.1f}" r="5" fill="{_COLOURS[i % len(_COLOURS)]}">'
         f'<title>{_e(t["name"])}: {_e(_fmt(x))}, {_e(_fmt(y, 4))}</title></circle>'
+        f'<text x="{px(x) + (7 if px(x) < w * 0.6 else -7):.1f}" y="{py(y) + 4:.1f}" font-size="10" '
+        f'text-anchor="{"start" if px(x) < w * 0.6 else "end"}">{_e(t["name"])}</text>'
         for i, (t, x, y) in enumerate(zip(toks, xs, ys)))
+    ticks = (f'<text x="{m}" y="{h - m + 20}" font-size="9" text-anchor="middle">{x0:.3g}</text>'
+             f'<text x="{w - 8}" y="{h - m + 20}" font-size="9" text-anchor="end">{x1:.3g}</text>'
+             f'<text x="{m - 3}" y="{h - m + 8}" font-size="9" text-anchor="end">{y0:.3g}</text>'
+             f'<text x="{m - 3}" y="14" font-size="9" text-anchor="end">{y1:.3g}</text>')
     rho = "n/a" if c["spearman"] is None else f"{c['spearman']:+.2f}"
     ci = "" if None in c["ci"] else f" [{c['ci'][0]:+.2f}, {c['ci'][1]:+.2f}]"
     label_y = doc["measures"][c["extrinsic"]]["label"]
@@ -260,7 +266,7 @@ def _scatter(c: dict[str, Any], doc: dict[str, Any]) -> str:
             f'<line x1="{m}" y1="8" x2="{m}" y2="{h - m + 8}" stroke="#888"/>'
             f'<text x="{w / 2}" y="{h - 4}" text-anchor="middle" font-size="11">{_e(c["intrinsic"])}</text>'
             f'<text x="10" y="{h / 2}" font-size="11" transform="rotate(-90 10 {h / 2})" text-anchor="middle">{_e(label_y)}</text>'
-            f'{dots}</svg><figcaption>Spearman ρ = <b class="rho">{_e(rho)}</b>{_e(ci)} (n = {c["n"]})</figcaption></figure>')
+            f'{ticks}{dots}</svg><figcaption>Spearman ρ = <b class="rho">{_e(rho)}</b>{_e(ci)} (n = {c["n"]})</figcaption></figure>')
 
 
 def _curves(doc: dict[str, Any]) -> str:
@@ -307,8 +313,11 @@ def render_html(doc: dict[str, Any], compare_doc: dict[str, Any] | None = None) 
     head = "".join(f'<th class="num"><span class="tkname">{_e(t["name"])}</span></th>' for t in toks)
     rows = []
     for m, info in doc["measures"].items():
-        best = min if info["lower_is_better"] else max
-        top = best(toks, key=lambda t: t["extrinsic"][m]["mean"])["name"] if toks else None
+        means = [t["extrinsic"][m]["mean"] for t in toks]
+        best_value = (min if info["lower_is_better"] else max)(means) if means else None
+        # A star only for a unique best (a tie has none).
+        top = next((t["name"] for t in toks if t["extrinsic"][m]["mean"] == best_value), None) \
+            if means.count(best_value) == 1 else None
         cells = "".join(
             f'<td class="num{" best" if t["name"] == top else ""}" data-measure="{_e(m)}">'
             f'{_e(_fmt(t["extrinsic"][m]["mean"], 4))}{"<span class=star>★</span>" if t["name"] == top else ""}'
