@@ -260,19 +260,28 @@ def tokenizer_file(d: StudyDir, name: str) -> Path:
 
 
 def _train(spec: TokenizerSpec, train: list[str]) -> tuple[Any, str]:
-    """Train ``spec``; the role tokens go in as sentencepiece control symbols (never produced from text)
-    for sentencepiece's rules, and are appended as special tokens otherwise."""
+    """Train ``spec`` with the role tokens in the vocabulary: first (ids 0..; RoBERTa counts positions from
+    its pad id) through the trainer's ``special_tokens``; as sentencepiece control symbols (never produced
+    from text) for sentencepiece's rules; appended after training for a trainer with neither."""
+    from dataclasses import fields
+
     from subword.spm import SpmOptions
     from subword.trainers import trainer_class
     from subword.trainers import train as train_tokenizer
 
     options = dict(spec.options)
     compat = options.pop("compat", None)
-    if issubclass(trainer_class(str(spec.algorithm), compat), SpmOptions):
+    cls = trainer_class(str(spec.algorithm), compat)
+    if issubclass(cls, SpmOptions) and (compat or "spm") == "spm":
         have = set(options.get("control_symbols", [])) | set(options.get("user_defined_symbols", []))
         options["control_symbols"] = [*options.get("control_symbols", []),
                                       *(t for t in ROLE_TOKENS if t not in have and t != "[UNK]")]
         return train_tokenizer(str(spec.algorithm), train, compat=compat, **options), ".model"
+    if "special_tokens" in {f.name for f in fields(cls)}:
+        given = list(options.get("special_tokens", []))
+        options["special_tokens"] = [*(t for t in ROLE_TOKENS if t not in given), *given]
+        if getattr(cls, "algorithm", "") == "unigram":
+            options.setdefault("unk_piece", "[UNK]")  # HF's Unigram: the unk piece is one of the specials
     return _with_roles(train_tokenizer(str(spec.algorithm), train, compat=compat, **options)), ".json"
 
 
