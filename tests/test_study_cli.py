@@ -182,3 +182,14 @@ def test_output_dir_that_holds_something_else_is_refused(corpus, tmp_path):
     result = CliRunner().invoke(cli, ["study", str(corpus), "-t", "bpe:300", "-t", "wordpiece:300", "-o", str(out)])
     assert result.exit_code == 1 and "not empty" in result.output
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+
+
+def test_dask_tasks_give_the_same_document(micro, corpus, tmp_path):
+    """Each pretraining as a task on a Dask cluster (here an in-process one) gives the same study."""
+    distributed = pytest.importorskip("distributed")
+    out, _ = micro
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as lc:
+        result = CliRunner().invoke(cli, _args(corpus, tmp_path / "dask", "--dask", lc.scheduler_address, "-q"))
+    assert result.exit_code == 0, result.output
+    got = json.loads((tmp_path / "dask" / "study.json").read_text())
+    assert _without_timings(got) == _without_timings(json.loads((out / "study.json").read_text()))
