@@ -13,6 +13,7 @@ from subword.study.runner import StudyPlan, _lengths
     ("bpe:8000", "bpe-8000", {"vocab_size": 8000}),
     ("wordpiece:4k:min_frequency=2", "wordpiece-4k", {"vocab_size": 4000, "min_frequency": 2}),
     ("unigram:500:compat=hf", "unigram-500-hf", {"vocab_size": 500, "compat": "hf"}),
+    ("unigram:500", "unigram-500", {"vocab_size": 500, "compat": "hf"}),  # HF's rules: a tokenizer.json
     ("bpe:300:special-tokens=[PAD],[MASK]", "bpe-300", {"vocab_size": 300, "special_tokens": ["[PAD]", "[MASK]"]}),
 ], ids=lambda x: str(x))
 def test_training_specs(text, name, options):
@@ -31,7 +32,7 @@ def test_files_and_tiktoken_names(tmp_path):
 @pytest.mark.parametrize("text, why", [
     ("bpe", "ALGORITHM:VOCAB_SIZE"), ("bpe8000", "ALGORITHM:VOCAB_SIZE"), ("sentencepiece:8000", "unknown algorithm"),
     ("bpe:0", "VOCAB_SIZE"), ("bpe:8000:minfreq", "not key=value"), ("no/such/file.json", "no such file"),
-    ("bpe:8000:min_frequncy=2", "did you mean 'min_frequency'"), ("wordpiece:300:compat=spm", "no 'spm' rules"),
+    ("bpe:8000:min_frequncy=2", "did you mean 'min_frequency'"), ("wordpiece:300:compat=spm", "compat=spm"), ("unigram:300:compat=spm", "tokenizer.json"),
 ])
 def test_bad_specs_are_named(text, why):
     with pytest.raises(StudyError) as err:

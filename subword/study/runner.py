@@ -250,52 +250,41 @@ def _data_part(d: StudyDir, p: Prepared) -> list[str]:
 
 
 def tokenizer_file(d: StudyDir, name: str) -> Path:
-    """Where the study keeps tokenizer ``name``: ``tokenizer.json``, or a SentencePiece ``.model`` for the
-    trainers that follow sentencepiece's rules (their Unigram does not convert to tokenizer.json exactly)."""
-    for suffix in (".json", ".model"):
-        p = d.path("tokenizers", name + suffix)
-        if p.exists():
-            return p
+    """Where the study keeps tokenizer ``name`` (a tokenizer.json: what pretraining stores and exports)."""
     return d.path("tokenizers", name + ".json")
 
 
-def _train(spec: TokenizerSpec, train: list[str]) -> tuple[Any, str]:
-    """Train ``spec`` with the role tokens in the vocabulary: first (ids 0..; RoBERTa counts positions from
-    its pad id) through the trainer's ``special_tokens``; as sentencepiece control symbols (never produced
-    from text) for sentencepiece's rules; appended after training for a trainer with neither."""
+def _train(spec: TokenizerSpec, train: list[str]) -> Any:
+    """Train ``spec`` with the role tokens first in the vocabulary (ids 0..; RoBERTa counts positions from
+    its pad id) through the trainer's ``special_tokens``, or appended after training for a trainer
+    without that option."""
     from dataclasses import fields
 
-    from subword.spm import SpmOptions
     from subword.trainers import trainer_class
     from subword.trainers import train as train_tokenizer
 
     options = dict(spec.options)
     compat = options.pop("compat", None)
     cls = trainer_class(str(spec.algorithm), compat)
-    if issubclass(cls, SpmOptions) and (compat or "spm") == "spm":
-        have = set(options.get("control_symbols", [])) | set(options.get("user_defined_symbols", []))
-        options["control_symbols"] = [*options.get("control_symbols", []),
-                                      *(t for t in ROLE_TOKENS if t not in have and t != "[UNK]")]
-        return train_tokenizer(str(spec.algorithm), train, compat=compat, **options), ".model"
     if "special_tokens" in {f.name for f in fields(cls)}:
         given = list(options.get("special_tokens", []))
         options["special_tokens"] = [*(t for t in ROLE_TOKENS if t not in given), *given]
         if getattr(cls, "algorithm", "") == "unigram":
             options.setdefault("unk_piece", "[UNK]")  # HF's Unigram: the unk piece is one of the specials
-    return _with_roles(train_tokenizer(str(spec.algorithm), train, compat=compat, **options)), ".json"
+    return _with_roles(train_tokenizer(str(spec.algorithm), train, compat=compat, **options))
 
 
 def _tokenizer_part(d: StudyDir, p: Prepared, spec: TokenizerSpec, train: list[str], timings: dict[str, float]) -> None:
-    if any(d.path("tokenizers", spec.name + s).exists() for s in (".json", ".model")):
+    if tokenizer_file(d, spec.name).exists():
         return
     t0 = time.perf_counter()
     if spec.kind == "train":
-        tok, suffix = _train(spec, train)
+        tok = _train(spec, train)
         timings[f"train:{spec.name}"] = time.perf_counter() - t0
     else:
-        tok, suffix = p.given[spec.name], ".json"
+        tok = p.given[spec.name]
     d.path("tokenizers").mkdir(parents=True, exist_ok=True)
-    tok.save(d.path("tokenizers", spec.name + suffix))  # atomic (subword.formats)
+    tok.save(tokenizer_file(d, spec.name))  # atomic (subword.formats)
 
 
 def _compare_part(d: StudyDir, p: Prepared, timings: dict[str, float]) -> dict[str, Any]:

@@ -3,7 +3,8 @@
 A ``-t`` value is one of:
 
 - ``ALGORITHM:VOCAB_SIZE[:key=value...]``: train that tokenizer on the study's training text with the
-  trainer registry's options (``bpe:8000``, ``unigram:8000:compat=hf``, ``bpe:8000:min_frequency=2``);
+  trainer registry's options (``bpe:8000``, ``unigram:8000``, ``bpe:8000:min_frequency=2``); ``unigram``
+  follows HF's rules here (a tokenizer.json, which pretraining needs); ``compat=spm`` is refused;
 - a tokenizer file or directory (anything :meth:`subword.Tokenizer.from_file` reads), used as it is;
 - a tiktoken name (``cl100k_base``, ...), used as it is.
 
@@ -25,7 +26,7 @@ from subword.errors import SubwordError
 __all__ = ["StudyError", "TokenizerSpec", "Budget", "parse_spec", "parse_budget", "SPEC_GRAMMAR", "BUDGET_GRAMMAR"]
 
 SPEC_GRAMMAR = ("ALGORITHM:VOCAB_SIZE[:key=value...] with ALGORITHM one of bpe, byte-bpe, wordpiece, unigram "
-                "(e.g. bpe:8000, unigram:8000:compat=hf, wordpiece:4000:min_frequency=2), or a tokenizer file, "
+                "(e.g. bpe:8000, unigram:8000, wordpiece:4000:min_frequency=2), or a tokenizer file, "
                 "or a tiktoken name (cl100k_base, o200k_base, ...)")
 BUDGET_GRAMMAR = ("tokens:N, bytes:N (N may end in k, M or G), time:DURATION (90s, 10m, 1h) or steps:N; "
                   "e.g. tokens:5M")
@@ -102,13 +103,25 @@ def parse_spec(text: str) -> TokenizerSpec:
             compat = value
             continue
         options[key] = [_value(v) for v in value.split(",")] if "," in value else _value(value)
+    if parts[0] == "unigram" and compat is None:
+        # The study pretrains on a tokenizer.json: HF's Unigram rules give one (sentencepiece's give a
+        # .model that models.pretrain cannot store in its checkpoints).
+        compat = "hf"
+        implied = True
+    else:
+        implied = False
+    if compat == "spm":
+        raise StudyError(f"-t {text!r}: sentencepiece's rules (compat=spm) give a .model, and pretraining stores "
+                         "its tokenizer as tokenizer.json, which a sentencepiece model does not convert to exactly; "
+                         f"use {parts[0]}:{parts[1]} (HF's rules) or train the .model yourself and convert it "
+                         "(subword convert) where it converts exactly")
     try:
         trainer = make_trainer(parts[0], compat, **options)
         if hasattr(trainer, "validate"):
             trainer.validate()
     except (TypeError, ValueError) as exc:
         raise StudyError(f"-t {text!r}: {exc}") from exc
-    name = f"{parts[0]}-{parts[1]}" + (f"-{compat}" if compat else "")
+    name = f"{parts[0]}-{parts[1]}" + (f"-{compat}" if compat and not implied else "")
     if compat:
         options["compat"] = compat
     return TokenizerSpec(text, "train", name, parts[0], options)
