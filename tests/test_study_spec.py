@@ -94,3 +94,12 @@ def test_verdict_against_the_spread():
     assert (close["best"], close["exceeds_spread"]) == ("a", False)
     one = _verdict([_tok("a", [2.0]), _tok("b", [2.0])], ["pll_bits_per_byte"])[0]
     assert one["tied"] and one["best"] is None and one["exceeds_spread"] is None
+
+
+@pytest.mark.parametrize("module", ["subword.study", "subword.study.spec", "subword.study.runner", "subword.study.report"])
+def test_docstring_examples(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0, f"{result.failed} of {result.attempted} examples failed in {module}"
