@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from subword.study import StudyError, parse_budget, parse_spec
-from subword.study.report import _verdict, spearman, spearman_interval
+from subword.study.report import _verdict, spearman, spearman_interval, spearman_p_value
 from subword.study.runner import StudyPlan, _lengths
 
 
@@ -103,3 +103,14 @@ def test_docstring_examples(module):
 
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0, f"{result.failed} of {result.attempted} examples failed in {module}"
+
+
+def test_permutation_p_value_against_its_definition():
+    """Exact: 4 points in perfect order -> 2 of 24 orderings reach |rho| = 1; matches scipy's exact test."""
+    assert spearman_p_value([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(2 / 24)
+    assert spearman_p_value([1, 2, 3, 4], [1, 1, 1, 1]) is None
+    stats = pytest.importorskip("scipy.stats")
+    a, b = [1, 2, 3, 4, 5, 6, 7], [2, 1, 4, 3, 7, 5, 6]
+    want = stats.permutation_test((b,), lambda y: stats.spearmanr(a, y).statistic, permutation_type="pairings",
+                                  n_resamples=float("inf")).pvalue
+    assert spearman_p_value(a, b) == pytest.approx(want)

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["build_document", "render_terminal", "render_html", "spearman", "spearman_interval",
+__all__ = ["build_document", "render_terminal", "render_html", "spearman", "spearman_interval", "spearman_p_value",
            "INTRINSIC", "EXTRINSIC"]
 
 SCHEMA = "subword-study-1"
@@ -76,6 +76,35 @@ def spearman_interval(a: list[float], b: list[float], *, replicates: int = 2000,
     return [float(np.percentile(values, tail)), float(np.percentile(values, 100 - tail))]
 
 
+def spearman_p_value(a: list[float], b: list[float], *, exact_up_to: int = 8, replicates: int = 10000,
+                     seed: int = 0) -> float | None:
+    """Two-sided permutation p-value of :func:`spearman`: the share of orderings of ``b`` whose |rho| is at
+    least the observed one (every ordering up to ``exact_up_to`` points, else ``replicates`` random ones).
+
+    With n points the smallest p is 2 / n! (a perfect order of 4 tokenizers: 2/24 = 0.083), which is the
+    caution a bootstrap interval over 4 points does not give (resampling a perfect order keeps it perfect).
+
+    >>> round(spearman_p_value([1, 2, 3, 4], [1, 2, 3, 4]), 4)
+    0.0833
+    """
+    import itertools
+
+    observed = spearman(a, b)
+    if observed is None:
+        return None
+    n = len(b)
+    if n <= exact_up_to:
+        orders = [list(p) for p in itertools.permutations(range(n))]
+    else:
+        rng = np.random.default_rng(seed)
+        orders = [rng.permutation(n).tolist() for _ in range(replicates)]
+    hits = 0
+    for order in orders:
+        r = spearman(a, [b[i] for i in order])
+        hits += r is not None and abs(r) >= abs(observed) - 1e-9
+    return hits / len(orders)
+
+
 def _spread(values: list[float]) -> dict[str, Any]:
     arr = np.asarray(values, dtype=float)
     return {"mean": float(arr.mean()), "std": float(arr.std(ddof=1)) if len(arr) > 1 else None,
@@ -111,7 +140,8 @@ def build_document(prepared: Any, compare_doc: dict[str, Any], results: list[dic
             if len(xs) != len(tokenizers) or any(v is None for v in xs + ys):
                 continue
             correlations.append({"intrinsic": m, "extrinsic": e, "n": len(xs), "spearman": spearman(xs, ys),
-                                 "ci": spearman_interval(xs, ys, seed=plan.seed)})
+                                 "ci": spearman_interval(xs, ys, seed=plan.seed),
+                                 "p_value": spearman_p_value(xs, ys, seed=plan.seed)})
     return {
         "schema": SCHEMA,
         "plan": {k: getattr(plan, k) for k in plan.__dataclass_fields__},
@@ -211,7 +241,9 @@ def render_terminal(doc: dict[str, Any]) -> str:
         lines.append("  strongest rank correlations (intrinsic vs extrinsic, across tokenizers): " + "; ".join(
             f"{c['intrinsic']} vs {c['extrinsic']}: {c['spearman']:+.2f}"
             + (f" [{c['ci'][0]:+.2f}, {c['ci'][1]:+.2f}]" if None not in c["ci"] else " [n too small for an interval]")
+            + (f" p = {c['p_value']:.2f}" if c.get("p_value") is not None else "")
             for c in strong))
+        lines.append(f"  (n = {strong[0]['n']} tokenizers; p: exact permutation test of no association)")
     return "\n".join(lines) + "\n"
 
 
@@ -259,6 +291,8 @@ def _scatter(c: dict[str, Any], doc: dict[str, Any]) -> str:
              f'<text x="{m - 3}" y="14" font-size="9" text-anchor="end">{y1:.3g}</text>')
     rho = "n/a" if c["spearman"] is None else f"{c['spearman']:+.2f}"
     ci = "" if None in c["ci"] else f" [{c['ci'][0]:+.2f}, {c['ci'][1]:+.2f}]"
+    if c.get("p_value") is not None:
+        ci += f", p = {c['p_value']:.2f}"
     label_y = doc["measures"][c["extrinsic"]]["label"]
     return (f'<figure class="scatter" data-intrinsic="{_e(c["intrinsic"])}" data-extrinsic="{_e(c["extrinsic"])}">'
             f'<svg viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" aria-label="{_e(c["intrinsic"])} vs {_e(label_y)}">'
@@ -350,7 +384,8 @@ def render_html(doc: dict[str, Any], compare_doc: dict[str, Any] | None = None) 
         ("scatter", "Did the metrics predict it?",
          f'<section class="card" id="scatter"><h2>Intrinsic metrics against the models</h2>'
          f'<div class="grid">{scatters}</div><p class="note">Each point is a tokenizer. Spearman rank correlation '
-         "across tokenizers, with a 95% percentile bootstrap interval over tokenizers (wide with few of them)."
+         "across tokenizers, with a 95% percentile bootstrap interval over tokenizers and a permutation p-value "
+         "(with n tokenizers the smallest possible p is 2/n!: 0.083 for 4)."
          "</p></section>" if scatters else ""),
         ("curves", "Curves", _curves(doc)),
     ]
