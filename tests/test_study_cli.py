@@ -102,7 +102,8 @@ def test_resume_after_kill_in_second_pretraining_gives_the_same_json(micro, corp
         proc.send_signal(signal.SIGKILL)
     finally:
         proc.wait()
-    assert not (killed / "results" / "bpe-300-seed0.json").exists()  # killed inside the second task
+    assert not (killed / "results" / "bpe-300-seed0.json").exists()  # killed inside the second task,
+    assert not (second.parent / "model" / "model.safetensors").exists()  # before its pretraining ended
     assert (killed / "results" / "wordpiece-300-seed0.json").exists()
     result = CliRunner().invoke(cli, _args(corpus, killed, "--resume", "-q"))
     assert result.exit_code == 0, result.output
