@@ -81,7 +81,12 @@ def study_command(train: tuple[Path, ...], specs: tuple[str, ...], heldout: tupl
         if not quiet:
             click.echo(f"study: {msg}", err=True)
 
-    doc = run_study(prepared, output_dir, resume=resume, jobs=jobs, threads=threads, dask=dask, progress=say)
+    try:
+        doc = run_study(prepared, output_dir, resume=resume, jobs=jobs, threads=threads, dask=dask, progress=say)
+    except KeyboardInterrupt:
+        click.echo(f"study: interrupted; the finished parts and the pretrainings' checkpoints are kept in "
+                   f"{output_dir}: run the same command with --resume to continue", err=True)
+        raise
     import json
 
     compare_doc = json.loads((output_dir / "compare" / "compare.json").read_text(encoding="utf-8"))

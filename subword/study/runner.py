@@ -410,15 +410,27 @@ def _run_tasks(tasks: list[dict[str, Any]], jobs: int, dask: str | None,
         return results
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     # spawn: a fresh interpreter per worker (fork after torch's thread pools start is unsafe).
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
+    try:
         futures = [pool.submit(run_task, t) for t in tasks]
         results = []
         for f in futures:
             results.append(f.result())
             on_done(results[-1])
         return results
+    except (KeyboardInterrupt, BrokenProcessPool) as exc:
+        # Ctrl-C reaches the workers too (one process group): each pretraining writes a checkpoint of its
+        # last step and its worker stops, which breaks the pool. Start nothing more; --resume continues.
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise KeyboardInterrupt("study interrupted") from exc
+    except BaseException:
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    finally:
+        pool.shutdown(wait=True)
 
 
 def run_study(prepared: Prepared, output_dir: str | os.PathLike[str], *, resume: bool = False, jobs: int = 1,
