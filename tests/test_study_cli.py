@@ -194,3 +194,13 @@ def test_dask_tasks_give_the_same_document(micro, corpus, tmp_path):
     assert result.exit_code == 0, result.output
     got = json.loads((tmp_path / "dask" / "study.json").read_text())
     assert _without_timings(got) == _without_timings(json.loads((out / "study.json").read_text()))
+
+
+def test_jobs_2_gives_the_same_document(micro, corpus, tmp_path):
+    """Tasks in a pool of 2 spawned processes give the document of tasks run one after another."""
+    out, _ = micro
+    result = CliRunner().invoke(cli, _args(corpus, tmp_path / "pool", "--jobs", "2", "-q"))
+    assert result.exit_code == 0, result.output
+    got = json.loads((tmp_path / "pool" / "study.json").read_text())
+    assert got["timings"]["jobs"] == 2
+    assert _without_timings(got) == _without_timings(json.loads((out / "study.json").read_text()))
