@@ -91,3 +91,27 @@ def test_sentencepiece_model_equals_sentencepiece(tmp_path) -> None:
     probe = _lines()[:1500]
     ids, offsets = tok.encode_batch_ids_flat(probe)
     assert _split(ids, offsets) == ref.encode(probe) == tok.encode_batch_ids(probe)
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_one_long_text_cut_over_threads_equals_tiktoken(name: str) -> None:
+    """A text of 100s of KB is cut after newlines and encoded on several threads (``newline_cuts`` in
+    ``rust/src/tokenizer.rs``); its ids must be tiktoken's for the whole text, whatever sits around the
+    newlines (punctuation tails, o200k's ``/`` tail, spaces, CRLF, CJK, contractions)."""
+    pytest.importorskip("tiktoken")
+    try:
+        path = tkfmt.resolve(name)
+    except FormatError:
+        pytest.skip(f"no local {name} rank file (pip install bpe-openai)")
+    from tests.test_tiktoken import _oracle
+
+    ref = _oracle(name, path)
+    tok = Tokenizer.from_tiktoken(path)
+    edges = ["end.\n/path", "a\nb", "x  \nY", "x\r\nY", "中\n文", "。\n中", "word\n's", "q!\n\n!q", "1\n2", "é\nx",
+             "x\n é", "HTTP\nServer", "a \n/b", "z\n\u3000z"]
+    body = corpus_lines("gutenberg_en_20M.txt", 4000) + TRICKY
+    text = "".join(line + edges[i % len(edges)] for i, line in enumerate(body)) * 2
+    assert len(text.encode()) > 300_000
+    ids, offsets = tok.encode_batch_ids_flat([text])
+    assert ids.tolist() == ref.encode_ordinary(text)
+    assert offsets.tolist() == [0, len(ids)]
