@@ -32,7 +32,8 @@ German and Simplified Chinese translations in the machine's gettext catalogs
 messages), ``code`` the Python standard library's sources, and ``mixed`` en + de + zh joined. Each is timed as
 one string and as its list of lines. Every timing is the median of ``--rounds`` interleaved rounds (each round
 runs every contestant once, so load drifts hit all alike; each round has its own slice of the text, so no
-library times a cache of whole texts it saw in the round before), in a child process per thread setting
+library times a cache of whole texts it saw in the round before). The one-string form runs first, so it is the
+first sight of each slice (text the word caches have never seen); the lines form then reads the same slices again, in a child process per thread setting
 (``RAYON_NUM_THREADS`` and each peer's own thread argument set to it). The cold case runs each library in a
 fresh process and times its first encode of the ``en`` string (load timed apart).
 
