@@ -202,6 +202,7 @@ def cli(debug: bool) -> None:
     compare            many tokenizers on the same text: metrics with intervals, terminal or HTML
     pretrain           pretrain BERT, RoBERTa, ALBERT, DistilBERT, XLNet or BigBird on a vocabulary
     fill-mask          the top candidates of a pretrained model for each [MASK]
+    study              which vocabulary? train, compare, pretrain and score several, one report
 
     Data goes to stdout; progress, messages and errors go to stderr.
     """
@@ -223,6 +224,7 @@ def _register() -> None:
                     count_command, pretrain_command, fill_mask_command):
         cli.add_command(command)
     cli.add_command(__import__("cli.compare", fromlist=["compare_command"]).compare_command)
+    cli.add_command(__import__("cli.study", fromlist=["study_command"]).study_command)
 
 
 _register()

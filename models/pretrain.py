@@ -161,6 +161,9 @@ class PretrainConfig:
     seed: int = 0
     cache_dir: str | None = None
     model_overrides: dict[str, Any] = field(default_factory=dict)
+    # "shared": rows of token strings shared between vocabularies start from the same values
+    # (models.shared_init), so models that differ only in their tokenizer start alike.
+    embedding_init: Literal["default", "shared"] = "default"
 
     def resolved(self) -> PretrainConfig:
         """A copy with the model defaults filled in and every value checked."""
@@ -220,6 +223,8 @@ class PretrainConfig:
             raise PretrainError("NSP/SOP examples are segment pairs: --packing does not apply")
         if self.precision == "fp16" and self.device == "cpu":
             raise PretrainError("--precision fp16 needs a GPU (use bf16 or fp32 on CPU)")
+        if self.embedding_init not in ("default", "shared"):
+            raise PretrainError(f"embedding_init must be 'default' or 'shared', got {self.embedding_init!r}")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict (JSON-serialisable) for checkpoints and ``config.json``."""
@@ -377,13 +382,17 @@ def _config_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     for key in sorted(set(old) | set(new)):
         if key in _RESUMABLE:
             continue
-        if old.get(key) != new.get(key):
-            changed.append(f"{key} ({old.get(key)!r} -> {new.get(key)!r})")
+        # A field the checkpoint does not know yet had its default value then.
+        before = old.get(key, _FIELD_DEFAULTS.get(key))
+        if before != new.get(key):
+            changed.append(f"{key} ({before!r} -> {new.get(key)!r})")
     return changed
 
 
 #: PretrainConfig fields that are not `subword pretrain` options of the same name.
-_NOT_FLAGS = {"model_overrides", "betas", "eps", "inputs", "output_dir"}
+_NOT_FLAGS = {"model_overrides", "betas", "eps", "inputs", "output_dir", "embedding_init"}
+#: Defaults of the fields added after the first checkpoints were written.
+_FIELD_DEFAULTS = {"embedding_init": "default"}
 
 
 def _keep_hints(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
@@ -565,7 +574,9 @@ class _Job:
             raise PretrainError(f"--tokenizer {path}: no such file")
         self.tokenizer = Tokenizer.from_file(path)
         self.tok_hash = tokenizer_hash(self.tokenizer)
-        self.vocab_size = self.tokenizer.get_vocab_size()
+        # The largest id + 1: a tiktoken vocabulary has gaps (its specials sit above unused ranks), and
+        # tokens added after them take ids past get_vocab_size().
+        self.vocab_size = max(self.tokenizer.get_vocab_size(), max(self.tokenizer.get_vocab().values(), default=-1) + 1)
         self.ids = special_ids(self.tokenizer, self.cfg.objective or "mlm")
         too_big = {k: v for k, v in self.ids.items() if v >= self.vocab_size}
         if too_big:
@@ -639,7 +650,13 @@ class _Job:
             self.teacher.to(self.device).eval()
             for p in self.teacher.parameters():
                 p.requires_grad_(False)
-        self.model = build_model(self.model_config, heads=True).to(self.device)
+        self.model = build_model(self.model_config, heads=True)
+        if cfg.embedding_init == "shared":
+            from models.shared_init import apply_shared_init
+
+            apply_shared_init(self.model, self.tokenizer, seed=cfg.seed,
+                              std=float(getattr(self.model_config, "initializer_range", 0.02)))
+        self.model = self.model.to(self.device)
         self.optimizer = _make_optimizer(self.model, cfg, self.device)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda _: 1.0)
         self.scaler = torch.amp.GradScaler(self.device.type, enabled=cfg.precision == "fp16")

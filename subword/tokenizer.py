@@ -31,6 +31,8 @@ from subword.pre_tokenizers import PreTokenizer
 from subword.processors import PostProcessor
 
 if TYPE_CHECKING:
+    import numpy
+
     from subword._core import Encoding
 
 __all__ = ["Tokenizer", "AddedToken"]
@@ -537,6 +539,37 @@ class Tokenizer:
         """
         texts = _check_texts(texts)
         return self._native().encode_batch_ids(texts, add_special_tokens)
+
+    def encode_batch_ids_flat(
+        self, texts: Sequence[str], add_special_tokens: bool = True
+    ) -> tuple["numpy.ndarray", "numpy.ndarray"]:
+        """Like :meth:`encode_batch_ids`, as two numpy arrays instead of a list of lists: ``ids`` (uint32,
+        every text's ids back to back) and ``offsets`` (int64, ``len(texts) + 1`` entries), so text ``i``'s
+        ids are ``ids[offsets[i]:offsets[i + 1]]``. No Python object is made per token or per text (on
+        short lines building the lists costs as much as encoding them); the arrays are writable views of
+        buffers the core filled, with no further copy. This is the form to feed a model, a memory-mapped
+        shard or ``torch.from_numpy``.
+
+        Args:
+            texts: The texts (encoded in parallel, the GIL released).
+            add_special_tokens: Apply the post-processor's special tokens.
+
+        Returns:
+            ``(ids, offsets)``: ``ids.dtype == uint32``, ``offsets.dtype == int64``, ``offsets[0] == 0`` and
+            ``offsets[-1] == len(ids)``.
+
+        >>> tok = Tokenizer(BPE({"a": 0, "b": 1, "ab": 2}, [("a", "b")]))
+        >>> ids, offsets = tok.encode_batch_ids_flat(["abab", "", "ba"])
+        >>> ids.tolist(), offsets.tolist()
+        ([2, 2, 1, 0], [0, 2, 2, 4])
+        >>> [ids[s:e].tolist() for s, e in zip(offsets[:-1], offsets[1:])] == tok.encode_batch_ids(["abab", "", "ba"])
+        True
+        """
+        import numpy
+
+        texts = _check_texts(texts)
+        ids, offsets = self._native().encode_batch_ids_flat(texts, add_special_tokens)
+        return numpy.frombuffer(ids, dtype=numpy.uint32), numpy.frombuffer(offsets, dtype=numpy.int64)
 
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
         """Turn ids back into text through the decoder.

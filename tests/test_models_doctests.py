@@ -12,7 +12,8 @@ pytest.importorskip("safetensors")
 
 MODULES = ["models", "models.attention", "models.config", "models.encoder", "models.bert", "models.roberta",
            "models.albert", "models.distilbert", "models.bigbird", "models.xlnet", "models.hf", "models.registry",
-           "models.objectives", "models.counter", "models.checks", "models.block_sparse"]
+           "models.objectives", "models.counter", "models.checks", "models.block_sparse", "models.scoring",
+           "models.shared_init"]
 
 
 @pytest.mark.parametrize("name", MODULES)

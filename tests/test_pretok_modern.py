@@ -146,3 +146,21 @@ def test_hf_pattern_keeps_tiktoken_pieces(name):
 def test_hf_pattern_refuses_constructs_with_no_exact_rewrite(pattern, construct):
     with pytest.raises(ValueError, match=construct):
         tkfmt.hf_pattern(pattern)
+
+
+# The ASCII fast paths (`cl100k_word`, `o200k_word` in modern.rs) answer for a prefix char plus an ASCII
+# letter run; this text is mostly that, with what ends a run early (a case change, a contraction, a
+# non-ASCII letter or mark right after the letters, a digit, a newline).
+_ASCII_WORDS = st.lists(st.one_of(st.sampled_from(["the", "The", "THE", "tHe", "HTTPServer", "iPhone", "don't", "WE'LL",
+                                                   "I'M", "x'S", "'", " ", "  ", "\t", "\n", "(", ".", "/", "-", "1",
+                                                   "é", "\u0301", "ǅ", "中", "ſ", "'ſ"]),
+                                   st.text(st.sampled_from("aAzZ ' .\n\u0301é"), max_size=4)), max_size=16).map("".join)
+
+
+@settings(max_examples=MAX_EXAMPLES, deadline=None)
+@given(text=_ASCII_WORDS)
+def test_ascii_fast_paths_match_the_reference_and_hf(text):
+    for name in ("cl100k-tiktoken-spelling", "llama3", "qwen2", "o200k"):
+        pattern = PATTERNS[name]
+        expected = _hf_pieces(pattern, text)
+        assert _native_pieces(_ours(pattern), text) == expected, (name, text)

@@ -519,6 +519,27 @@ impl PreTokenizer {
     }
 
     /// True when pieces are mapped through the byte table (the model sees `Ġ`-style strings).
+    /// Whether a text may be cut right after a newline between two non-space chars (see
+    /// `newline_cuts` in `tokenizer.rs`) without changing its pieces: GPT-2's byte-level split
+    /// without a prefix space, and a known modern pattern's matches (cl100k, o200k, Llama 3, Qwen 2,
+    /// GPT-2) followed by a plain ByteLevel, as in every tiktoken conversion.
+    pub fn cuts_after_newline(&self) -> bool {
+        match self {
+            PreTokenizer::ByteLevel { add_prefix_space: false, use_regex: true, .. } => true,
+            PreTokenizer::Sequence(items) => match items.as_slice() {
+                [PreTokenizer::Split(s), PreTokenizer::ByteLevel { add_prefix_space: false, use_regex: false, .. }] => {
+                    matches!(s.pattern, crate::normalize::ReplacePattern::Known { .. })
+                        && matches!(
+                            (s.behavior, s.invert),
+                            (split::SplitBehavior::Isolated, false) | (split::SplitBehavior::Removed, true)
+                        )
+                }
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
     pub fn is_byte_level(&self) -> bool {
         matches!(self.last(), PreTokenizer::ByteLevel { .. })
     }

@@ -95,6 +95,44 @@ pub(crate) fn id_list<'py>(py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, 
     )
 }
 
+/// A batch's ids as two flat buffers: every id back to back as native-endian `u32`, and `n + 1`
+/// native-endian `i64` offsets (text `i`'s ids are `ids[offsets[i]..offsets[i + 1]]`). Two
+/// `bytearray`s (writable, so numpy views them without a copy and the arrays stay writable): no
+/// Python object per token or per text, which is what made list-of-lists output cost as much as
+/// the encoding on short lines.
+pub(crate) fn flat_buffers<'py>(
+    py: Python<'py>,
+    chunks: &[(Vec<u32>, Vec<u32>)],
+) -> PyResult<(Bound<'py, pyo3::types::PyByteArray>, Bound<'py, pyo3::types::PyByteArray>)> {
+    let total: usize = chunks.iter().map(|c| c.0.len()).sum();
+    let texts: usize = chunks.iter().map(|c| c.1.len()).sum();
+    let ids = pyo3::types::PyByteArray::new_with(py, total * 4, |buf| {
+        let mut cells = buf.chunks_exact_mut(4);
+        for (chunk, _) in chunks {
+            // The chunk first: zip pulls its left side first, and a cell pulled past the chunk's end is lost.
+            for (id, cell) in chunk.iter().zip(&mut cells) {
+                cell.copy_from_slice(&id.to_ne_bytes());
+            }
+        }
+        Ok(())
+    })?;
+    let offsets = pyo3::types::PyByteArray::new_with(py, (texts + 1) * 8, |buf| {
+        let mut cells = buf.chunks_exact_mut(8);
+        let mut at = 0i64;
+        if let Some(first) = cells.next() {
+            first.copy_from_slice(&at.to_ne_bytes());
+        }
+        for (_, lens) in chunks {
+            for (&n, cell) in lens.iter().zip(&mut cells) {
+                at += i64::from(n);
+                cell.copy_from_slice(&at.to_ne_bytes());
+            }
+        }
+        Ok(())
+    })?;
+    Ok((ids, offsets))
+}
+
 /// Disables Python's cyclic GC until dropped (if it was enabled). Used only while we build many
 /// container objects with the GIL held, so no other Python code runs in between.
 pub(crate) struct GcPause<'py> {

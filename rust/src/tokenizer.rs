@@ -116,6 +116,43 @@ fn par_map_chunks<T: Sync, R: Send>(items: &[T], f: impl Fn(&[T]) -> R + Sync + 
 /// otherwise dominate.
 const BATCH_GRAIN: usize = 64;
 
+/// Smallest part of one long text encoded on its own thread (see `words_ids`).
+const PAR_PART_BYTES: usize = 64 * 1024;
+
+/// `text` cut into parts of about `target` bytes, each cut right after a `\n` that has a printable
+/// ASCII char (not `/` after it) or a CJK ideograph on both sides. For the pre-tokenizers of
+/// [`PreTokenizer::cuts_after_newline`] every piece of the whole text then lies in one part and each
+/// part gives the same pieces alone: no alternative of those patterns lets a newline join a letter,
+/// digit or punctuation after it (the optional word prefix excludes `\r \n`, the space prefix is a
+/// space), and with a non-space before it the newline ends its piece both inside the text
+/// (`\s*[\r\n]`, `\s+`, or the `[\r\n]*` tail of punctuation) and at the end of a part (`\s++$`,
+/// `\s+(?!\S)`, the same tail). A part with no such newline stays whole.
+fn newline_cuts(text: &str, target: usize) -> Vec<&str> {
+    let b = text.as_bytes();
+    let graphic = |c: u8| (0x21..=0x7e).contains(&c);
+    let cjk_lead = |c: u8| (0xe4..=0xe9).contains(&c); // U+4000..U+9FFF: CJK ideographs (3 bytes)
+    let mut parts = Vec::new();
+    let mut start = 0;
+    while text.len() - start > target + target / 2 {
+        let from = start + target;
+        let cut = memchr::memchr_iter(b'\n', &b[from..]).map(|i| from + i).find(|&i| {
+            let before = graphic(b[i - 1]) || (i >= 3 && cjk_lead(b[i - 3]) && b[i - 1] >= 0x80);
+            // Not `/`: o200k's punctuation alternative takes `[\r\n/]*` after it.
+            let after = b.get(i + 1).is_some_and(|&c| (graphic(c) && c != b'/') || cjk_lead(c));
+            before && after
+        });
+        match cut {
+            Some(i) => {
+                parts.push(&text[start..i + 1]);
+                start = i + 1;
+            }
+            None => break,
+        }
+    }
+    parts.push(&text[start..]);
+    parts
+}
+
 /// Byte length of the first char of `t` (0 when empty).
 fn first_char_len(t: &str) -> usize {
     t.chars().next().map_or(0, |c| c.len_utf8())
@@ -556,6 +593,35 @@ impl Tokenizer {
                 }
             }
             Some(p) if self.fast_bytes => {
+                // A long text on several threads: cut where every piece is the same as in the whole
+                // text (`newline_cuts`), each part against its thread's cache, the ids joined in order.
+                // Only without dropout (the raw-pieces path is there): dropout's salts count pieces.
+                if t.len() >= 2 * PAR_PART_BYTES
+                    && parallel_allowed()
+                    && rayon::current_num_threads() > 1
+                    && p.cuts_after_newline()
+                    && self.model.with_raw_pieces(|_| ()).is_some()
+                {
+                    let parts = newline_cuts(t, (t.len() / (4 * rayon::current_num_threads())).max(PAR_PART_BYTES));
+                    if parts.len() > 1 {
+                        let done: Vec<Vec<u32>> = parts
+                            .par_iter()
+                            .map(|part| {
+                                let mut v = Vec::with_capacity(part.len() / 3 + 8);
+                                let bytes = part.as_bytes();
+                                self.model.with_raw_pieces(|enc| {
+                                    p.for_each_raw_piece(part, |raw| enc.push(bytes, raw.as_bytes(), &mut v))
+                                });
+                                v
+                            })
+                            .collect();
+                        ids.reserve(done.iter().map(Vec::len).sum());
+                        for v in done {
+                            ids.extend_from_slice(&v);
+                        }
+                        return Ok(());
+                    }
+                }
                 // The whole text against this thread's cache, borrowed once (no dropout: salts unused).
                 let text = t.as_bytes();
                 let done = self.model.with_raw_pieces(|enc| p.for_each_raw_piece(t, |raw| enc.push(text, raw.as_bytes(), ids)));

