@@ -149,7 +149,7 @@ SPIED: dict[tuple[str, str], tuple[str, Any]] = {
 
 def test_every_command_and_option_has_a_probe() -> None:
     """A new command or option needs a probe (here or in test_cli_options.py): none is silently ignored."""
-    elsewhere = {"train", "encode", "decode", "inspect", "convert"}
+    elsewhere = {"train", "encode", "decode", "inspect", "convert", "study"}  # study: test_cli_options_study.py
     assert set(cli.commands) <= elsewhere | set(COMMANDS), f"probe the new commands {set(cli.commands) - elsewhere}"
     for command in COMMANDS:
         names = [p.name for p in cli.commands[command].params if p.name not in NOT_OPTIONS[command]]
