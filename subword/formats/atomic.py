@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -46,6 +45,8 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """
     target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
+    import tempfile  # here: its import (shutil, random) is ~9 ms of every first tokenizer load, which never writes
+
     fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
     os.close(fd)
     tmp = Path(tmp_name)
