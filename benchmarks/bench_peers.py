@@ -310,15 +310,17 @@ def _hf_json_of(row: Row) -> Path:
     return out
 
 
-def make_ours(row: Row, threads: int) -> Enc:
+def load_ours(row: Row) -> Any:
+    """Our tokenizer of a row's file (also what bench_rss.py measures)."""
     from subword import Tokenizer
 
     if row.kind == "tiktoken":
-        tok = Tokenizer.from_tiktoken(row.files["ranks"], pattern=row.pattern, special_tokens=row.specials or None)
-    elif row.kind == "spm":
-        tok = Tokenizer.from_file(row.files["model"])
-    else:
-        tok = Tokenizer.from_file(row.files["json"])
+        return Tokenizer.from_tiktoken(row.files["ranks"], pattern=row.pattern, special_tokens=row.specials or None)
+    return Tokenizer.from_file(row.files["model" if row.kind == "spm" else "json"])
+
+
+def make_ours(row: Row, threads: int) -> Enc:
+    tok = load_ours(row)
     return Enc(one=lambda t: tok.encode_batch_ids_flat([t], add_special_tokens=False)[0],
                lines=lambda ls: tok.encode_batch_ids_flat(ls, add_special_tokens=False),
                one_ids=lambda r: r.tolist(), lines_ids=lambda r: _flat_to_lists(*r))

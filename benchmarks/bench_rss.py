@@ -35,7 +35,6 @@ def _rss_mb() -> float:
 
 def child(row_name: str) -> dict[str, float]:
     import bench_peers as bp
-    from subword import Tokenizer
 
     text = bp.load_texts(1.0)["en"]
     row = bp.build_rows({}, [row_name])[0]
@@ -45,12 +44,7 @@ def child(row_name: str) -> dict[str, float]:
 
     gc.collect()
     base = _rss_mb()
-    if row.kind == "tiktoken":
-        tok = Tokenizer.from_tiktoken(row.files["ranks"], pattern=row.pattern, special_tokens=row.specials or None)
-    elif row.kind == "spm":
-        tok = Tokenizer.from_file(row.files["model"])
-    else:
-        tok = Tokenizer.from_file(row.files["json"])
+    tok = bp.load_ours(row)
     tok.encode_batch_ids_flat(["warm up"])  # the core is built lazily
     loaded = _rss_mb()
     tok.encode_batch_ids_flat([text], add_special_tokens=False)
