@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 from results_md import replace_section  # benchmarks/ is the script's own folder
+from user_env import user_env
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's subword, not an installed one
 
@@ -82,9 +83,12 @@ def make_files(tmp: Path, train: list[str], vocab: int, wp_vocab: int) -> dict[s
     return files
 
 
+_ENV = user_env()  # bytecode compiled, as in a user's install (see benchmarks/user_env.py)
+
+
 def load_seconds(kind: str, path: Path) -> float:
     out = subprocess.run([sys.executable, "-c", _LOAD, kind, str(path)], check=True, capture_output=True, text=True,
-                         env=dict(os.environ, PYTHONPATH=str(ROOT)))
+                         env=_ENV)
     return json.loads(out.stdout.strip().splitlines()[-1])["seconds"]
 
 

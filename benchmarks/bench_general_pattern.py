@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from results_md import replace_section  # benchmarks/ is the script's own folder
+from user_env import user_env
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's subword, not an installed one
 
@@ -53,7 +54,7 @@ print(json.dumps({"seconds": time.perf_counter() - t}))
 
 def load_seconds(kind: str, path: Path) -> float:
     out = subprocess.run([sys.executable, "-c", _LOAD, kind, str(path)], check=True, capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+                         env=user_env())  # bytecode compiled, as in a user's install (benchmarks/user_env.py)
     return json.loads(out.stdout.strip().splitlines()[-1])["seconds"]
 
 

@@ -44,6 +44,7 @@ import tempfile
 from pathlib import Path
 
 from results_md import replace_section  # benchmarks/ is the script's own folder
+from user_env import user_env
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpora" / "gutenberg_en_20M.txt"
@@ -118,13 +119,15 @@ print(json.dumps({{"load": loaded, "first_encode": time.perf_counter() - t}}))
 """
 
 
+_ENV = user_env()  # bytecode compiled, as in a user's install (see benchmarks/user_env.py)
+
+
 def child(setup: str, load: str) -> dict:
     """One load in a fresh interpreter: {"load": s, "first_encode": s} or {"error": message}."""
     if "subword" in setup:
         setup = setup + "\nimport " + ", ".join(_OUR_READERS)
     program = _CHILD.format(setup=setup, load=load, sample=SAMPLE)
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env, cwd=ROOT)
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=_ENV, cwd=ROOT)
     if out.returncode != 0:
         last = (out.stderr.strip().splitlines() or ["(no message)"])[-1]
         return {"error": last[:200]}

@@ -62,6 +62,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from user_env import user_env  # noqa: E402  (benchmarks/ is the script's own folder)
 # ../shared next to the repository, or next to the folder of git worktrees.
 SHARED = next((p / "shared" / "corpora" for p in ROOT.parents if (p / "shared" / "corpora").is_dir()),
               ROOT.parent / "shared" / "corpora")
@@ -607,8 +608,8 @@ def cold(args: argparse.Namespace) -> None:
 
 
 def _run_child(extra: list[str], threads: int) -> dict[str, Any]:
-    env = dict(os.environ, RAYON_NUM_THREADS=str(threads), TOKENIZERS_PARALLELISM="true",
-               OMP_NUM_THREADS=str(threads))
+    # user_env: our modules' bytecode compiled, as in a user's install (the cold call would time the compiler)
+    env = user_env(RAYON_NUM_THREADS=str(threads), TOKENIZERS_PARALLELISM="true", OMP_NUM_THREADS=str(threads))
     cmd = [sys.executable, __file__, *extra]
     res = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     if res.returncode != 0:

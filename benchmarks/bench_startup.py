@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 from results_md import replace_section  # benchmarks/ is the script's own folder
+from user_env import user_env
 
 ROOT = Path(__file__).resolve().parents[1]
 START, END = "<!-- bench_startup:start -->", "<!-- bench_startup:end -->"
@@ -48,7 +49,11 @@ corpora.builtin_corpus(rebuild=True)
 """
 
 
+_ENV = user_env()  # bytecode compiled, as in a user's install (see benchmarks/user_env.py)
+
+
 def _timed(cmd: list[str], stdin: bytes | None = None, env: dict[str, str] | None = None) -> float:
+    env = _ENV if env is None else env
     started = time.perf_counter()
     subprocess.run(cmd, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True,
                    env=env, cwd=ROOT)
@@ -83,7 +88,7 @@ def main() -> None:
 
     builds: dict[str, list[float]] = {"on every core (corpora.builtin_corpus)": [], "in one process (serial)": []}
     for k in range(args.corpus_runs):
-        env = {**os.environ, "SUBWORD_CACHE_DIR": str(tmp / f"cache-{k}")}
+        env = dict(_ENV, SUBWORD_CACHE_DIR=str(tmp / f"cache-{k}"))
         builds["on every core (corpora.builtin_corpus)"].append(_timed([py, "-c", _PARALLEL_BUILD], env=env))
         builds["in one process (serial)"].append(_timed([py, "-c", _SERIAL_BUILD, str(tmp / f"serial-{k}.txt")]))
     load_after = os.getloadavg()

@@ -296,7 +296,9 @@ def test_missing_byte_unknown_file_unknown_name_and_bad_pattern(tmp_path):
 
 def test_unresolvable_name_lists_where_it_looked(tmp_path, monkeypatch):
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(tkfmt.importlib.util, "find_spec", lambda name: None)
+    import importlib.util
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(FormatError, match=rf"looked in:\n  {tmp_path}"):
         tkfmt.resolve("p50k_base")
 

@@ -29,10 +29,7 @@ Policy difference kept from our Tokenizer: special-token strings in the text are
 
 from __future__ import annotations
 
-import base64
 import binascii
-import gzip
-import importlib.util
 import logging
 import os
 import re
@@ -123,6 +120,8 @@ def _open_bytes(path: Path) -> bytes:
     if raw[:2] != b"\x1f\x8b":
         return raw
     try:
+        import gzip  # here, not at the top: gzip's import is ~1 ms of every first load of any file
+
         return gzip.decompress(raw)
     except (EOFError, OSError, zlib.error) as exc:
         raise FormatError(f"{path}: corrupt or truncated gzip data ({exc})") from None
@@ -178,6 +177,9 @@ def read_ranks(path: str | os.PathLike[str]) -> dict[bytes, int]:
 
 def write_ranks(ranks: Mapping[bytes, int], path: str | os.PathLike[str]) -> None:
     """Write a rank file atomically (plain, or gzip when ``path`` ends in ``.gz``), in rank order."""
+    import base64
+    import gzip
+
     body = b"".join(base64.b64encode(t) + b" " + str(r).encode() + b"\n" for t, r in sorted(ranks.items(), key=lambda kv: kv[1]))
     path = Path(path)
     if path.suffix == ".gz":
@@ -219,6 +221,8 @@ def _search_places(stem: str) -> list[Path]:
     places += [cache_dir / f"{stem}.tiktoken", cache_dir / f"{stem}.tiktoken.gz"]
     for package, sub, suffix in (("bpe_openai", "data", ".tiktoken.gz"), ("tiktoken_ext", "data", ".tiktoken")):
         try:
+            import importlib.util
+
             spec = importlib.util.find_spec(package)
         except (ImportError, ValueError):
             spec = None
