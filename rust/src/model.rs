@@ -55,6 +55,9 @@ impl Model {
             (Some("WordPiece"), ModelData::WordPiece { vocab }) => {
                 Ok(Model::WordPiece(WordPieceModel::from_options(v, vocab)?))
             }
+            (Some("WordPiece"), ModelData::WordPieceTable { index }) => {
+                Ok(Model::WordPiece(WordPieceModel::from_options_index(v, index)?))
+            }
             (None | Some("BPE"), ModelData::Bpe { vocab, merges: BpeMerges::Pairs(merges) }) => {
                 Ok(Model::Bpe(crate::tokenizer::bpe_from_data(v, vocab, &merges)?))
             }

@@ -727,12 +727,32 @@ impl WordPieceModel {
         }
         let table = Arc::new(TokenTable { strings });
         let (index, _) = PieceIndex::build(table.clone(), |i| present[i]); // map keys: no repeats
+        Ok(Self::from_parts(index, present, vocab_size, unk_token, prefix, max_input_chars_per_word))
+    }
+
+    /// The model of an index whose ids are its table's positions, every one a token (a vocab.txt;
+    /// see `io::vocab_txt::parse`), keeping the index as it is.
+    pub fn from_index(index: PieceIndex, unk_token: &str, prefix: &str, max_input_chars_per_word: usize) -> Self {
+        let n = index.table().strings.len();
+        Self::from_parts(index, vec![true; n], n, unk_token, prefix, max_input_chars_per_word)
+    }
+
+    fn from_parts(
+        index: PieceIndex,
+        present: Vec<bool>,
+        vocab_size: usize,
+        unk_token: &str,
+        prefix: &str,
+        max_input_chars_per_word: usize,
+    ) -> Self {
+        let table = index.table().clone();
+        let bound = present.len();
         let is_cont = |i: usize| present[i] && table.strings[i].starts_with(prefix);
         let cont = if prefix.is_empty() { index.clone() } else { PieceIndex::build_suffixes(table.clone(), prefix.len(), is_cont).0 };
         let max_bytes = (0..bound).filter(|&i| present[i]).map(|i| table.strings[i].len()).max().unwrap_or(0);
         let max_cont_bytes = (0..bound).filter(|&i| is_cont(i)).map(|i| table.strings[i].len() - prefix.len()).max().unwrap_or(0);
         let unk_id = index.get(unk_token);
-        Ok(WordPieceModel {
+        WordPieceModel {
             table,
             present,
             vocab_size,
@@ -744,7 +764,7 @@ impl WordPieceModel {
             max_input_chars_per_word,
             max_bytes,
             max_cont_bytes,
-        })
+        }
     }
 
     /// Parses an HF tokenizer.json `{"type": "WordPiece", ...}` model section.
@@ -761,6 +781,18 @@ impl WordPieceModel {
 
     /// The model of a model section's options (its `vocab` is not read) and `vocab`.
     pub fn from_options(v: &serde_json::Value, vocab: AHashMap<String, u32>) -> Result<Self, String> {
+        let (unk, prefix, max) = Self::options(v)?;
+        WordPieceModel::new(vocab, &unk, &prefix, max).map_err(|e| e.to_string())
+    }
+
+    /// Like [`Self::from_options`], with the vocab as an index over the tokens by id (see [`Self::from_index`]).
+    pub fn from_options_index(v: &serde_json::Value, index: PieceIndex) -> Result<Self, String> {
+        let (unk, prefix, max) = Self::options(v)?;
+        Ok(WordPieceModel::from_index(index, &unk, &prefix, max))
+    }
+
+    /// A model section's `unk_token`, `continuing_subword_prefix` and `max_input_chars_per_word`.
+    fn options(v: &serde_json::Value) -> Result<(String, String, usize), String> {
         let s = |k: &str, d: &str| -> Result<String, String> {
             match v.get(k) {
                 None | Some(serde_json::Value::Null) => Ok(d.to_string()),
@@ -772,8 +804,7 @@ impl WordPieceModel {
             None | Some(serde_json::Value::Null) => 100,
             Some(x) => x.as_u64().ok_or("model: max_input_chars_per_word must be an integer")? as usize,
         };
-        WordPieceModel::new(vocab, &s("unk_token", "[UNK]")?, &s("continuing_subword_prefix", "##")?, max)
-            .map_err(|e| e.to_string())
+        Ok((s("unk_token", "[UNK]")?, s("continuing_subword_prefix", "##")?, max))
     }
 
     pub fn token_to_id(&self, t: &str) -> Option<u32> {

@@ -53,7 +53,8 @@ def sniff(head: bytes) -> bool:
     lines = text.split("\n")  # HF's line breaks: \n only (U+2028 and the like are inside a line)
     if len(head) >= 4096 and lines:
         lines = lines[:-1]  # the last line may be cut
-    tokens = [t for t in (line.rstrip("".join(WHITE_SPACE)) for line in lines) if t]
+    white = "".join(WHITE_SPACE)
+    tokens = [t for t in (line.rstrip(white) for line in lines) if t]
     if not tokens:
         return False
     # no whitespace and no C0 control character inside a token (binary data has them); `\s` of a str

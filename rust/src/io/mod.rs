@@ -21,6 +21,8 @@ use std::collections::HashMap;
 
 use ahash::AHashMap;
 
+use crate::piece_index::PieceIndex;
+
 /// The data of a model, without its options (those come from the tokenizer.json model section).
 #[derive(Debug, Clone)]
 pub enum ModelData {
@@ -28,6 +30,9 @@ pub enum ModelData {
     Bpe { vocab: HashMap<String, u32, ahash::RandomState>, merges: BpeMerges },
     /// WordPiece: token -> id.
     WordPiece { vocab: AHashMap<String, u32> },
+    /// WordPiece whose ids are the positions of its tokens (a vocab.txt): the tokens by id and their
+    /// index, which the model keeps as they are (no map is built and dropped on the way).
+    WordPieceTable { index: PieceIndex },
 }
 
 /// The merges of a BPE model: as token pairs, or resolved to ids by a reader that checked them.
@@ -45,6 +50,7 @@ impl ModelData {
         match self {
             ModelData::Bpe { vocab, .. } => vocab.get(token).copied(),
             ModelData::WordPiece { vocab } => vocab.get(token).copied(),
+            ModelData::WordPieceTable { index } => index.get(token),
         }
     }
 
@@ -53,6 +59,7 @@ impl ModelData {
         match self {
             ModelData::Bpe { vocab, .. } => vocab.len(),
             ModelData::WordPiece { vocab } => vocab.len(),
+            ModelData::WordPieceTable { index } => index.table().strings.len(),
         }
     }
 
@@ -75,6 +82,10 @@ impl ModelData {
         match self {
             ModelData::Bpe { vocab, .. } => !vocab.iter().any(|(t, id)| clash(t, id)),
             ModelData::WordPiece { vocab } => !vocab.iter().any(|(t, id)| clash(t, id)),
+            // every id below the length is a token: look up the wanted ids instead of scanning
+            ModelData::WordPieceTable { index } => {
+                !wanted.iter().any(|(id, c)| index.table().strings.get(*id as usize).is_some_and(|t| t != c))
+            }
         }
     }
 }

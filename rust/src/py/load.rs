@@ -63,7 +63,7 @@ impl Kind {
             Kind::Tiktoken(offset) => {
                 Some((None, tiktoken::bpe_data_with_offset(&tiktoken::parse_ranks(bytes)?, offset)?))
             }
-            Kind::VocabTxt => Some((None, ModelData::WordPiece { vocab: vocab_txt::parse(bytes)? })),
+            Kind::VocabTxt => Some((None, ModelData::WordPieceTable { index: vocab_txt::parse(bytes)? })),
         }
     }
 }
