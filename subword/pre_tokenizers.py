@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
 
-import regex
-
 from subword._components import Component, Registry
 
 __all__ = [
@@ -50,12 +48,24 @@ Piece = tuple[str, tuple[int, int]]
 
 # HF's Whitespace uses the Rust `regex` crate, whose Unicode \w is Alphabetic|M|Nd|Pc|Join_Control and \s is
 # White_Space; the `regex` module's \w and \s are defined the same way (stdlib `re` differs: it counts
-# U+001C..U+001F as space and misses Join_Control), hence `regex`.
-_WHITESPACE_RE = regex.compile(r"\w+|[^\w\s]+")
+# U+001C..U+001F as space and misses Join_Control), hence `regex`. Compiled on first use: importing `regex`
+# is ~10 ms of every `import subword`, and only these Python references (the tests' oracles) use it.
+@lru_cache(maxsize=None)
+def _whitespace_re() -> Any:
+    import regex
+
+    return regex.compile(r"\w+|[^\w\s]+")
+
 
 #: The GPT-2 split pattern used by HF's ByteLevel (Oniguruma there; the same matches here).
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
-_GPT2_RE = regex.compile(GPT2_PATTERN)
+
+
+@lru_cache(maxsize=None)
+def _gpt2_re() -> Any:
+    import regex
+
+    return regex.compile(GPT2_PATTERN)
 
 
 @lru_cache(maxsize=1)
@@ -137,7 +147,7 @@ class Whitespace(PreTokenizer):
     type_name: ClassVar[str] = "Whitespace"
 
     def pre_tokenize_str(self, text: str) -> list[Piece]:
-        return [(m.group(), m.span()) for m in _WHITESPACE_RE.finditer(text)]
+        return [(m.group(), m.span()) for m in _whitespace_re().finditer(text)]
 
 
 @REGISTRY.register
@@ -183,7 +193,7 @@ class ByteLevel(PreTokenizer):
             work = " " + text
             spans.insert(0, spans[0])
         if self.use_regex:
-            matches = [m.span() for m in _GPT2_RE.finditer(work)]
+            matches = [m.span() for m in _gpt2_re().finditer(work)]
         else:
             matches = [(0, len(work))]
         table = bytes_to_unicode()
@@ -625,7 +635,7 @@ def _apply(pre: PreTokenizer, text: str, align: list[tuple[int, int]]) -> list[t
     if isinstance(pre, ByteLevel):
         if pre.add_prefix_space and not text.startswith(" "):
             text, align = " " + text, [align[0], *align]
-        bounds = [m.span() for m in _GPT2_RE.finditer(text)] if pre.use_regex else [(0, len(text))]
+        bounds = [m.span() for m in _gpt2_re().finditer(text)] if pre.use_regex else [(0, len(text))]
         table = bytes_to_unicode()
         out = []
         for a, b in bounds:
