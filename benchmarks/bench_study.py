@@ -33,6 +33,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from user_env import user_env  # noqa: E402
 
 
 def _load() -> str:
@@ -44,7 +46,7 @@ def run_study(out: Path, specs: list[str], budget: str, jobs: int, threads: int)
     cmd = [sys.executable, "-m", "cli", "study", *sum((["-t", s] for s in specs), []), "--budget", budget,
            "--batch-size", "16", "--seq-len", "64", "--heldout-lines", "200", "--jobs", str(jobs),
            "--threads", str(threads), "-o", str(out), "-q"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = user_env()  # our bytecode compiled, as in a user's install (this machine does not write .pyc)
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True, env=env, cwd=ROOT)
     wall = time.perf_counter() - t0
