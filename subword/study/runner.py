@@ -377,13 +377,19 @@ def score_model(model_dir: Path, heldout: Path, counts: dict[str, int], plan: St
     encoded = scoring.encode_lines(tokenizer, lines)
     if plan.model == "xlnet":
         bpb = scoring.bits_per_byte(scoring.xlnet_predictor(model), tokenizer, lines, frame, encoded=encoded)
-        return {"bits_per_byte": bpb["bits_per_byte"], "scored_tokens": bpb["tokens"], "bytes": bpb["bytes"]}
+        return {"bits_per_byte": bpb["bits_per_byte"], "scored_tokens": bpb["tokens"], "bytes": bpb["bytes"],
+                "per_line": _per_line("bits_per_byte", bpb)}
     predict = scoring.masked_predictor(model)
     pll = scoring.pll_per_byte(predict, tokenizer, lines, frame, encoded=encoded)
     cloze = scoring.cloze_accuracy(predict, tokenizer, lines, frame, counts, encoded=encoded)
     return {"pll_bits_per_byte": pll["bits_per_byte"], "cloze_accuracy": cloze["accuracy"],
             "cloze_bands": cloze["bands"], "cloze_words": cloze["words"], "scored_tokens": pll["tokens"],
-            "bytes": pll["bytes"]}
+            "bytes": pll["bytes"], "per_line": _per_line("pll_bits_per_byte", pll)}
+
+
+def _per_line(measure: str, scored: dict[str, Any]) -> dict[str, Any]:
+    """Each held-out line's bits (6 decimals) and bytes: the verdict's noise estimate of a per-byte measure."""
+    return {"bytes": scored["line_bytes"], measure: [round(b, 6) for b in scored["line_bits"]]}
 
 
 def _run_tasks(tasks: list[dict[str, Any]], jobs: int, dask: str | None,
