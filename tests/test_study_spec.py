@@ -209,3 +209,33 @@ def test_terminal_verdict_line_says_within_noise_or_beyond():
     big = _verdict([_cloze("a", [0.3, 0.31], 1000), _cloze("b", [0.6, 0.61], 1000)], ["cloze_accuracy"])[0]
     assert _how(tiny).endswith("within noise") and "noise 1.96 SE = " in _how(tiny)
     assert _how(big).endswith("beyond spread and noise")
+
+
+def test_array_bootstrap_and_permutations_equal_one_spearman_call_each():
+    """The interval and the p-value compute their replicates as arrays; they must equal calling
+    :func:`spearman` once per replicate (ties included: resampling with replacement makes them)."""
+    import itertools
+
+    import numpy as np
+
+    def interval_by_calls(a, b, replicates=2000, seed=0):
+        picks = np.random.default_rng(seed).integers(0, len(a), size=(replicates, len(a)))
+        values = [r for idx in picks if (r := spearman([a[i] for i in idx], [b[i] for i in idx])) is not None]
+        return [float(np.percentile(values, 2.5)), float(np.percentile(values, 97.5))]
+
+    def p_by_calls(a, b, orders):
+        observed = spearman(a, b)
+        return sum(abs(spearman(a, [b[i] for i in o])) >= abs(observed) - 1e-9 for o in orders) / len(orders)
+
+    rng = np.random.default_rng(3)
+    for n in (3, 5, 7):
+        a = rng.integers(0, 4, size=n).astype(float).tolist()  # ties on purpose
+        b = rng.normal(size=n).tolist()
+        if spearman(a, b) is None:
+            continue
+        assert spearman_interval(a, b) == pytest.approx(interval_by_calls(a, b), abs=1e-12)
+        assert spearman_p_value(a, b) == pytest.approx(p_by_calls(a, b, list(itertools.permutations(range(n)))))
+    a, b = rng.normal(size=10).tolist(), rng.normal(size=10).tolist()  # random orderings beyond 8 points
+    gen = np.random.default_rng(0)
+    orders = [gen.permutation(10) for _ in range(300)]
+    assert spearman_p_value(a, b, replicates=300) == pytest.approx(p_by_calls(a, b, orders))

@@ -58,12 +58,33 @@ def spearman(a: list[float], b: list[float]) -> float | None:
     return round(float(np.corrcoef(ra, rb)[0, 1]), 12)  # rounding noise off: a perfect order gives 1.0
 
 
+def _row_ranks(x: np.ndarray) -> np.ndarray:
+    """Average ranks along the last axis (ties share the mean of their positions), for many rows at once:
+    ``rank_i = #{j: x_j < x_i} + (#{j: x_j = x_i} + 1) / 2`` (n is a handful of tokenizers: n x n per row)."""
+    less = (x[..., None, :] < x[..., :, None]).sum(-1)
+    equal = (x[..., None, :] == x[..., :, None]).sum(-1)
+    return less + (equal + 1) / 2
+
+
+def _row_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Pearson's r of each row pair (NaN where a row is constant), rounded as :func:`spearman` rounds."""
+    xc = x - x.mean(-1, keepdims=True)
+    yc = y - y.mean(-1, keepdims=True)
+    den = np.sqrt((xc * xc).sum(-1) * (yc * yc).sum(-1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = (xc * yc).sum(-1) / den
+    r[~(den > 0) | (xc.std(-1) == 0) | (yc.std(-1) == 0)] = np.nan
+    return np.round(np.clip(r, -1.0, 1.0), 12)
+
+
 def spearman_interval(a: list[float], b: list[float], *, replicates: int = 2000, seed: int = 0,
                       level: float = 0.95) -> list[float | None]:
     """Percentile bootstrap interval of :func:`spearman`, resampling tokenizers (pairs) with replacement.
 
     With a handful of tokenizers the interval is wide, and it says so: that is the uncertainty of a
-    correlation across so few points. Replicates where a side is constant are skipped.
+    correlation across so few points. Replicates where a side is constant are skipped. The replicates are
+    computed together (arrays of ranks), not one :func:`spearman` call each: 14 correlations of 4 tokenizers
+    took 1.8 s one by one.
 
     >>> lo, hi = spearman_interval([1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 6])
     >>> lo, hi
@@ -74,7 +95,8 @@ def spearman_interval(a: list[float], b: list[float], *, replicates: int = 2000,
         return [None, None]
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, n, size=(replicates, n))
-    values = [r for idx in picks if (r := spearman([a[i] for i in idx], [b[i] for i in idx])) is not None]
+    rho = _row_pearson(_row_ranks(np.asarray(a, dtype=float)[picks]), _row_ranks(np.asarray(b, dtype=float)[picks]))
+    values = rho[~np.isnan(rho)]
     if len(values) < replicates // 10:
         return [None, None]
     tail = (1 - level) / 2 * 100
@@ -88,6 +110,8 @@ def spearman_p_value(a: list[float], b: list[float], *, exact_up_to: int = 8, re
 
     With n points the smallest p is 2 / n! (a perfect order of 4 tokenizers: 2/24 = 0.083), which is the
     caution a bootstrap interval over 4 points does not give (resampling a perfect order keeps it perfect).
+    The ranks of a reordered ``b`` are its ranks reordered, so every ordering is one row of an array (8
+    tokenizers: 40,320 orderings, 3 s each correlation one by one).
 
     >>> round(spearman_p_value([1, 2, 3, 4], [1, 2, 3, 4]), 4)
     0.0833
@@ -99,15 +123,13 @@ def spearman_p_value(a: list[float], b: list[float], *, exact_up_to: int = 8, re
         return None
     n = len(b)
     if n <= exact_up_to:
-        orders = [list(p) for p in itertools.permutations(range(n))]
+        orders = np.array(list(itertools.permutations(range(n))), dtype=np.intp)
     else:
         rng = np.random.default_rng(seed)
-        orders = [rng.permutation(n).tolist() for _ in range(replicates)]
-    hits = 0
-    for order in orders:
-        r = spearman(a, [b[i] for i in order])
-        hits += r is not None and abs(r) >= abs(observed) - 1e-9
-    return hits / len(orders)
+        orders = np.array([rng.permutation(n) for _ in range(replicates)], dtype=np.intp)
+    ra, rb = _ranks(a), _ranks(b)
+    rho = _row_pearson(np.broadcast_to(ra, orders.shape), rb[orders])
+    return int((np.abs(rho) >= abs(observed) - 1e-9).sum()) / len(orders)
 
 
 def _spread(values: list[float], words: int | None = None) -> dict[str, Any]:
