@@ -239,3 +239,11 @@ def test_array_bootstrap_and_permutations_equal_one_spearman_call_each():
     gen = np.random.default_rng(0)
     orders = [gen.permutation(10) for _ in range(300)]
     assert spearman_p_value(a, b, replicates=300) == pytest.approx(p_by_calls(a, b, orders))
+
+
+def test_a_version_1_verdict_still_renders():
+    from subword.study.report import _how
+
+    old = {"measure": "pll_bits_per_byte", "difference": 0.3, "spread": 0.1, "exceeds_spread": True}
+    assert _how(old) == "the difference 0.3000 exceeds the seeds' spread 0.1000"
+    assert "unknown" in _how({**old, "spread": None, "exceeds_spread": None})
