@@ -54,7 +54,10 @@ __all__ = [
     "PretrainError",
     "PretrainInterrupted",
     "TrainingDiverged",
+    "check_tokenizer_fits",
     "find_checkpoints",
+    "missing_roles",
+    "role_tokens",
     "load_checkpoint",
     "load_pretrained",
     "pretrain",
@@ -262,6 +265,56 @@ def special_ids(tokenizer: Any, objective: str) -> dict[str, int]:
             raise PretrainError(f"the tokenizer has no {tried} token, which --objective {objective} needs for {why}; "
                                 f"train it with --special-token {_ROLES[role][0]}")
     return found
+
+
+def missing_roles(tokenizer: Any) -> list[str]:
+    """The roles (``mask``, ``cls``, ``sep``, ``pad``) for which ``tokenizer`` has none of the tokens
+    :func:`special_ids` looks for.
+
+    >>> from subword import WordPiece, Tokenizer
+    >>> missing_roles(Tokenizer(WordPiece({"[UNK]": 0, "[CLS]": 1, "[SEP]": 2}, unk_token="[UNK]")))
+    ['mask', 'pad']
+    """
+    return [role for role, names in _ROLES.items() if all(tokenizer.token_to_id(n) is None for n in names)]
+
+
+def role_tokens(role: str) -> tuple[str, ...]:
+    """The tokens that can play ``role`` (BERT's first).
+
+    >>> role_tokens("mask")
+    ('[MASK]', '<mask>')
+    """
+    return _ROLES[role]
+
+
+def check_tokenizer_fits(model: str, tokenizer: Any, *, preset: str = "tiny", objective: str | None = None,
+                         seq_len: int = 128) -> dict[str, int]:
+    """Check, before any pretraining, that ``tokenizer`` gives ``model`` what it needs: a token for every role
+    (:func:`special_ids`) and ids its configuration accepts (RoBERTa counts positions from its pad id, so a
+    ``[PAD]`` after cl100k_base's 100k ids leaves no positions), with ``seq_len`` within the preset's positions.
+
+    Returns the role ids. Raises :class:`PretrainError` naming the role or the limit.
+
+    >>> from subword import WordPiece, Tokenizer
+    >>> vocab = {t: i for i, t in enumerate(["[UNK]", "a", "[CLS]", "[SEP]", "[MASK]"] + [f"w{i}" for i in range(600)] + ["[PAD]"])}
+    >>> check_tokenizer_fits("bert", Tokenizer(WordPiece(vocab, unk_token="[UNK]")))["pad"]
+    605
+    >>> check_tokenizer_fits("roberta", Tokenizer(WordPiece(vocab, unk_token="[UNK]")))
+    Traceback (most recent call last):
+    ...
+    models.pretrain.PretrainError: the tokenizer does not fit roberta tiny: ...
+    """
+    if model not in _MODEL_TYPES:
+        raise PretrainError(f"unknown model {model!r}; choose from {', '.join(_MODEL_TYPES)}")
+    objective = objective or DEFAULTS[model][0]
+    ids = special_ids(tokenizer, objective)
+    vocab_size = max(tokenizer.get_vocab_size(), max(tokenizer.get_vocab().values(), default=-1) + 1)
+    cfg = PretrainConfig.__new__(PretrainConfig)  # only the fields _model_config reads; no validation of paths
+    for name, value in {"model": model, "preset": preset, "objective": objective, "seq_len": seq_len,
+                        "model_overrides": {}, "dropout": None}.items():
+        object.__setattr__(cfg, name, value)
+    _model_config(cfg, vocab_size, ids)
+    return ids
 
 
 def _model_config(cfg: PretrainConfig, vocab_size: int, ids: dict[str, int]) -> Any:
@@ -984,6 +1037,14 @@ class _Job:
         return {"config": self.cfg.to_dict(), "tokenizer_hash": self.tok_hash, "corpus_hash": self.corpus_hash,
                 "world_size": self.dist.world}
 
+    def _tokenizer_json(self) -> str:
+        """The tokenizer as stored in every checkpoint, serialised once per run: it does not change while the
+        run trains, and cl100k_base's took ~0.5 s a checkpoint (most of a 10-step study task's time)."""
+        cached = getattr(self, "_tokenizer_json_cache", None)
+        if cached is None:
+            cached = self._tokenizer_json_cache = self.tokenizer.to_json_str()
+        return cached
+
     def save_checkpoint(self) -> None:
         if self.dist.rank == 0 and self.last_saved != self.state.step:
             state = {
@@ -999,7 +1060,7 @@ class _Job:
                 "step": self.state.step,
                 "tokens": self.state.tokens,
                 "elapsed": self.state.elapsed,
-                "tokenizer": self.tokenizer.to_json_str(),
+                "tokenizer": self._tokenizer_json(),
             }
             _atomic_save(state, self.out / "checkpoints" / f"ckpt-{self.state.step:08d}.pt")
             for old in find_checkpoints(self.out)[:-self.cfg.keep]:

@@ -147,53 +147,70 @@ def pll_per_byte(predict: MaskedPredictor, tokenizer: Any, lines: Sequence[str],
 
     ``PLL(line) = sum_t log p(x_t | x with x_t and the later tokens of x_t's word masked)``; the result is
     ``-sum_lines PLL / ln 2 / sum_lines bytes``. One row per token, scored in batches of ``batch_rows``.
+    ``line_bits``/``line_bytes`` hold each line's share (the verdict's noise estimate resamples lines).
     """
     encoded = encoded if encoded is not None else encode_lines(tokenizer, lines)
     rows: list[tuple[list[int], list[int]]] = []
     targets: list[int] = []
-    for line in encoded:
+    row_line: list[int] = []
+    for k, line in enumerate(encoded):
         for ids, words in _windows(line, frame.window):
             for i in range(len(ids)):
                 masked = [frame.mask_id if (j == i or (j > i and words[j] == words[i])) else t
                           for j, t in enumerate(ids)]
                 rows.append(([frame.cls_id, *masked, frame.sep_id], [i + 1]))
                 targets.append(ids[i])
-    nats = _score_rows(predict, rows, targets, frame, batch_rows)
+                row_line.append(k)
+    line_nats = [0.0] * len(encoded)
+    for k, nats in zip(row_line, _score_rows(predict, rows, targets, frame, batch_rows)):
+        line_nats[k] += nats
+    return _per_byte(line_nats, encoded, len(targets))
+
+
+def _per_byte(line_nats: list[float], encoded: list[EncodedLine], tokens: int) -> dict[str, Any]:
+    """Totals and the per-line bits and bytes (the verdict's noise estimate resamples lines)."""
+    line_bits = [-n / math.log(2) for n in line_nats]
     nbytes = sum(e.nbytes for e in encoded)
-    bits = -nats / math.log(2)
-    return {"bits": bits, "bytes": nbytes, "tokens": len(targets), "bits_per_byte": bits / max(nbytes, 1)}
+    bits = sum(line_bits)
+    return {"bits": bits, "bytes": nbytes, "tokens": tokens, "bits_per_byte": bits / max(nbytes, 1),
+            "line_bits": line_bits, "line_bytes": [e.nbytes for e in encoded]}
 
 
 def _score_rows(predict: MaskedPredictor, rows: list[tuple[list[int], list[int]]], targets: list[int],
-                frame: Frame, batch_rows: int) -> float:
-    total = 0.0
+                frame: Frame, batch_rows: int) -> list[float]:
+    """The log-probability (nats) of each row's target."""
+    out: list[float] = []
     at = 0
     with torch.no_grad():
         for ids, mask, where in _batches(rows, frame, batch_rows):
             logp = predict(ids, mask, where)  # (N, V)
             want = torch.tensor(targets[at:at + logp.shape[0]], dtype=torch.long)
-            total += float(logp.float().gather(1, want[:, None]).sum())
+            out += logp.float().gather(1, want[:, None])[:, 0].tolist()
             at += logp.shape[0]
-    return total
+    return out
 
 
 def bits_per_byte(predict: CausalPredictor, tokenizer: Any, lines: Sequence[str], frame: Frame, *,
                   batch_rows: int = 32, encoded: list[EncodedLine] | None = None) -> dict[str, Any]:
     """``-log2 p(lines) / UTF-8 bytes`` with ``p`` factorised left to right over each window's tokens."""
     encoded = encoded if encoded is not None else encode_lines(tokenizer, lines)
-    rows = [([frame.cls_id, *ids], list(range(1, len(ids) + 1)))
-            for line in encoded for ids, _ in _windows(line, frame.window)]
-    nats = 0.0
+    rows, row_line = [], []
+    for k, line in enumerate(encoded):
+        for ids, _ in _windows(line, frame.window):
+            rows.append(([frame.cls_id, *ids], list(range(1, len(ids) + 1))))
+            row_line.append(k)
+    line_nats = [0.0] * len(encoded)
     n = 0
+    at = 0
     with torch.no_grad():
         for ids, mask, where in _batches(rows, frame, batch_rows):
             logp = predict(ids, mask).float()  # (B, T, V)
             picked = logp.gather(2, ids[:, :, None])[:, :, 0]  # (B, T): log p(x_t | x_<t)
-            nats += float(picked[where].sum())
+            for r, nats in enumerate(torch.where(where, picked, torch.zeros_like(picked)).sum(1).tolist()):
+                line_nats[row_line[at + r]] += nats
+            at += ids.shape[0]
             n += int(where.sum())
-    nbytes = sum(e.nbytes for e in encoded)
-    bits = -nats / math.log(2)
-    return {"bits": bits, "bytes": nbytes, "tokens": n, "bits_per_byte": bits / max(nbytes, 1)}
+    return _per_byte(line_nats, encoded, n)
 
 
 def frequency_band(count: int) -> str:

@@ -202,3 +202,19 @@ def test_masked_predictor_matches_dense_logits():
     with torch.no_grad():
         dense = torch.log_softmax(model(ids, mask).logits.float(), -1)[where]
     assert torch.allclose(got, dense, atol=1e-4)
+
+
+def test_per_line_bits_are_each_lines_share(tok):
+    """The verdict's noise estimate needs each line's bits: uniform gives ``log2 V`` per token of that line,
+    also when a line spans several windows, for PLL and for left-to-right bits."""
+    enc = encode_lines(tok, LINES)
+    small = Frame(cls_id=2, sep_id=3, mask_id=4, pad_id=0, max_len=4)  # windows of 2 tokens
+
+    def causal_uniform(ids, mask):
+        return torch.full((*ids.shape, V), -math.log(V))
+
+    for r in (pll_per_byte(uniform, tok, LINES, small, batch_rows=3),
+              bits_per_byte(causal_uniform, tok, LINES, small, batch_rows=2)):
+        assert r["line_bits"] == pytest.approx([len(e.ids) * math.log2(V) for e in enc])
+        assert r["line_bytes"] == [len(line.encode("utf-8")) for line in LINES]
+        assert sum(r["line_bits"]) == pytest.approx(r["bits"])

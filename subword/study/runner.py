@@ -35,7 +35,7 @@ from typing import Any
 from subword.formats.atomic import atomic_write_text
 from subword.study.spec import Budget, StudyError, TokenizerSpec, parse_budget, parse_spec
 
-__all__ = ["StudyPlan", "prepare", "run_study", "ROLE_TOKENS"]
+__all__ = ["StudyPlan", "prepare", "run_study", "check_fits", "ROLE_TOKENS"]
 
 log = logging.getLogger("subword.study")
 
@@ -89,18 +89,70 @@ def _read_lines(sources: Sequence[str]) -> list[str]:
 
 def _with_roles(tokenizer: Any) -> Any:
     """Append the role tokens a vocabulary lacks (as special tokens, at the end)."""
-    from models.pretrain import PretrainError, special_ids
+    from models.pretrain import missing_roles, role_tokens
 
-    try:
-        special_ids(tokenizer, "mlm")
-        return tokenizer
-    except PretrainError:
-        pass
-    roles = {"pad": ("[PAD]", "<pad>"), "cls": ("[CLS]", "<s>", "<cls>"), "sep": ("[SEP]", "</s>", "<sep>"),
-             "mask": ("[MASK]", "<mask>")}
-    missing = [names[0] for names in roles.values() if not any(tokenizer.token_to_id(n) is not None for n in names)]
-    tokenizer.add_special_tokens(missing)
+    missing = [role_tokens(role)[0] for role in missing_roles(tokenizer)]
+    if missing:
+        tokenizer.add_special_tokens(missing)
     return tokenizer
+
+
+def _roles_first(tokenizer: Any) -> Any:
+    """A tiktoken encoding with :data:`ROLE_TOKENS` at ids 0..4 and its own ranks shifted up by 5: the layout
+    of a trained vocabulary, which every model takes (RoBERTa counts positions from its pad id, so a
+    ``[PAD]`` appended at id 100,280 would leave it no positions). Encoding is unchanged but for the shift:
+    the merges follow the ranks' order, which the shift keeps."""
+    from subword import Tokenizer
+
+    doc = json.loads(tokenizer.to_json_str(pretty=False))
+    model = doc["model"]
+    k = len(ROLE_TOKENS)
+    model["vocab"] = {**{t: i for i, t in enumerate(ROLE_TOKENS)}, **{t: i + k for t, i in model["vocab"].items()}}
+    for added in doc["added_tokens"]:
+        added["id"] += k
+    roles = [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
+              "special": True} for i, t in enumerate(ROLE_TOKENS)]
+    doc["added_tokens"] = roles + doc["added_tokens"]
+    return Tokenizer.from_str(json.dumps(doc))
+
+
+class _TrainedLayout:
+    """What a tokenizer the study trains will look like to a model, before it is trained: ``vocab_size``
+    ids with :data:`ROLE_TOKENS` at 0..4 (``_train`` puts them first)."""
+
+    def __init__(self, vocab_size: int) -> None:
+        self.vocab_size = max(int(vocab_size), len(ROLE_TOKENS))
+
+    def token_to_id(self, token: str) -> int | None:
+        return ROLE_TOKENS.index(token) if token in ROLE_TOKENS else None
+
+    def get_vocab_size(self) -> int:
+        return self.vocab_size
+
+    def get_vocab(self) -> dict[str, int]:
+        return {t: i for i, t in enumerate(ROLE_TOKENS)} | {"": self.vocab_size - 1}
+
+
+def check_fits(tokenizer: Any, plan: StudyPlan, where: str) -> None:
+    """Refuse, in one line naming ``where`` and the missing role (or the limit), a tokenizer the plan's model
+    cannot pretrain on.
+
+    Raises:
+        StudyError: a role without a token, or ids or a ``--seq-len`` the model's configuration refuses.
+    """
+    from models.pretrain import PretrainError, check_tokenizer_fits, missing_roles, role_tokens
+
+    missing = missing_roles(tokenizer)
+    if missing:
+        names = "; ".join(f"{role} ({' or '.join(role_tokens(role))})" for role in missing)
+        raise StudyError(f"-t {where}: lacks the special token for {names}, which --model {plan.model} needs; a given "
+                         "file is used as it is: add the tokens to it (subword train --special-token) or let the "
+                         "study train one")
+    try:
+        check_tokenizer_fits(plan.model, tokenizer, preset=plan.preset, objective=plan.objective(),
+                             seq_len=plan.seq_len)
+    except PretrainError as exc:
+        raise StudyError(f"-t {where}: cannot pretrain {plan.model} on it: {exc}") from exc
 
 
 def prepare(plan: StudyPlan) -> Prepared:
@@ -111,7 +163,7 @@ def prepare(plan: StudyPlan) -> Prepared:
             specials the model needs (with the reason), empty held-out text, a budget too small for one
             optimizer step, an unknown model or preset.
     """
-    from models.pretrain import DEFAULTS, PretrainError, special_ids
+    from models.pretrain import DEFAULTS
     from subword.compare.sources import TokenizerLoadError, load
 
     if len(plan.tokenizers) < 2:
@@ -134,23 +186,20 @@ def prepare(plan: StudyPlan) -> Prepared:
         # A token carries at least one byte of text in every tokenizer the study trains or loads.
         raise StudyError(f"--budget {plan.budget} is too small for one optimizer step, which takes "
                          f"{step_tokens:,} tokens, so at least {step_tokens:,} bytes of text")
+    # Every tokenizer against the model's needs, before anything is trained or written.
     given: dict[str, Any] = {}
     for spec in specs:
         if spec.kind == "train":
+            extra = [t for t in spec.options.get("special_tokens", []) if t not in ROLE_TOKENS]
+            check_fits(_TrainedLayout(int(spec.options["vocab_size"]) + len(extra)), plan, spec.text)
             continue
         try:
             tok, _ = load(spec.text)
         except TokenizerLoadError as exc:
             raise StudyError(str(exc)) from exc
         if spec.kind == "tiktoken":
-            tok = _with_roles(tok)  # a tiktoken encoding has no [MASK]: documented, added at the end
-        else:
-            try:
-                special_ids(tok, "mlm")
-            except PretrainError as exc:
-                raise StudyError(f"-t {spec.text}: cannot pretrain {plan.model} on it: {exc}. A given file is "
-                                 "used as it is; add the tokens to it (subword train --special-token) or let "
-                                 "the study train one") from exc
+            tok = _roles_first(tok)  # a tiktoken encoding has no [MASK]: the roles go first (documented)
+        check_fits(tok, plan, spec.text)
         given[spec.name] = tok
     train_lines = None
     if plan.heldout:
@@ -281,6 +330,7 @@ def _tokenizer_part(d: StudyDir, p: Prepared, spec: TokenizerSpec, train: list[s
     if spec.kind == "train":
         tok = _train(spec, train)
         timings[f"train:{spec.name}"] = time.perf_counter() - t0
+        check_fits(tok, p.plan, spec.text)  # the plan checked its layout; this is the tokenizer itself
     else:
         tok = p.given[spec.name]
     d.path("tokenizers").mkdir(parents=True, exist_ok=True)
@@ -377,13 +427,19 @@ def score_model(model_dir: Path, heldout: Path, counts: dict[str, int], plan: St
     encoded = scoring.encode_lines(tokenizer, lines)
     if plan.model == "xlnet":
         bpb = scoring.bits_per_byte(scoring.xlnet_predictor(model), tokenizer, lines, frame, encoded=encoded)
-        return {"bits_per_byte": bpb["bits_per_byte"], "scored_tokens": bpb["tokens"], "bytes": bpb["bytes"]}
+        return {"bits_per_byte": bpb["bits_per_byte"], "scored_tokens": bpb["tokens"], "bytes": bpb["bytes"],
+                "per_line": _per_line("bits_per_byte", bpb)}
     predict = scoring.masked_predictor(model)
     pll = scoring.pll_per_byte(predict, tokenizer, lines, frame, encoded=encoded)
     cloze = scoring.cloze_accuracy(predict, tokenizer, lines, frame, counts, encoded=encoded)
     return {"pll_bits_per_byte": pll["bits_per_byte"], "cloze_accuracy": cloze["accuracy"],
             "cloze_bands": cloze["bands"], "cloze_words": cloze["words"], "scored_tokens": pll["tokens"],
-            "bytes": pll["bytes"]}
+            "bytes": pll["bytes"], "per_line": _per_line("pll_bits_per_byte", pll)}
+
+
+def _per_line(measure: str, scored: dict[str, Any]) -> dict[str, Any]:
+    """Each held-out line's bits (6 decimals) and bytes: the verdict's noise estimate of a per-byte measure."""
+    return {"bytes": scored["line_bytes"], measure: [round(b, 6) for b in scored["line_bits"]]}
 
 
 def _run_tasks(tasks: list[dict[str, Any]], jobs: int, dask: str | None,
