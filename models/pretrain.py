@@ -309,31 +309,43 @@ def check_tokenizer_fits(model: str, tokenizer: Any, *, preset: str = "tiny", ob
     objective = objective or DEFAULTS[model][0]
     ids = special_ids(tokenizer, objective)
     vocab_size = max(tokenizer.get_vocab_size(), max(tokenizer.get_vocab().values(), default=-1) + 1)
-    cfg = PretrainConfig.__new__(PretrainConfig)  # only the fields _model_config reads; no validation of paths
-    for name, value in {"model": model, "preset": preset, "objective": objective, "seq_len": seq_len,
-                        "model_overrides": {}, "dropout": None}.items():
-        object.__setattr__(cfg, name, value)
-    _model_config(cfg, vocab_size, ids)
+    _model_config(_ModelSpec(model, preset, objective, seq_len), vocab_size, ids)
     return ids
 
 
-def _model_config(cfg: PretrainConfig, vocab_size: int, ids: dict[str, int]) -> Any:
+@dataclass(frozen=True)
+class _ModelSpec:
+    """What the model's configuration is built from (the model fields of :class:`PretrainConfig`)."""
+
+    model: str
+    preset: str
+    objective: str | None
+    seq_len: int
+    model_overrides: dict[str, Any] = field(default_factory=dict)
+    dropout: float | None = None
+
+    @classmethod
+    def of(cls, cfg: PretrainConfig) -> "_ModelSpec":
+        return cls(cfg.model, cfg.preset, cfg.objective, cfg.seq_len, cfg.model_overrides, cfg.dropout)
+
+
+def _model_config(spec: _ModelSpec, vocab_size: int, ids: dict[str, int]) -> Any:
     overrides: dict[str, Any] = {"vocab_size": vocab_size, "pad_token_id": ids["pad"]}
-    if cfg.model != "xlnet":
-        overrides["sentence_head"] = {"mlm+nsp": "nsp", "mlm+sop": "sop"}.get(cfg.objective or "")
+    if spec.model != "xlnet":
+        overrides["sentence_head"] = {"mlm+nsp": "nsp", "mlm+sop": "sop"}.get(spec.objective or "")
         overrides["add_pooler"] = overrides["sentence_head"] is not None
-    overrides.update(cfg.model_overrides)
-    if cfg.dropout is not None:
-        overrides.update(hidden_dropout=cfg.dropout, attention_dropout=cfg.dropout)
-        if cfg.model == "albert":
-            overrides["classifier_dropout"] = cfg.dropout
+    overrides.update(spec.model_overrides)
+    if spec.dropout is not None:
+        overrides.update(hidden_dropout=spec.dropout, attention_dropout=spec.dropout)
+        if spec.model == "albert":
+            overrides["classifier_dropout"] = spec.dropout
     try:
-        mc = model_preset(_MODEL_TYPES[cfg.model], cfg.preset, **overrides)  # type: ignore[arg-type]
+        mc = model_preset(_MODEL_TYPES[spec.model], spec.preset, **overrides)  # type: ignore[arg-type]
     except ValueError as exc:
-        raise PretrainError(f"the tokenizer does not fit {cfg.model} {cfg.preset}: {exc}") from exc
-    limit = mc.max_sequence_length if cfg.model != "xlnet" else None
-    if limit is not None and cfg.seq_len > limit:
-        raise PretrainError(f"--seq-len {cfg.seq_len} exceeds the {limit} positions of {cfg.model} {cfg.preset} "
+        raise PretrainError(f"the tokenizer does not fit {spec.model} {spec.preset}: {exc}") from exc
+    limit = mc.max_sequence_length if spec.model != "xlnet" else None
+    if limit is not None and spec.seq_len > limit:
+        raise PretrainError(f"--seq-len {spec.seq_len} exceeds the {limit} positions of {spec.model} {spec.preset} "
                             f"(max_position_embeddings {mc.max_position_embeddings})")
     return mc
 
@@ -691,7 +703,7 @@ class _Job:
 
     def _build_model(self) -> None:
         cfg = self.cfg
-        self.model_config = _model_config(cfg, self.vocab_size, self.ids)
+        self.model_config = _model_config(_ModelSpec.of(cfg), self.vocab_size, self.ids)
         torch.manual_seed(cfg.seed)
         self.teacher = None
         if cfg.objective == "distill":
