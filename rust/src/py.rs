@@ -105,9 +105,8 @@ pub(crate) fn id_list<'py>(py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, 
 /// unchanged to every thread count (`encode_batch_ids` scaled 1.19x from 1 to 2 threads). Here the
 /// calling thread counts as one of the `n` threads: it builds the next chunk in order when it is
 /// ready and otherwise encodes an unclaimed chunk itself (GIL released), so `n - 1` pool tasks plus
-/// the caller keep `n` cores busy, and one thread does the same work as before (each chunk encoded,
-/// then built). Chunks are claimed in increasing order, so they finish nearly in order and few wait
-/// for the builder.
+/// the caller keep `n` cores busy; one thread encodes everything, then builds, as before. Chunks
+/// are claimed in increasing order, so they finish nearly in order and few wait for the builder.
 ///
 /// `encode(i)` must depend on `i` alone (the ids of chunk `i`), so the results are those of the
 /// sequential loop whichever thread encodes a chunk. An encoding error stops the other threads
@@ -127,8 +126,11 @@ pub(crate) fn pipelined<C: Send>(
     };
     let helpers = threads.min(chunks).saturating_sub(1);
     if helpers == 0 {
-        for i in 0..chunks {
-            let c = py.detach(|| encode(i)).map_err(PyValueError::new_err)?;
+        // One thread: all encoding first, then all building, as before the pipeline. Alternating
+        // chunk by chunk measured 8% slower on 5 MB (the encoder's and the builder's working sets
+        // evicting each other from the caches), and there is nothing to overlap with.
+        let done = py.detach(|| (0..chunks).map(&encode).collect::<Result<Vec<C>, String>>());
+        for c in done.map_err(PyValueError::new_err)? {
             emit(c)?;
         }
         return Ok(());
