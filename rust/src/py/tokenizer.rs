@@ -283,7 +283,8 @@ impl PyCoreTokenizer {
         let inputs: Vec<(&str, Option<&str>)> = strs.iter().copied().zip(pstrs).collect();
         if tok.pads_batch() {
             // Padded to the batch's longest: encoded whole, then wrapped.
-            let encs = py.detach(|| tok.encode_batch_pairs(&inputs, add_special_tokens)).map_err(PyValueError::new_err)?;
+            let encs =
+                py.detach(|| tok.encode_batch_pairs(&inputs, add_special_tokens)).map_err(PyValueError::new_err)?;
             let out = PyList::empty(py);
             for (k, e) in encs.into_iter().enumerate() {
                 out.append(encoding_object(py, e, &texts, pairs.as_deref(), k, &table)?)?;

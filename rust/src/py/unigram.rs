@@ -112,7 +112,9 @@ impl PyUnigramModel {
         texts: Vec<PyBackedStr>,
         word_cache: bool,
     ) -> PyResult<Bound<'py, PyList>> {
-        super::nested_id_lists(py, &None, texts.len(), |range| encode_chunk(&self.inner, &texts[range], None, word_cache))
+        super::nested_id_lists(py, &None, texts.len(), |range| {
+            encode_chunk(&self.inner, &texts[range], None, word_cache)
+        })
     }
 
     /// Normalizes each text with the model's SentencePiece normalizer, then Viterbi ids
