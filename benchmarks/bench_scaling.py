@@ -8,8 +8,8 @@ and our ``threads=n`` option where one exists), median of ``--runs``:
   (``train_from_counts``), and in one call (``ByteLevelBpeTrainer(threads=n).train``), against HF's
   ``BpeTrainer`` with the ``ByteLevel`` pre-tokenizer (``train_from_iterator``, counting and merging in one);
 * ``encode_batch`` of the corpus lines with cl100k_base (the ``tokenizer.json`` ``Tokenizer.save`` writes,
-  loaded by both): ours ``encode_batch`` (full Encodings) and ``encode_batch_ids_flat``, HF
-  ``encode_batch`` and ``encode_batch_fast``;
+  loaded by both): ours ``encode_batch`` (full Encodings), ``encode_batch_ids`` (lists of ints) and
+  ``encode_batch_ids_flat``, HF ``encode_batch`` and ``encode_batch_fast``;
 * compare's one pass over the lines (:func:`subword.compare.collect.collect`, two tokenizers: cl100k_base and
   the trained one); HF has no counterpart.
 
@@ -20,6 +20,7 @@ Usage::
 
     PYTHONPATH=. python benchmarks/bench_scaling.py --mb 5 --runs 3
     PYTHONPATH=. python benchmarks/bench_scaling.py --mb 1 --runs 1      # proves the script in a minute
+    PYTHONPATH=. python benchmarks/bench_scaling.py --encode-only         # the encode paths alone
 """
 
 from __future__ import annotations
@@ -60,10 +61,9 @@ def _median(fn: Callable[[], Any], runs: int) -> float:
     return statistics.median(times)
 
 
-def child(mb: float, runs: int, threads: int, vocab: int) -> dict[str, float]:
+def child(mb: float, runs: int, threads: int, vocab: int, encode_only: bool = False) -> dict[str, float]:
     import tokenizers as hf
 
-    from subword import Tokenizer
     from subword.compare.collect import collect
     from subword.counts import count_words, train_from_counts
     from subword.trainers import ByteLevelBpeTrainer
@@ -71,6 +71,9 @@ def child(mb: float, runs: int, threads: int, vocab: int) -> dict[str, float]:
     lines = _lines(mb)
     out: dict[str, float] = {}
     trainer = ByteLevelBpeTrainer(vocab_size=vocab, threads=threads)
+    if encode_only:
+        _encode_paths(lines, runs, out)
+        return out
     out["ours train: count"] = _median(lambda: count_words(lines, like="byte-bpe", threads=threads), runs)
     counts = count_words(lines, like="byte-bpe", threads=threads)
     out["ours train: merge"] = _median(lambda: train_from_counts(trainer, counts), runs)
@@ -84,17 +87,7 @@ def child(mb: float, runs: int, threads: int, vocab: int) -> dict[str, float]:
         tok.train_from_iterator(lines, t)
 
     out["HF train"] = _median(hf_train, runs)
-
-    json_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench-scaling-cl100k-{os.getpid()}.json"
-    Tokenizer.from_tiktoken("cl100k_base").save(json_path)
-    ours = Tokenizer.from_file(json_path)
-    theirs = hf.Tokenizer.from_file(str(json_path))
-    json_path.unlink()
-    out["ours encode_batch"] = _median(lambda: ours.encode_batch(lines, add_special_tokens=False), runs)
-    out["ours encode_batch_ids_flat"] = _median(lambda: ours.encode_batch_ids_flat(lines, add_special_tokens=False),
-                                                runs)
-    out["HF encode_batch"] = _median(lambda: theirs.encode_batch(lines, add_special_tokens=False), runs)
-    out["HF encode_batch_fast"] = _median(lambda: theirs.encode_batch_fast(lines, add_special_tokens=False), runs)
+    ours = _encode_paths(lines, runs, out)
 
     trained = trainer.train(lines)
     plain = [x.rstrip("\n") for x in lines]
@@ -103,22 +96,43 @@ def child(mb: float, runs: int, threads: int, vocab: int) -> dict[str, float]:
     return out
 
 
+def _encode_paths(lines: list[str], runs: int, out: dict[str, float]) -> Any:
+    """Times the encode paths of both libraries into ``out``; returns our cl100k tokenizer."""
+    import tokenizers as hf
+
+    from subword import Tokenizer
+
+    json_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench-scaling-cl100k-{os.getpid()}.json"
+    Tokenizer.from_tiktoken("cl100k_base").save(json_path)
+    ours = Tokenizer.from_file(json_path)
+    theirs = hf.Tokenizer.from_file(str(json_path))
+    json_path.unlink()
+    out["ours encode_batch"] = _median(lambda: ours.encode_batch(lines, add_special_tokens=False), runs)
+    out["ours encode_batch_ids"] = _median(lambda: ours.encode_batch_ids(lines, add_special_tokens=False), runs)
+    out["ours encode_batch_ids_flat"] = _median(lambda: ours.encode_batch_ids_flat(lines, add_special_tokens=False),
+                                                runs)
+    out["HF encode_batch"] = _median(lambda: theirs.encode_batch(lines, add_special_tokens=False), runs)
+    out["HF encode_batch_fast"] = _median(lambda: theirs.encode_batch_fast(lines, add_special_tokens=False), runs)
+    return ours
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--mb", type=float, default=5.0)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--vocab", type=int, default=32000)
     ap.add_argument("--max-threads", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--encode-only", action="store_true", help="time the encode paths only (no training, no compare)")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        json.dump(child(args.mb, args.runs, args.child, args.vocab), sys.stdout)
+        json.dump(child(args.mb, args.runs, args.child, args.vocab, args.encode_only), sys.stdout)
         return
     per_n: dict[int, dict[str, float]] = {}
     for n in range(1, args.max_threads + 1):
         env = dict(os.environ, RAYON_NUM_THREADS=str(n), TOKENIZERS_PARALLELISM="true")
         res = subprocess.run([sys.executable, __file__, "--mb", str(args.mb), "--runs", str(args.runs), "--vocab",
-                              str(args.vocab), "--child", str(n)], env=env, capture_output=True, text=True, check=False)
+                              str(args.vocab), "--child", str(n)] + ["--encode-only"] * args.encode_only, env=env, capture_output=True, text=True, check=False)
         if res.returncode != 0:
             raise SystemExit(f"child with {n} threads failed:\n{res.stderr[-3000:]}")
         per_n[n] = json.loads(res.stdout)

@@ -567,19 +567,28 @@ impl Tokenizer {
             let lens = encs.iter().map(|e| e.len() as u32).collect();
             return Ok(vec![(encs.into_iter().flat_map(|e| e.ids).collect(), lens)]);
         }
-        par_map_chunks(texts, |chunk| {
-            let total: usize = chunk.iter().map(|t| t.as_ref().len()).sum();
-            let mut ids = Vec::with_capacity(total / 3 + 8);
-            let mut lens = Vec::with_capacity(chunk.len());
-            for t in chunk {
-                let before = ids.len();
-                self.encode_ids_into(t.as_ref(), add_special_tokens, &mut ids)?;
-                lens.push((ids.len() - before) as u32);
-            }
-            Ok((ids, lens))
-        })
-        .into_iter()
-        .collect()
+        par_map_chunks(texts, |chunk| self.encode_ids_chunk(chunk, add_special_tokens)).into_iter().collect()
+    }
+
+    /// The ids of consecutive texts on this thread: all ids back to back, and the count per text.
+    /// Without batch padding (see [`Self::pads_batch`]) a chunk's ids are those of its texts alone,
+    /// so a batch may be encoded chunk by chunk in any order.
+    pub fn encode_ids_chunk<S: AsRef<str>>(&self, chunk: &[S], add_special_tokens: bool) -> Result<FlatChunk, String> {
+        let total: usize = chunk.iter().map(|t| t.as_ref().len()).sum();
+        let mut ids = Vec::with_capacity(total / 3 + 8);
+        let mut lens = Vec::with_capacity(chunk.len());
+        for t in chunk {
+            let before = ids.len();
+            self.encode_ids_into(t.as_ref(), add_special_tokens, &mut ids)?;
+            lens.push((ids.len() - before) as u32);
+        }
+        Ok((ids, lens))
+    }
+
+    /// Whether a batch's encodings depend on each other (padding to the batch's longest), so that
+    /// the batch must be encoded whole rather than chunk by chunk.
+    pub fn pads_batch(&self) -> bool {
+        self.padding.is_some()
     }
 
     /// Model ids of the words of one (normalized) text piece.

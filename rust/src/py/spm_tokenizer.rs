@@ -110,25 +110,21 @@ impl PyCoreSpmTokenizer {
     }
 
     #[pyo3(signature = (texts, add_special_tokens = true, pairs = None))]
-    fn encode_batch(
+    fn encode_batch<'py>(
         &self,
-        py: Python<'_>,
-        texts: Vec<Bound<'_, PyString>>,
+        py: Python<'py>,
+        texts: Vec<Bound<'py, PyString>>,
         add_special_tokens: bool,
-        pairs: Option<Vec<Option<Bound<'_, PyString>>>>,
-    ) -> PyResult<Vec<PyEncoding>> {
+        pairs: Option<Vec<Option<Bound<'py, PyString>>>>,
+    ) -> PyResult<Bound<'py, PyList>> {
         let _ = add_special_tokens;
         if pairs.is_some_and(|p| p.iter().any(Option::is_some)) {
             return Err(PyValueError::new_err("a SentencePiece model encodes single texts, not pairs"));
         }
         let strs: Vec<&str> = texts.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
-        let encs = py.detach(|| self.inner.encode_batch(&strs)).map_err(err)?;
-        let table = self.inner.table().clone();
-        Ok(encs
-            .into_iter()
-            .zip(texts)
-            .map(|(e, t)| PyEncoding::wrap(e, Arc::new((t.unbind(), None)), table.clone()))
-            .collect())
+        super::tokenizer::encoding_list(py, &texts, None, self.inner.table(), &None, |range| {
+            strs[range].iter().map(|t| self.inner.encode(t)).collect()
+        })
     }
 
     #[pyo3(signature = (text, add_special_tokens = true))]
@@ -150,18 +146,7 @@ impl PyCoreSpmTokenizer {
     ) -> PyResult<Bound<'py, PyList>> {
         let _ = add_special_tokens;
         let strs: Vec<&str> = texts.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
-        let chunks = py.detach(|| self.inner.encode_batch_ids_flat(&strs)).map_err(err)?;
-        let _pause = super::GcPause::new(py)?;
-        let out = PyList::empty(py);
-        for (ids, lens) in &chunks {
-            let mut start = 0usize;
-            for &n in lens {
-                let end = start + n as usize;
-                out.append(super::id_list(py, &ids[start..end])?)?;
-                start = end;
-            }
-        }
-        Ok(out)
+        super::nested_id_lists(py, &None, strs.len(), |range| self.inner.encode_ids_chunk(&strs[range]))
     }
 
     /// Ids-only batch as two flat buffers (see [`super::flat_buffers`]).

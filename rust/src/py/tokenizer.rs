@@ -263,12 +263,12 @@ impl PyCoreTokenizer {
         texts: Vec<Bound<'py, PyString>>,
         add_special_tokens: bool,
         pairs: Option<Vec<Option<Bound<'py, PyString>>>>,
-    ) -> PyResult<Vec<PyEncoding>> {
+    ) -> PyResult<Bound<'py, PyList>> {
         let tok = self.get()?;
         let table = tok.table().clone();
         let strs: Vec<&str> = texts.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
-        let encs = match &pairs {
-            None => py.detach(|| tok.encode_batch(&strs, add_special_tokens)),
+        let pstrs: Vec<Option<&str>> = match &pairs {
+            None => vec![None; strs.len()],
             Some(pairs) => {
                 if pairs.len() != texts.len() {
                     return Err(PyValueError::new_err(format!(
@@ -277,22 +277,24 @@ impl PyCoreTokenizer {
                         texts.len()
                     )));
                 }
-                let pstrs: Vec<Option<&str>> =
-                    pairs.iter().map(|p| p.as_ref().map(|s| s.to_str()).transpose()).collect::<PyResult<_>>()?;
-                let inputs: Vec<(&str, Option<&str>)> = strs.iter().copied().zip(pstrs).collect();
-                py.detach(|| tok.encode_batch_pairs(&inputs, add_special_tokens))
+                pairs.iter().map(|p| p.as_ref().map(|s| s.to_str()).transpose()).collect::<PyResult<_>>()?
             }
+        };
+        let inputs: Vec<(&str, Option<&str>)> = strs.iter().copied().zip(pstrs).collect();
+        if tok.pads_batch() {
+            // Padded to the batch's longest: encoded whole, then wrapped.
+            let encs =
+                py.detach(|| tok.encode_batch_pairs(&inputs, add_special_tokens)).map_err(PyValueError::new_err)?;
+            let out = PyList::empty(py);
+            for (k, e) in encs.into_iter().enumerate() {
+                out.append(encoding_object(py, e, &texts, pairs.as_deref(), k, &table)?)?;
+            }
+            return Ok(out);
         }
-        .map_err(PyValueError::new_err)?;
-        let mut pairs_it = pairs.map(|v| v.into_iter());
-        Ok(encs
-            .into_iter()
-            .zip(texts)
-            .map(|(e, t)| {
-                let p = pairs_it.as_mut().and_then(|it| it.next()).flatten().map(Bound::unbind);
-                PyEncoding::wrap(e, Arc::new((t.unbind(), p)), table.clone())
-            })
-            .collect())
+        // `encode_batch_pairs` without the padding, chunk by chunk.
+        encoding_list(py, &texts, pairs.as_deref(), &table, &None, |range| {
+            inputs[range].iter().map(|&(a, b)| tok.encode_pair(a, b, add_special_tokens)).collect()
+        })
     }
 
     /// Ids only (no offsets or token strings): the fast path.
@@ -316,19 +318,18 @@ impl PyCoreTokenizer {
     ) -> PyResult<Bound<'py, PyList>> {
         let tok = self.get()?;
         let strs: Vec<&str> = texts.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
-        let chunks =
-            py.detach(|| tok.encode_batch_ids_flat(&strs, add_special_tokens)).map_err(PyValueError::new_err)?;
-        let _pause = super::GcPause::new(py)?;
-        let out = PyList::empty(py);
-        for (ids, lens) in &chunks {
-            let mut start = 0usize;
-            for &n in lens {
-                let end = start + n as usize;
-                out.append(super::id_list(py, &ids[start..end])?)?;
-                start = end;
+        if tok.pads_batch() {
+            // Padded to the batch's longest: encoded whole, then built.
+            let chunks =
+                py.detach(|| tok.encode_batch_ids_flat(&strs, add_special_tokens)).map_err(PyValueError::new_err)?;
+            let _pause = super::GcPause::new(py)?;
+            let out = PyList::empty(py);
+            for (ids, lens) in &chunks {
+                super::push_id_lists(py, &out, ids, lens)?;
             }
+            return Ok(out);
         }
-        Ok(out)
+        super::nested_id_lists(py, &None, strs.len(), |range| tok.encode_ids_chunk(&strs[range], add_special_tokens))
     }
 
     /// Ids-only batch as two flat buffers (see [`super::flat_buffers`]): ids (u32) and offsets (i64,
@@ -380,6 +381,51 @@ impl PyCoreTokenizer {
         *guard = Arc::new(t);
         Ok(())
     }
+}
+
+/// The `Encoding` objects of a batch, in a new list: `encode(range)` gives the encodings of the
+/// texts `range` (with their `pairs`, if any). Encoded in chunks through [`super::pipelined`], so
+/// the objects are made on the calling thread while the pool encodes the chunks after.
+pub(super) fn encoding_list<'py>(
+    py: Python<'py>,
+    texts: &[Bound<'py, PyString>],
+    pairs: Option<&[Option<Bound<'py, PyString>>]>,
+    table: &Arc<TokenTable>,
+    pool: &Option<Arc<rayon::ThreadPool>>,
+    encode: impl Fn(std::ops::Range<usize>) -> Result<Vec<Encoding>, String> + Sync,
+) -> PyResult<Bound<'py, PyList>> {
+    let n = texts.len();
+    let size = super::chunk_len(n, pool);
+    let out = PyList::empty(py);
+    let mut k = 0usize;
+    super::pipelined(
+        py,
+        pool,
+        n.div_ceil(size),
+        |i| encode(i * size..((i + 1) * size).min(n)),
+        |encs| {
+            for e in encs {
+                out.append(encoding_object(py, e, texts, pairs, k, table)?)?;
+                k += 1;
+            }
+            Ok(())
+        },
+    )?;
+    Ok(out)
+}
+
+/// The `Encoding` object of text `k` of a batch (it keeps the text and its pair for offsets).
+fn encoding_object<'py>(
+    py: Python<'py>,
+    enc: Encoding,
+    texts: &[Bound<'py, PyString>],
+    pairs: Option<&[Option<Bound<'py, PyString>>]>,
+    k: usize,
+    table: &Arc<TokenTable>,
+) -> PyResult<Bound<'py, PyEncoding>> {
+    let text = texts.get(k).ok_or_else(|| PyRuntimeError::new_err("more encodings than texts"))?;
+    let pair = pairs.and_then(|p| p.get(k)).and_then(|p| p.as_ref()).map(|p| p.clone().unbind());
+    Bound::new(py, PyEncoding::wrap(enc, Arc::new((text.clone().unbind(), pair)), table.clone()))
 }
 
 /// A pre-tokenizer built from its HF JSON text.

@@ -4,7 +4,6 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList};
 
 use crate::spm::{assemble, count_words, is_valid_piece, prepare, SpmNormalizer, SpmSpec};
@@ -17,69 +16,35 @@ use super::spm::PySpmTextNormalizer;
 /// A segmentation as Python gets it: (ids, character offsets).
 type IdsWithOffsets = (Vec<u32>, Vec<(usize, usize)>);
 
-/// Texts per rayon task at least: one line is a microsecond or two of work, so splitting down
-/// to single lines spends a noticeable share on task hand-off.
-const BATCH_MIN_LEN: usize = 256;
-
-/// The ids of one rayon task's texts, back to back, and how many belong to each text.
-struct FlatIds {
-    ids: Vec<u32>,
-    lens: Vec<u32>,
-}
-
-/// Encodes `texts` in parallel (GIL released by the caller): each task normalizes (when `norm`
-/// is given) into one reused buffer and appends ids to one flat vector, so a text costs no
-/// allocation of its own.
-fn encode_flat(
+/// The ids of consecutive texts (one chunk of a batch, on one thread), back to back, and how many
+/// belong to each text. Each text normalizes (when `norm` is given) into one reused buffer and
+/// appends ids to one flat vector, so a text costs no allocation of its own.
+fn encode_chunk(
     model: &UnigramModel,
-    texts: &[PyBackedStr],
+    part: &[PyBackedStr],
     norm: Option<&SpmNormalizer>,
     word_cache: bool,
-) -> Result<Vec<FlatIds>, String> {
-    use rayon::prelude::*;
-    // a few tasks per thread so that uneven lines even out
-    let chunk = (texts.len() / (4 * rayon::current_num_threads())).clamp(BATCH_MIN_LEN, 8192);
-    texts
-        .par_chunks(chunk)
-        .map(|part| {
-            let mut out = FlatIds { ids: Vec::with_capacity(part.len() * 16), lens: Vec::with_capacity(part.len()) };
-            let mut buf = String::new();
-            for t in part {
-                let text: &str = match norm {
-                    Some(n) => {
-                        n.normalize_into(t, &mut buf);
-                        &buf
-                    }
-                    None => t,
-                };
-                let before = out.ids.len();
-                if word_cache {
-                    model.encode_ids_into(text, &mut out.ids)?;
-                } else {
-                    out.ids.extend(model.encode(text)?.into_iter().map(|p| p.0));
-                }
-                out.lens.push((out.ids.len() - before) as u32);
+) -> Result<(Vec<u32>, Vec<u32>), String> {
+    let mut ids = Vec::with_capacity(part.len() * 16);
+    let mut lens = Vec::with_capacity(part.len());
+    let mut buf = String::new();
+    for t in part {
+        let text: &str = match norm {
+            Some(n) => {
+                n.normalize_into(t, &mut buf);
+                &buf
             }
-            Ok(out)
-        })
-        .collect()
-}
-
-/// One Python list per text, built with the cyclic GC paused (a batch creates a list per text,
-/// and without the pause the collector repeatedly walks all the young lists). The items are
-/// the model's shared int objects: no int is allocated per token.
-fn flat_to_lists<'py>(py: Python<'py>, ints: &[Py<PyAny>], flat: &[FlatIds]) -> PyResult<Bound<'py, PyList>> {
-    let _pause = super::GcPause::new(py)?;
-    let mut lists = Vec::with_capacity(flat.iter().map(|f| f.lens.len()).sum());
-    for f in flat {
-        let mut at = 0usize;
-        for &n in &f.lens {
-            let ids = &f.ids[at..at + n as usize];
-            lists.push(PyList::new(py, ids.iter().map(|&i| ints[i as usize].bind(py)))?);
-            at += n as usize;
+            None => t,
+        };
+        let before = ids.len();
+        if word_cache {
+            model.encode_ids_into(text, &mut ids)?;
+        } else {
+            ids.extend(model.encode(text)?.into_iter().map(|p| p.0));
         }
+        lens.push((ids.len() - before) as u32);
     }
-    PyList::new(py, lists)
+    Ok((ids, lens))
 }
 
 fn char_offsets(text: &str, pieces: &[(u32, usize, usize)]) -> IdsWithOffsets {
@@ -105,8 +70,6 @@ fn char_offsets(text: &str, pieces: &[(u32, usize, usize)]) -> IdsWithOffsets {
 #[pyclass(name = "UnigramModel", module = "subword._core", frozen)]
 pub struct PyUnigramModel {
     inner: UnigramModel,
-    /// `int` objects for the ids `0..len`, made on the first batch and shared by all results.
-    ints: PyOnceLock<Vec<Py<PyAny>>>,
 }
 
 #[pymethods]
@@ -131,7 +94,7 @@ impl PyUnigramModel {
             ),
         };
         let inner = UnigramModel::new(pieces, kinds, unk_id, byte_fallback, compat).map_err(PyValueError::new_err)?;
-        Ok(PyUnigramModel { inner, ints: PyOnceLock::new() })
+        Ok(PyUnigramModel { inner })
     }
 
     /// Viterbi: (ids, character offsets).
@@ -149,8 +112,9 @@ impl PyUnigramModel {
         texts: Vec<PyBackedStr>,
         word_cache: bool,
     ) -> PyResult<Bound<'py, PyList>> {
-        let flat = py.detach(|| super::in_pool(&None, || encode_flat(&self.inner, &texts, None, word_cache)));
-        self.lists(py, &flat.map_err(PyValueError::new_err)?)
+        super::nested_id_lists(py, &None, texts.len(), |range| {
+            encode_chunk(&self.inner, &texts[range], None, word_cache)
+        })
     }
 
     /// Normalizes each text with the model's SentencePiece normalizer, then Viterbi ids
@@ -164,8 +128,9 @@ impl PyUnigramModel {
         word_cache: bool,
     ) -> PyResult<Bound<'py, PyList>> {
         let norm = &normalizer.get().inner;
-        let flat = py.detach(|| super::in_pool(&None, || encode_flat(&self.inner, &texts, Some(norm), word_cache)));
-        self.lists(py, &flat.map_err(PyValueError::new_err)?)
+        super::nested_id_lists(py, &None, texts.len(), |range| {
+            encode_chunk(&self.inner, &texts[range], Some(norm), word_cache)
+        })
     }
 
     /// The n best segmentations: [(ids, score)], best first.
@@ -195,17 +160,6 @@ impl PyUnigramModel {
 
     fn __len__(&self) -> usize {
         self.inner.pieces.len()
-    }
-}
-
-impl PyUnigramModel {
-    fn lists<'py>(&self, py: Python<'py>, flat: &[FlatIds]) -> PyResult<Bound<'py, PyList>> {
-        let ints = self.ints.get_or_try_init(py, || {
-            (0..self.inner.pieces.len())
-                .map(|i| Ok(i.into_pyobject(py)?.into_any().unbind()))
-                .collect::<PyResult<Vec<_>>>()
-        })?;
-        flat_to_lists(py, ints, flat)
     }
 }
 

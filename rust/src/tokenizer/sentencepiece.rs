@@ -162,22 +162,25 @@ impl SpmPipeline {
 
     /// Ids of many texts in parallel: per rayon task, the ids back to back and the count per text.
     pub fn encode_batch_ids_flat(&self, texts: &[&str]) -> Result<Vec<FlatIds>, String> {
-        let run = |part: &[&str]| -> Result<FlatIds, String> {
-            let mut ids = Vec::with_capacity(part.len() * 16);
-            let mut lens = Vec::with_capacity(part.len());
-            let mut buf = String::new();
-            for t in part {
-                let before = ids.len();
-                self.encode_ids(t, &mut buf, &mut ids)?;
-                lens.push((ids.len() - before) as u32);
-            }
-            Ok((ids, lens))
-        };
         if texts.len() < BATCH_MIN_LEN || !crate::parallel::parallel_allowed() {
-            return Ok(vec![run(texts)?]);
+            return Ok(vec![self.encode_ids_chunk(texts)?]);
         }
         let chunk = (texts.len() / (4 * rayon::current_num_threads())).clamp(BATCH_MIN_LEN, 8192);
-        texts.par_chunks(chunk).map(run).collect()
+        texts.par_chunks(chunk).map(|part| self.encode_ids_chunk(part)).collect()
+    }
+
+    /// The ids of consecutive texts on this thread, back to back, and the count per text (each
+    /// text's ids are its own: a batch may be encoded chunk by chunk in any order).
+    pub fn encode_ids_chunk(&self, part: &[&str]) -> Result<FlatIds, String> {
+        let mut ids = Vec::with_capacity(part.len() * 16);
+        let mut lens = Vec::with_capacity(part.len());
+        let mut buf = String::new();
+        for t in part {
+            let before = ids.len();
+            self.encode_ids(t, &mut buf, &mut ids)?;
+            lens.push((ids.len() - before) as u32);
+        }
+        Ok((ids, lens))
     }
 
     /// The `n` best segmentations (Unigram only) with their scores, best first.
