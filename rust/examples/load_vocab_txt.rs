@@ -13,9 +13,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let repeat: usize = args.get(3).map(|s| s.parse()).transpose()?.unwrap_or(5);
     for _ in 0..repeat {
         let t = Instant::now();
-        let vocab = subword_core::io::vocab_txt::parse(&data).ok_or("not a clean vocab.txt")?;
+        let index = subword_core::io::vocab_txt::parse(&data).ok_or("not a clean vocab.txt")?;
         let parsed = t.elapsed().as_secs_f64() * 1e3;
-        let tok = Tokenizer::from_parts(&skeleton, ModelData::WordPiece { vocab })?;
+        let tok = Tokenizer::from_parts(&skeleton, ModelData::WordPieceTable { index })?;
         let built = t.elapsed().as_secs_f64() * 1e3;
         let n = tok.encode_ids("Hello world, this is the first encode.", true)?.len();
         let first = t.elapsed().as_secs_f64() * 1e3;
