@@ -5,7 +5,10 @@ that also sees the dev environment (ours, tiktoken, tokenizers, sentencepiece, n
 
     python3 -m venv /work/venv-peers
     echo /work/venv/lib/python3.11/site-packages > /work/venv-peers/lib/python3.11/site-packages/dev.pth
-    /work/venv-peers/bin/pip install -r requirements/peers.txt
+    apt-get install libpcre2-dev     # tokendagger builds from source against PCRE2
+    /work/venv-peers/bin/pip install wheel Cython     # youtokentome's sdist needs both at build time
+    grep -v youtokentome requirements/peers.txt | /work/venv-peers/bin/pip install -r /dev/stdin
+    /work/venv-peers/bin/pip install --no-build-isolation youtokentome==1.0.6
     PYTHONPATH=. /work/venv-peers/bin/python benchmarks/bench_peers.py --mb 0.5 --rounds 5
 
 A peer that is not installed, or does not load a row's file, is listed as such; it is never an error.

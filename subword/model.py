@@ -200,8 +200,10 @@ class BPE(_VocabModel):
             if idx in seen:
                 raise ModelError(f"vocab id {idx} is used by both {seen[idx]!r} and {token!r}")
             seen[idx] = token
+        # Holes are legal (HF loads them; cl100k_base has them around its special tokens) and the embedding
+        # table is sized by the largest id, so this is a note for debugging, not a warning to every user.
         if self.vocab and max(seen) + 1 != len(seen):
-            log.warning("BPE vocab ids have holes: %d tokens, largest id %d", len(seen), max(seen))
+            log.debug("BPE vocab ids have holes: %d tokens, largest id %d", len(seen), max(seen))
         if self.unk_token is not None and self.unk_token not in self.vocab:
             raise ModelError(f"unk_token {self.unk_token!r} is not in the vocab")
         prefix = self.continuing_subword_prefix or ""
