@@ -30,20 +30,13 @@ def main() -> None:
     ap.add_argument("--warm", action="store_true", help="encode round 0 once before timing")
     args = ap.parse_args()
 
-    import fastokens
-
     variants = {k: bench_peers._rounds_of(t, args.rounds)
                 for k, t in bench_peers.load_texts(args.mb * args.rounds).items()}
     row = {r.name: r for r in bench_peers.build_rows({k: v[0] for k, v in variants.items()}, [args.row])}[args.row]
     if row.kind != "tiktoken" or row.missing:
         raise SystemExit(f"{args.row}: not a usable tiktoken row ({row.missing or row.kind})")
-    peer = fastokens.Tokenizer.from_tiktoken(str(row.files["ranks"]), pattern=row.pattern,
-                                             special_tokens=row.specials or {})
-    ours = bench_peers.load_ours(row)
-    contestants = {
-        "ours": lambda s: ours.encode_batch_ids_flat([s], add_special_tokens=False),
-        "fastokens": lambda s: peer.encode_batch_flat([s], add_special_tokens=False),
-    }
+    # The same contestants bench_peers times (its one-string form), so the two scripts measure one thing.
+    contestants = {"ours": bench_peers.make_ours(row, 1).one, "fastokens": bench_peers._peer_fastokens(row, 1).one}
     slices = variants[args.text]
     if args.warm:
         for fn in contestants.values():
