@@ -24,6 +24,7 @@ use unicode_general_category::{get_general_category, GeneralCategory as Gc};
 
 pub mod aligned;
 pub mod engine;
+mod lanes;
 pub mod metaspace;
 pub mod modern;
 pub mod slicers;
