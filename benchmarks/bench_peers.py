@@ -37,8 +37,11 @@ one string and as its list of lines. Every timing is the median of ``--rounds`` 
 runs every contestant once, so load drifts hit all alike; each round has its own slice of the text, so no
 library times a cache of whole texts it saw in the round before). The one-string form runs first, so it is the
 first sight of each slice (text the word caches have never seen); the lines form then reads the same slices again, in a child process per thread setting
-(``RAYON_NUM_THREADS`` and each peer's own thread argument set to it). The cold case runs each library in a
-fresh process and times its first encode of the ``en`` string (load timed apart).
+(``RAYON_NUM_THREADS`` and each peer's own thread argument set to it). A setting below the machine's CPU count
+also pins the child process to that many CPUs: fastokens splits one long string over threads of its own whatever
+``RAYON_NUM_THREADS`` says (1.6-1.9 CPU seconds per wall second at "1 thread", measured 2026-12-05), so without
+the pin its 1-thread cells timed two cores. The cold case runs each library in a fresh process, pinned to one CPU,
+and times its first encode of the ``en`` string (load timed apart).
 
 Ids first: a peer's ids on every text and form are compared with the reference library's (with and without
 the post-processor's special tokens, whichever the peer's API gives). A peer that differs keeps its timing, in
@@ -532,8 +535,17 @@ def _rounds_of(text: str, rounds: int) -> list[str]:
     return parts
 
 
+def pin_to_cpus(n: int) -> None:
+    """Keeps this process (and every thread a library starts) on ``n`` CPUs, when fewer than all."""
+    if hasattr(os, "sched_setaffinity"):
+        cpus = sorted(os.sched_getaffinity(0))
+        if n < len(cpus):
+            os.sched_setaffinity(0, cpus[:n])
+
+
 def child(args: argparse.Namespace) -> None:
     threads = args.threads
+    pin_to_cpus(threads)
     # Each round encodes its own slice of each language (same size, never the same text twice): a library
     # that caches whole texts or long segments would otherwise time its cache, not its encoder. Word
     # caches stay warm across rounds, as they are for a stream of new text in one language.
@@ -594,6 +606,7 @@ def child(args: argparse.Namespace) -> None:
 
 def cold(args: argparse.Namespace) -> None:
     """One library, fresh process: load time and first encode of the en string."""
+    pin_to_cpus(1)
     texts = load_texts(args.mb)
     row = build_rows(texts, [args.rows[0]])[0]
     t0 = time.perf_counter()
@@ -633,7 +646,8 @@ def report(results: list[dict[str, Any]], colds: dict[str, Any], meta: dict[str,
     lines = [f"Date {meta['date']}, load `{meta['uptime']}`, {meta['cpus']} CPUs, {meta['mb']} MB per text, "
              f"median of {meta['rounds']} interleaved rounds. Versions: {meta['versions']}.", "",
              "Cells: peer time / our time (above 1: we are faster). `(x)`: the peer's ids differ from the reference "
-             "library's; `[x]`: counts only (checked equal). Our MB/s in the last line of each table.", ""]
+             "library's; `[x]`: counts only (checked equal). Our MB/s in the last line of each table. A table of fewer "
+             "threads than CPUs ran pinned to that many CPUs (a peer's own threads included).", ""]
     for res in results:
         for row, r in res["rows"].items():
             if "missing" in r:

@@ -208,7 +208,10 @@ const FRONT_SLOTS: usize = 16384;
 
 #[inline]
 fn front_slot(k: u128) -> usize {
-    (mix64((k as u64) ^ ((k >> 64) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)) as usize) & (FRONT_SLOTS - 1)
+    // One multiply and the top bits of the product (the well-mixed ones): the slot is on the path of
+    // every piece, and a second multiply-xorshift round was measurable there.
+    let h = ((k as u64) ^ ((k >> 64) as u64).rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (h >> (64 - FRONT_SLOTS.trailing_zeros())) as usize
 }
 
 impl WordCache {
