@@ -30,7 +30,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             _ => return Err(usage.into()),
         };
-        eprintln!("{mode}: {n} ids/pieces, {:.1} MB/s", mb / t.elapsed().as_secs_f64());
+        let s = t.elapsed().as_secs_f64();
+        eprintln!("{mode}: {n} ids/pieces, {:.1} MB/s ({:.2} ms)", mb / s, s * 1e3);
     }
     Ok(())
 }

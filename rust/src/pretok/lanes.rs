@@ -19,6 +19,10 @@ pub struct Lanes {
     /// `\r` and `\n`.
     pub newline: u32,
     pub slash: u32,
+    /// The space (0x20) alone.
+    pub blank: u32,
+    /// The apostrophe (it may start a contraction suffix).
+    pub quote: u32,
     /// Bytes >= 0x80 (part of a non-ASCII char).
     pub non_ascii: u32,
     /// The first byte.
@@ -78,6 +82,8 @@ fn classify(w: &[u8; 16]) -> Lanes {
             space: range(b'\t', b'\r') | byte(b' '),
             newline,
             slash: byte(b'/'),
+            blank: byte(b' '),
+            quote: byte(b'\''),
             non_ascii: _mm_movemask_epi8(x) as u32,
             first: w[0],
         }
@@ -114,6 +120,8 @@ fn portable(w: &[u8; 16]) -> Lanes {
         space: range(b'\t', b'\r') | byte(b' '),
         newline: byte(b'\r') | byte(b'\n'),
         slash: byte(b'/'),
+        blank: byte(b' '),
+        quote: byte(b'\''),
         non_ascii: gather(v & HI),
         first: w[0],
     }
@@ -148,6 +156,8 @@ mod tests {
             assert_eq!(l.space, mask(|b| matches!(b, b'\t'..=b'\r' | b' ')));
             assert_eq!(l.newline, mask(|b| matches!(b, b'\r' | b'\n')));
             assert_eq!(l.slash, mask(|b| *b == b'/'));
+            assert_eq!(l.blank, mask(|b| *b == b' '));
+            assert_eq!(l.quote, mask(|b| *b == b'\''));
             let punct = |b: &u8| b.is_ascii() && !b.is_ascii_alphanumeric() && !matches!(b, b'\t'..=b'\r' | b' ');
             assert_eq!(l.punct(), mask(punct));
             assert_eq!(l.first, bytes[0]);

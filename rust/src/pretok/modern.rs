@@ -39,6 +39,7 @@
 use unicode_general_category::{get_general_category, GeneralCategory as Gc};
 
 mod fast;
+mod window;
 
 /// Char flags: the classes the patterns name.
 const L: u8 = 1; // \p{L}
@@ -372,8 +373,27 @@ impl Modern {
             return super::split_gpt2(text, f);
         }
         let t = Text { s: text };
+        let bytes = text.as_bytes();
+        let o200k = matches!(self, Modern::O200k);
         let mut i = 0;
         while i < text.len() {
+            if o200k {
+                // The pieces of 64 bytes at once where they are plain ASCII (`modern/window.rs`).
+                if let Some((starts, limit)) = window::o200k_starts(bytes, i) {
+                    let mut rest = starts & !1 & ((1u64 << limit) - 1);
+                    if rest != 0 {
+                        let mut s = i;
+                        while rest != 0 {
+                            let e = i + rest.trailing_zeros() as usize;
+                            f(s, e);
+                            s = e;
+                            rest &= rest - 1;
+                        }
+                        i = s;
+                        continue;
+                    }
+                }
+            }
             let fast = match self {
                 Modern::Cl100k { max_digits, ws_to_end_first } => t.cl100k_fast(i, max_digits, ws_to_end_first),
                 _ => t.o200k_fast(i),
