@@ -1,4 +1,4 @@
-//! o200k's pieces of 64 ASCII bytes at once: every byte classified into bit masks (bit k = byte k), the
+//! o200k's (and the cl100k family's) pieces of 64 ASCII bytes at once: every byte classified into bit masks (bit k = byte k), the
 //! starts of the pieces derived from the masks with shifts and adds, then the pieces handed out by
 //! counting trailing zeros. No branch depends on where a piece ends, which is what the CPU cannot
 //! predict in a char-by-char (or piece-by-piece) scanner.
@@ -13,12 +13,13 @@
 //! when byte k-1 is in m, and `next(m)` when byte k+1 is:
 //! - words, `P? [Up]* [Lo]+ C?` / `P? [Up]+ [Lo]* C?`: a letter run splits where an uppercase letter
 //!   follows a lowercase one; the run starts a piece unless the byte before it is a prefix `P` that
-//!   the matcher stands on: the last byte of a whitespace run when not `\r`/`\n` (`\s+(?!\S)` leaves
+//!   the matcher stands on (the cl100k family: `P? \p{L}+`, no split at case changes): the last byte of a whitespace run when not `\r`/`\n` (`\s+(?!\S)` leaves
 //!   it to the word), or a lone punctuation byte not taken by a space before it (` ?[punct]+`);
-//! - digits: a run starts a piece, and so does every third digit of it;
+//! - digits: a run starts a piece, and so does every third digit of it (the cl100k family: every
+//!   `max_digits`-th, each digit, or only the run);
 //! - punctuation, ` ?[^\s\p{L}\p{N}]+[\r\n/]*`: a run starts a piece unless a space precedes it (the
-//!   space starts it); the `\r`/`\n` run right after it belongs to it. A `/` after `\r`/`\n` could
-//!   continue that tail: the window stops before it;
+//!   space starts it); the `\r`/`\n` run right after it belongs to it. In o200k a `/` after `\r`/`\n`
+//!   could continue that tail: the window stops before it;
 //! - whitespace: in each run (less a punctuation tail), `\s*[\r\n]+` takes everything up to its last
 //!   newline, then `\s+(?!\S)` all but the last byte, and the last byte is a piece of its own or the
 //!   prefix of what follows.
@@ -26,6 +27,7 @@
 //! A start is certain when the bytes it depends on (up to the next one, and the whole of a whitespace
 //! run) lie inside the window: the caller takes the pieces that end before the returned limit.
 
+use super::Modern;
 use crate::pretok::lanes::Lanes;
 
 /// Class masks of 64 bytes.
@@ -68,19 +70,28 @@ fn fill(m: u64, s: u64) -> u64 {
     (m.wrapping_add(s) ^ m) & m
 }
 
-/// The piece starts of o200k's pattern in the 64 bytes of `b` from `i` (a piece start), as a mask
-/// with bit 0 set, and the limit below which they are certain (a bit under 64). `None` when fewer
-/// than 64 bytes are left or the first bytes are not plain ASCII (the caller scans one piece then).
+/// The piece starts of `scanner`'s pattern (o200k or the cl100k family) in the 64 bytes of `b` from
+/// `i` (a piece start), as a mask with bit 0 set, and the limit below which they are certain (a bit
+/// under 64). `None` when fewer than 64 bytes are left or the first bytes are not plain ASCII (the
+/// caller scans one piece then).
 #[inline]
-pub(super) fn o200k_starts(b: &[u8], i: usize) -> Option<(u64, u32)> {
+pub(super) fn starts(scanner: Modern, b: &[u8], i: usize) -> Option<(u64, u32)> {
+    // What the cl100k family does differently: no split at case changes, no `/` in the punctuation
+    // tail, and its own longest digit run (0: no limit).
+    let (case_split, max_digits) = match scanner {
+        Modern::O200k => (true, 3),
+        Modern::Cl100k { max_digits, .. } => (false, max_digits),
+        Modern::Gpt2 => return None,
+    };
     // Cheap refusal first: non-ASCII text (Chinese, say) would pay for the classes for nothing.
-    let head = u64::from_le_bytes(b.get(i..i.checked_add(8)?)?.try_into().ok()?);
-    if head & 0x8080_8080_8080_8080 != 0 {
+    let head: &[u8; 16] = b.get(i..i.checked_add(16)?)?.try_into().ok()?;
+    if u128::from_le_bytes(*head) & 0x8080_8080_8080_8080_8080_8080_8080_8080 != 0 {
         return None;
     }
     let c = Classes::of(b, i)?;
     // The bytes the rules cannot read: non-ASCII, an apostrophe, a `/` after a newline.
-    let bad = c.non_ascii | c.quote | (c.slash & (c.newline << 1));
+    let slash_after_nl = if case_split { c.slash & (c.newline << 1) } else { 0 };
+    let bad = c.non_ascii | c.quote | slash_after_nl;
     let valid_len = bad.trailing_zeros();
     if valid_len < 4 {
         return None;
@@ -107,13 +118,25 @@ pub(super) fn o200k_starts(b: &[u8], i: usize) -> Option<(u64, u32)> {
     // byte with no space before it.
     let lone_punct = punct & !prev(punct) & !next(punct);
     let prefix = (ws & !nl & !next(ws)) | (lone_punct & !prev(blank));
-    let word_starts = (letter & !prev(letter) & !prev(prefix)) | (up & prev(lo));
+    let case_starts = if case_split { up & prev(lo) } else { 0 };
+    let word_starts = (letter & !prev(letter) & !prev(prefix)) | case_starts;
     let punct_starts = punct & !prev(punct) & !prev(blank);
     let mut d = digit & !prev(digit);
     let mut digit_starts = d;
-    while d != 0 {
-        d = (d << 3) & digit & (digit << 1) & (digit << 2);
-        digit_starts |= d;
+    match max_digits {
+        0 => {}
+        1 => digit_starts = digit,
+        n => {
+            // Every n-th digit of a run: shift the starts found so far by n where all n bytes are digits.
+            let mut full = digit;
+            for k in 1..u32::from(n) {
+                full &= digit << k;
+            }
+            while d != 0 {
+                d = (d << n) & full;
+                digit_starts |= d;
+            }
+        }
     }
     let starts = word_starts | punct_starts | digit_starts | ws_starts | 1;
 
@@ -148,30 +171,38 @@ mod tests {
             seed ^= seed << 17;
             seed
         };
-        for round in 0..4000 {
+        let scanners = [
+            Modern::O200k,
+            Modern::Cl100k { max_digits: 3, ws_to_end_first: true },
+            Modern::Cl100k { max_digits: 1, ws_to_end_first: false },
+            Modern::Cl100k { max_digits: 0, ws_to_end_first: true },
+            Modern::Cl100k { max_digits: 2, ws_to_end_first: false },
+        ];
+        for round in 0..10000 {
             let len = 60 + (next() % 200) as usize;
             let text: String = (0..len)
                 .map(|_| {
                     // Mostly ASCII; non-ASCII rarely, so that windows run long.
-                    let n = if round % 2 == 0 { ALPHABET.len() - 4 } else { ALPHABET.len() };
+                    let n = if round / 8 % 2 == 0 { ALPHABET.len() - 4 } else { ALPHABET.len() };
                     let c = ALPHABET[(next() % n as u64) as usize];
                     c.repeat(if next() % 6 == 0 { 1 + (next() % 8) as usize } else { 1 })
                 })
                 .collect();
+            let m = scanners[round % scanners.len()];
             let mut got = Vec::new();
-            Modern::O200k.split(&text, |s, e| got.push((s, e)));
+            m.split(&text, |s, e| got.push((s, e)));
             let t = Text { s: &text };
             let mut want = Vec::new();
             let mut i = 0;
             while i < text.len() {
-                let e = Modern::O200k.match_end(&t, i);
+                let e = m.match_end(&t, i);
                 want.push((i, e));
                 i = e;
             }
             if let Some(k) = (0..got.len().max(want.len())).find(|&k| got.get(k) != want.get(k)) {
                 let (s, _) = want[k.min(want.len() - 1)];
                 let near = text.get(s.saturating_sub(8)..(s + 12).min(text.len())).unwrap_or(&text);
-                panic!("piece {k}: got {:?}, want {:?}, near {near:?}", got.get(k), want.get(k));
+                panic!("{m:?}, piece {k}: got {:?}, want {:?}, near {near:?}", got.get(k), want.get(k));
             }
         }
     }
