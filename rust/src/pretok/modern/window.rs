@@ -1,7 +1,7 @@
-//! o200k's (and the cl100k family's) pieces of 64 ASCII bytes at once: every byte classified into bit masks (bit k = byte k), the
-//! starts of the pieces derived from the masks with shifts and adds, then the pieces handed out by
-//! counting trailing zeros. No branch depends on where a piece ends, which is what the CPU cannot
-//! predict in a char-by-char (or piece-by-piece) scanner.
+//! o200k's (and the cl100k family's) pieces of 64 ASCII bytes at once: every byte classified into bit
+//! masks (bit k = byte k), the starts of the pieces derived from the masks with shifts and adds, then
+//! the pieces handed out by counting trailing zeros. No branch depends on where a piece ends, which is
+//! what the CPU cannot predict in a char-by-char (or piece-by-piece) scanner.
 //!
 //! Why: with 16-byte windows per piece (`fast.rs`) the o200k scanner ran at ~440 MB/s on English and
 //! was still about half of the encode time (perf, 2026-12-05); fastokens, which classifies 64-byte
@@ -12,9 +12,10 @@
 //! window stops before the first one, and before any non-ASCII byte). With `prev(m)` = bit k set
 //! when byte k-1 is in m, and `next(m)` when byte k+1 is:
 //! - words, `P? [Up]* [Lo]+ C?` / `P? [Up]+ [Lo]* C?`: a letter run splits where an uppercase letter
-//!   follows a lowercase one; the run starts a piece unless the byte before it is a prefix `P` that
-//!   the matcher stands on (the cl100k family: `P? \p{L}+`, no split at case changes): the last byte of a whitespace run when not `\r`/`\n` (`\s+(?!\S)` leaves
-//!   it to the word), or a lone punctuation byte not taken by a space before it (` ?[punct]+`);
+//!   follows a lowercase one (the cl100k family, `P? \p{L}+`, does not split); the run starts a piece
+//!   unless the byte before it is a prefix `P` that the matcher stands on: the last byte of a
+//!   whitespace run when not `\r`/`\n` (`\s+(?!\S)` leaves it to the word), or a lone punctuation
+//!   byte not taken by a space before it (` ?[punct]+`);
 //! - digits: a run starts a piece, and so does every third digit of it (the cl100k family: every
 //!   `max_digits`-th, each digit, or only the run);
 //! - punctuation, ` ?[^\s\p{L}\p{N}]+[\r\n/]*`: a run starts a piece unless a space precedes it (the
