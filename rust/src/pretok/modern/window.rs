@@ -75,8 +75,20 @@ fn fill(m: u64, s: u64) -> u64 {
 /// `i` (a piece start), as a mask with bit 0 set, and the limit below which they are certain (a bit
 /// under 64). `None` when fewer than 64 bytes are left or the first bytes are not plain ASCII (the
 /// caller scans one piece then).
-#[inline]
+#[inline(always)]
 pub(super) fn starts(scanner: Modern, b: &[u8], i: usize) -> Option<(u64, u32)> {
+    // Cheap refusal first, inline: non-ASCII text (Chinese, say) would pay for the classes, and for a
+    // call, for nothing.
+    let head: &[u8; 16] = b.get(i..i.checked_add(16)?)?.try_into().ok()?;
+    if u128::from_le_bytes(*head) & 0x8080_8080_8080_8080_8080_8080_8080_8080 != 0 {
+        return None;
+    }
+    starts_ascii(scanner, b, i)
+}
+
+/// [`starts`] once the first 16 bytes are known to be ASCII.
+#[inline(never)]
+fn starts_ascii(scanner: Modern, b: &[u8], i: usize) -> Option<(u64, u32)> {
     // What the cl100k family does differently: no split at case changes, no `/` in the punctuation
     // tail, and its own longest digit run (0: no limit).
     let (case_split, max_digits) = match scanner {
@@ -84,11 +96,6 @@ pub(super) fn starts(scanner: Modern, b: &[u8], i: usize) -> Option<(u64, u32)> 
         Modern::Cl100k { max_digits, .. } => (false, max_digits),
         Modern::Gpt2 => return None,
     };
-    // Cheap refusal first: non-ASCII text (Chinese, say) would pay for the classes for nothing.
-    let head: &[u8; 16] = b.get(i..i.checked_add(16)?)?.try_into().ok()?;
-    if u128::from_le_bytes(*head) & 0x8080_8080_8080_8080_8080_8080_8080_8080 != 0 {
-        return None;
-    }
     let c = Classes::of(b, i)?;
     // The bytes the rules cannot read: non-ASCII, an apostrophe, a `/` after a newline.
     let slash_after_nl = if case_split { c.slash & (c.newline << 1) } else { 0 };
