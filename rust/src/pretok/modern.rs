@@ -509,6 +509,31 @@ fn punctuation(t: &Text<'_>, i: usize, f0: u8, n0: usize, tail: u8) -> Option<us
     Some(e)
 }
 
+/// Random texts for the scanners' brute-force tests (`fast.rs`, `window.rs`): a fixed-seed xorshift.
+#[cfg(test)]
+pub(super) struct TextGen(pub u64);
+
+#[cfg(test)]
+impl TextGen {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// `len` picks from `alphabet`, each repeated 1 to `max_run` times one time in `run_one_in`
+    /// (runs that reach and cross the scanners' windows).
+    pub fn text(&mut self, alphabet: &[&str], len: usize, run_one_in: u64, max_run: u64) -> String {
+        (0..len)
+            .map(|_| {
+                let c = alphabet[(self.next() % alphabet.len() as u64) as usize];
+                c.repeat(if self.next().is_multiple_of(run_one_in) { 1 + (self.next() % max_run) as usize } else { 1 })
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

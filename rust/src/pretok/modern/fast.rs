@@ -135,7 +135,7 @@ fn punctuation(l: &Lanes, tail: u32) -> Option<Option<usize>> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Modern;
+    use super::super::{Modern, TextGen};
     use super::*;
 
     /// Texts of chars that tell the alternatives apart (cases, prefix chars, contractions, digits,
@@ -149,13 +149,7 @@ mod tests {
             "\n", "\r", "\x0b", "\x00", "0", "7", "9", "\u{e9}", "\u{301}", "\u{660}", "\u{2014}", "\u{a0}",
             "\u{17f}", "\u{4e2d}",
         ];
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut gen = TextGen(0x9e37_79b9_7f4a_7c15);
         let scanners = [
             Modern::O200k,
             Modern::Cl100k { max_digits: 3, ws_to_end_first: true },
@@ -163,14 +157,9 @@ mod tests {
             Modern::Cl100k { max_digits: 1, ws_to_end_first: false },
         ];
         for _ in 0..3000 {
-            let len = 1 + (next() % 40) as usize;
+            let len = 1 + (gen.next() % 40) as usize;
             // Runs of one char now and then, so that runs reach and cross the 16-byte window.
-            let text: String = (0..len)
-                .map(|_| {
-                    let c = ALPHABET[(next() % ALPHABET.len() as u64) as usize];
-                    c.repeat(if next() % 8 == 0 { 1 + (next() % 20) as usize } else { 1 })
-                })
-                .collect();
+            let text = gen.text(ALPHABET, len, 8, 20);
             let t = Text { s: &text };
             for (i, _) in text.char_indices() {
                 for m in scanners {
