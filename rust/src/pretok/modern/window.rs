@@ -39,6 +39,7 @@ struct Classes {
     space: u64,
     newline: u64,
     blank: u64,
+    punct: u64,
     slash: u64,
     quote: u64,
     non_ascii: u64,
@@ -58,6 +59,7 @@ impl Classes {
             space: join(|l| l.space),
             newline: join(|l| l.newline),
             blank: join(|l| l.blank),
+            punct: join(Lanes::punct),
             slash: join(|l| l.slash),
             quote: join(|l| l.quote),
             non_ascii: join(|l| l.non_ascii),
@@ -91,14 +93,14 @@ pub(super) fn starts(scanner: Modern, b: &[u8], i: usize) -> Option<(u64, u32)> 
 fn starts_ascii(scanner: Modern, b: &[u8], i: usize) -> Option<(u64, u32)> {
     // What the cl100k family does differently: no split at case changes, no `/` in the punctuation
     // tail, and its own longest digit run (0: no limit).
-    let (case_split, max_digits) = match scanner {
-        Modern::O200k => (true, 3),
-        Modern::Cl100k { max_digits, .. } => (false, max_digits),
+    let (case_split, slash_tail, max_digits) = match scanner {
+        Modern::O200k => (true, true, 3),
+        Modern::Cl100k { max_digits, .. } => (false, false, max_digits),
         Modern::Gpt2 => return None,
     };
     let c = Classes::of(b, i)?;
     // The bytes the rules cannot read: non-ASCII, an apostrophe, a `/` after a newline.
-    let slash_after_nl = if case_split { c.slash & (c.newline << 1) } else { 0 };
+    let slash_after_nl = if slash_tail { c.slash & (c.newline << 1) } else { 0 };
     let bad = c.non_ascii | c.quote | slash_after_nl;
     let valid_len = bad.trailing_zeros();
     if valid_len < 4 {
@@ -107,7 +109,7 @@ fn starts_ascii(scanner: Modern, b: &[u8], i: usize) -> Option<(u64, u32)> {
     let valid = if valid_len == 64 { u64::MAX } else { (1u64 << valid_len) - 1 };
     let (up, lo, digit) = (c.upper & valid, c.lower & valid, c.digit & valid);
     let (ws, nl, blank) = (c.space & valid, c.newline & valid, c.blank & valid);
-    let punct = !(c.upper | c.lower | c.digit | c.space | c.non_ascii) & valid;
+    let punct = c.punct & valid;
     let letter = up | lo;
     let prev = |m: u64| m << 1;
     let next = |m: u64| m >> 1;
