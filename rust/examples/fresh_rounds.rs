@@ -20,7 +20,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let want = (slice_mb * 1e6) as usize;
     while slices.len() < rounds && start < text.len() {
         let mut end = (start + want).min(text.len());
-        end = text[end..].find('\n').map_or(text.len(), |i| end + i + 1);
+        // A byte search: `end` may fall inside a multi-byte char, and a newline never does.
+        end = text.as_bytes()[end..].iter().position(|&b| b == b'\n').map_or(text.len(), |i| end + i + 1);
         slices.push(&text[start..end]);
         start = end;
     }
