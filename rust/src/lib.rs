@@ -42,4 +42,6 @@ pub mod wordpiece;
 pub mod unigram;
 
 #[cfg(feature = "python")]
+mod alloc;
+#[cfg(feature = "python")]
 mod py;

@@ -20,6 +20,7 @@ mod wordpiece;
 /// The private native module `subword._core`.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    crate::alloc::configure();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // The sources this extension was built from (see build.rs); the tests refuse a stale build.
     m.add("SOURCE_HASH", env!("SUBWORD_SOURCE_HASH"))?;
