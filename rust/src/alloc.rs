@@ -4,11 +4,11 @@
 //! After other libraries had run in the same process (bench_peers' later rows), 40% of our encode
 //! of text new to the word cache went to glibc's `malloc` (perf: `_int_malloc`, `unlink_chunk`,
 //! `malloc_consolidate` under the cache's inserts and the output's growth) and our one-string
-//! throughput fell from 48 to 17 MB/s; with mimalloc it stayed at 52. mimalloc's defaults keep
+//! throughput fell from 48 to 17 MB/s; with mimalloc it stayed at 47. mimalloc's defaults keep
 //! freed memory (the temporaries of loading a tokenizer) and commit its arenas eagerly, which
-//! doubled the RSS of a loaded tokenizer; purging at once and committing on demand brings it back
-//! to glibc's figures or below (cl100k 18 -> 13 MiB, o200k 34 -> 23; a BERT vocab 2.8 -> 6.0,
-//! mimalloc's own first segments).
+//! doubled the RSS of a loaded tokenizer; purging at once and committing on demand brings it to
+//! glibc's figures or below (RSS added by a first load, MiB: cl100k 16.9 -> 13.2, llama3 27.1 ->
+//! 22.5, BERT 6.7 -> 6.7; benchmarks/RESULTS.md, the allocator subsection).
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -30,8 +30,9 @@ pub fn configure() {
 
 #[cfg(test)]
 mod tests {
-    /// The numbers name the intended options: before `configure` they hold those options' documented
-    /// defaults in this mimalloc's `options.c` (purge delay 1000 ms, arena eager commit 2), which no neighbouring option shares.
+    /// The numbers name the intended options: before `configure` they hold those options' defaults in
+    /// this mimalloc's `options.c` (purge delay 1000 ms, arena eager commit 2), which no neighbouring
+    /// option shares. Runs with the feature: `cargo test --release --features python --lib alloc`.
     #[test]
     fn option_numbers_name_the_intended_options() {
         // SAFETY: option getters and setters.
