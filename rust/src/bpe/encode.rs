@@ -46,6 +46,9 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use super::token_index::TokenIndex;
 
 use crate::pretok::bytes_to_unicode;
 
@@ -137,6 +140,8 @@ const MAX_CACHED_WORD_BYTES: usize = 256;
 const DEFAULT_CACHE_CAPACITY: usize = 1 << 18;
 const MAX_MODELS_PER_THREAD: usize = 4;
 const SMALL_WORD: usize = 48;
+/// The rank and new id of a pair that does not merge.
+const NO_PAIR: (u32, u32) = (u32::MAX, 0);
 
 static BYTE_CHARS: std::sync::OnceLock<[char; 256]> = std::sync::OnceLock::new();
 
@@ -260,10 +265,9 @@ pub struct RawPieces<'a> {
     model: &'a BpeModel,
     byte_ids: &'a [u32; 256],
     cache: &'a mut WordCache,
-    /// Scratch of the miss path, reused across the text's pieces: the byte-mapped piece and its
-    /// symbols. A miss then allocates only what the cache keeps (nothing for a one-token piece); the
-    /// allocator was a fifth of encoding text the cache had never seen (perf, cl100k, 2026-12).
-    mapped: String,
+    /// Scratch of the miss path, reused across the text's pieces: a piece's symbols. A miss then
+    /// allocates only what the cache keeps (nothing for a one-token piece); the allocator was a fifth
+    /// of encoding text the cache had never seen (perf, cl100k, 2026-12).
     syms: Vec<Sym>,
 }
 
@@ -321,7 +325,7 @@ impl RawPieces<'_> {
             }
             return;
         }
-        self.model.compute_raw_into(raw, self.byte_ids, &mut self.mapped, &mut self.syms);
+        self.model.compute_raw_into(raw, self.byte_ids, &mut self.syms);
         let syms = self.syms.as_slice();
         out.extend(syms.iter().map(|x| x.0));
         if let [one] = syms {
@@ -336,7 +340,7 @@ impl RawPieces<'_> {
     #[inline(never)]
     fn push_long(&mut self, raw: &[u8], out: &mut Vec<u32>) {
         if raw.len() >= MAX_CACHED_WORD_BYTES {
-            self.model.compute_raw_into(raw, self.byte_ids, &mut self.mapped, &mut self.syms);
+            self.model.compute_raw_into(raw, self.byte_ids, &mut self.syms);
             out.extend(self.syms.iter().map(|x| x.0));
             return;
         }
@@ -349,7 +353,7 @@ impl RawPieces<'_> {
             out.extend(hit.as_slice().iter().map(|x| x.0));
             return;
         }
-        self.model.compute_raw_into(raw, self.byte_ids, &mut self.mapped, &mut self.syms);
+        self.model.compute_raw_into(raw, self.byte_ids, &mut self.syms);
         out.extend(self.syms.iter().map(|x| x.0));
         self.cache.make_room(cap);
         self.cache.long.insert(raw.into(), Cached::from_slice(&self.syms));
@@ -364,6 +368,24 @@ fn short_key_of(key: &[u8]) -> u128 {
         k |= u128::from(b) << (8 * i);
     }
     k
+}
+
+/// Tables of the byte-level path (raw bytes in, see [`BpeModel::with_raw_pieces`]), for words its
+/// word cache has not seen.
+struct RawTables {
+    /// Raw token bytes -> id (`ignore_merges` only: is the whole piece a token?).
+    index: Option<TokenIndex>,
+    /// `(rank, new id)` of every pair of bytes, at `first << 8 | second` ([`NO_PAIR`] if they do not
+    /// merge): a word's first ranks (one per byte pair, about half of a new word's pair probes) come from
+    /// this 512 KB table, whose rows for a language's common byte pairs stay in the CPU caches, instead of
+    /// from the pair map (9 MB for o200k, a cache miss per probe).
+    byte_pairs: Box<[(u32, u32)]>,
+}
+
+impl std::fmt::Debug for RawTables {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RawTables({:?}, {} byte pairs)", self.index, self.byte_pairs.len())
+    }
 }
 
 thread_local! {
@@ -386,6 +408,9 @@ pub struct BpeModel {
     fallback_ids: [Option<u32>; 256],
     cache_capacity: usize,
     instance: u64,
+    /// The byte-level path's tables, built on the first word the word caches miss; shared by clones,
+    /// whose vocab and merges are the same.
+    raw_tables: Arc<OnceLock<RawTables>>,
 }
 
 impl Clone for BpeModel {
@@ -400,6 +425,7 @@ impl Clone for BpeModel {
             cache_capacity: self.cache_capacity,
             // A clone may get different options (dropout); give it its own cache.
             instance: NEXT_MODEL_ID.fetch_add(1, Ordering::Relaxed),
+            raw_tables: Arc::clone(&self.raw_tables),
         }
     }
 }
@@ -533,6 +559,7 @@ impl BpeModel {
             fallback_ids,
             cache_capacity: DEFAULT_CACHE_CAPACITY,
             instance: NEXT_MODEL_ID.fetch_add(1, Ordering::Relaxed),
+            raw_tables: Arc::default(),
         })
     }
 
@@ -601,7 +628,13 @@ impl BpeModel {
         }
         // `ignore_merges`: a word in the vocab is one token. Without dropout that is decided once per word,
         // inside the cache (a vocab lookup per occurrence was a quarter of tiktoken-style encoding).
-        let whole = || if self.opts.ignore_merges { self.vocab.get(word).map(|&id| vec![(id, word.len() as u32)]) } else { None };
+        let whole = || {
+            if self.opts.ignore_merges {
+                self.vocab.get(word).map(|&id| vec![(id, word.len() as u32)])
+            } else {
+                None
+            }
+        };
         if self.dropout_active() {
             if let Some(one) = whole() {
                 sink(&one);
@@ -650,9 +683,7 @@ impl BpeModel {
             if !self.opts.ignore_merges {
                 return None;
             }
-            let table = byte_chars();
-            let mapped: String = raw.iter().map(|&b| table[b as usize]).collect();
-            self.vocab.get(&mapped).map(|&id| vec![(id, raw.len() as u32)])
+            self.whole_raw_token(raw).map(|id| vec![(id, raw.len() as u32)])
         };
         let init = || raw.iter().map(|&b| (byte_ids[b as usize], 1u32)).collect::<Vec<Sym>>();
         if self.dropout_active() {
@@ -668,11 +699,8 @@ impl BpeModel {
         self.cached(
             raw,
             || {
-                if let Some(one) = whole() {
-                    return Ok(one);
-                }
-                let mut syms = init();
-                self.merge(&mut syms);
+                let mut syms = Vec::with_capacity(raw.len());
+                self.compute_raw_into(raw, byte_ids, &mut syms);
                 Ok(syms)
             },
             sink,
@@ -774,25 +802,88 @@ impl BpeModel {
         Some(CACHES.with(|cell| {
             let mut caches = cell.borrow_mut();
             let cache = self.thread_cache(&mut caches);
-            f(&mut RawPieces { model: self, byte_ids, cache, mapped: String::new(), syms: Vec::new() })
+            f(&mut RawPieces { model: self, byte_ids, cache, syms: Vec::new() })
         }))
     }
 
     /// The symbols of a raw-byte piece, uncached (no dropout): `ignore_merges`, then the merges.
-    /// `mapped` and `syms` are scratch buffers: `syms` holds the result.
-    fn compute_raw_into(&self, raw: &[u8], byte_ids: &[u32; 256], mapped: &mut String, syms: &mut Vec<Sym>) {
+    /// `syms` is a scratch buffer that holds the result.
+    fn compute_raw_into(&self, raw: &[u8], byte_ids: &[u32; 256], syms: &mut Vec<Sym>) {
         syms.clear();
-        if self.opts.ignore_merges {
-            let table = byte_chars();
-            mapped.clear();
-            mapped.extend(raw.iter().map(|&b| table[b as usize]));
-            if let Some(&id) = self.vocab.get(mapped.as_str()) {
-                syms.push((id, raw.len() as u32));
-                return;
-            }
+        if let Some(id) = self.whole_raw_token(raw) {
+            syms.push((id, raw.len() as u32));
+            return;
         }
         syms.extend(raw.iter().map(|&b| (byte_ids[b as usize], 1u32)));
-        self.merge(syms);
+        if raw.len() < 2 || raw.len() > SMALL_WORD {
+            self.merge(syms);
+            return;
+        }
+        let pairs = &self.raw_tables().byte_pairs;
+        let mut buf = [NO_PAIR; SMALL_WORD];
+        for (r, w) in buf.iter_mut().zip(raw.windows(2)) {
+            *r = pairs[(usize::from(w[0]) << 8) | usize::from(w[1])];
+        }
+        self.merge_ranked(syms, &mut buf);
+    }
+
+    /// `ignore_merges` on raw bytes: the id of the token spelled by the whole of `raw`, if there is one.
+    #[inline]
+    fn whole_raw_token(&self, raw: &[u8]) -> Option<u32> {
+        if !self.opts.ignore_merges {
+            return None;
+        }
+        self.raw_tables().index.as_ref()?.get(raw)
+    }
+
+    #[inline]
+    fn raw_tables(&self) -> &RawTables {
+        self.raw_tables.get_or_init(|| {
+            let mut byte_pairs = vec![NO_PAIR; 1 << 16].into_boxed_slice();
+            if let Some(ids) = &self.byte_ids {
+                for (i, slot) in byte_pairs.iter_mut().enumerate() {
+                    *slot = self.rank_of(ids[i >> 8], ids[i & 0xff]).unwrap_or(NO_PAIR);
+                }
+            }
+            RawTables { index: self.opts.ignore_merges.then(|| self.build_token_index()), byte_pairs }
+        })
+    }
+
+    /// [`TokenIndex`] of the vocab's tokens in raw bytes (a token with a char outside GPT-2's byte
+    /// alphabet can never equal a byte-mapped piece, so it is left out). Built once per model, on the
+    /// first miss; the tokens are read in id order from `vocab_r` (walking the hash map and decoding
+    /// chars through a `HashMap<char, u8>` took 35 ms for o200k's 200k tokens, this about 25: most of
+    /// what is left is the first read of each token's string and the buckets' first touch).
+    fn build_token_index(&self) -> TokenIndex {
+        // GPT-2's byte chars are all below U+0144: a direct table, char -> byte + 1 (0: not a byte char).
+        let mut inverse = [0u16; 0x200];
+        for (b, &c) in byte_chars().iter().enumerate() {
+            if let Some(slot) = inverse.get_mut(c as usize) {
+                *slot = b as u16 + 1;
+            }
+        }
+        let mut bytes: Vec<u8> = Vec::with_capacity(self.vocab.len() * 8);
+        let mut spans: Vec<(u32, u32, u32)> = Vec::with_capacity(self.vocab.len());
+        let by_id: Vec<(&str, u32)> = if self.vocab_r.iter().flatten().count() == self.vocab.len() {
+            self.vocab_r.iter().enumerate().filter_map(|(id, t)| Some((t.as_deref()?, id as u32))).collect()
+        } else {
+            // Two tokens share an id (a malformed file): vocab_r holds only one of them.
+            self.vocab.iter().map(|(t, &id)| (t.as_str(), id)).collect()
+        };
+        'tokens: for (tok, id) in by_id {
+            let start = bytes.len();
+            for c in tok.chars() {
+                match inverse.get(c as usize) {
+                    Some(&b) if b > 0 => bytes.push((b - 1) as u8),
+                    _ => {
+                        bytes.truncate(start);
+                        continue 'tokens;
+                    }
+                }
+            }
+            spans.push((start as u32, bytes.len() as u32, id));
+        }
+        TokenIndex::from_tokens(spans.iter().map(|&(s, e, id)| (&bytes[s as usize..e as usize], id)))
     }
 
     fn rng_for(&self, word: &[u8], salt: u64) -> SplitMix64 {
@@ -881,12 +972,20 @@ impl BpeModel {
         }
         // Linear scan: ranks[i] = (rank, new id) of the pair (syms[i], syms[i+1]), on the stack (a word
         // here has at most SMALL_WORD symbols, so no allocation per word).
-        const NONE: (u32, u32) = (u32::MAX, 0);
-        let mut buf = [NONE; SMALL_WORD];
-        let mut n = syms.len() - 1;
+        let mut buf = [NO_PAIR; SMALL_WORD];
         for (r, w) in buf.iter_mut().zip(syms.windows(2)) {
-            *r = self.rank_of(w[0].0, w[1].0).unwrap_or(NONE);
+            *r = self.rank_of(w[0].0, w[1].0).unwrap_or(NO_PAIR);
         }
+        self.merge_ranked(syms, &mut buf);
+    }
+
+    /// The merge loop of [`Self::merge`] from the ranks of the initial pairs: `buf[i]` is `(rank, new id)`
+    /// of `syms[i]` and `syms[i + 1]` ([`NO_PAIR`] when they do not merge), for `syms.len()` of 2 to
+    /// `SMALL_WORD`.
+    #[inline]
+    fn merge_ranked(&self, syms: &mut Vec<Sym>, buf: &mut [(u32, u32); SMALL_WORD]) {
+        let rank = |a: u32, b: u32| self.rank_of(a, b).unwrap_or(NO_PAIR);
+        let mut n = syms.len() - 1;
         loop {
             let ranks = &mut buf[..n];
             let mut best = usize::MAX;
@@ -906,10 +1005,10 @@ impl BpeModel {
             ranks.copy_within(best + 1.., best);
             n -= 1;
             if best > 0 {
-                buf[best - 1] = self.rank_of(syms[best - 1].0, new_id).unwrap_or(NONE);
+                buf[best - 1] = rank(syms[best - 1].0, new_id);
             }
             if best < n {
-                buf[best] = self.rank_of(new_id, syms[best + 1].0).unwrap_or(NONE);
+                buf[best] = rank(new_id, syms[best + 1].0);
             }
         }
     }
@@ -1135,6 +1234,111 @@ mod tests {
         }
     }
 
+    /// tiktoken's BPE, written from its definition as an oracle: bytes start as one part each; while some
+    /// adjacent pair's joined bytes are a token, join the pair whose token has the smallest rank (the
+    /// leftmost among equals). With `ignore_merges`, a word that is a token is that token.
+    fn tiktoken_oracle(ranks: &HashMap<Vec<u8>, u32>, word: &[u8]) -> Vec<u32> {
+        if let Some(&r) = ranks.get(word) {
+            return vec![r];
+        }
+        let mut parts: Vec<Vec<u8>> = word.iter().map(|&b| vec![b]).collect();
+        loop {
+            let best = (0..parts.len().saturating_sub(1))
+                .filter_map(|i| ranks.get(&[parts[i].as_slice(), &parts[i + 1]].concat()).map(|&r| (r, i)))
+                .min();
+            let Some((_, i)) = best else { break };
+            let right = parts.remove(i + 1);
+            parts[i].extend(right);
+        }
+        parts.iter().map(|p| ranks[p]).collect()
+    }
+
+    /// What the rank-file reader builds from `ranks` (the byte-level spelling, every split as a merge,
+    /// `ignore_merges` and `merge_by_token_id`), uncached.
+    fn tiktoken_like_model(ranks: &HashMap<Vec<u8>, u32>) -> BpeModel {
+        let table = bytes_to_unicode();
+        let vocab = ranks.iter().map(|(t, &r)| (t.iter().map(|&b| table[b as usize]).collect::<String>(), r)).collect();
+        let mut merges = Vec::new();
+        for (t, &r) in ranks {
+            for i in 1..t.len() {
+                if let (Some(&a), Some(&b)) = (ranks.get(&t[..i]), ranks.get(&t[i..])) {
+                    merges.push((r, a, b));
+                }
+            }
+        }
+        merges.sort_unstable();
+        let merges: Vec<(u32, u32, u32)> = merges.into_iter().map(|(r, a, b)| (a, b, r)).collect();
+        let opts = BpeOptions { ignore_merges: true, merge_by_token_id: true, ..Default::default() };
+        let mut model = BpeModel::from_id_merges(vocab, &merges, opts).unwrap();
+        model.set_cache_capacity(0);
+        model
+    }
+
+    #[test]
+    fn equal_ranks_merge_leftmost_first() {
+        // "aaa" with "aa" a token: both pairs make "aa"; the left one merges first, as in tiktoken.
+        let mut ranks: HashMap<Vec<u8>, u32> = (0..=255u8).map(|b| (vec![b], u32::from(b))).collect();
+        ranks.insert(b"aa".to_vec(), 256);
+        ranks.insert(b"ab".to_vec(), 257);
+        let model = tiktoken_like_model(&ranks);
+        for word in [&b"aaa"[..], b"aaab", b"baaa", b"aaaaa"] {
+            let mut syms = Vec::new();
+            model.tokenize_raw_bytes(word, 0, &mut syms).unwrap();
+            assert_eq!(syms.iter().map(|s| s.0).collect::<Vec<_>>(), tiktoken_oracle(&ranks, word));
+        }
+        let mut syms = Vec::new();
+        model.tokenize_raw_bytes(b"aaa", 0, &mut syms).unwrap();
+        assert_eq!(syms, vec![(256, 2), (97, 1)]);
+    }
+
+    #[test]
+    fn byte_level_path_equals_tiktoken_by_definition() {
+        // A random tiktoken-like vocabulary: the 256 bytes, then joins of two earlier tokens over a small
+        // alphabet (so many words have several competing merges), some past 12 and 15 bytes (the token
+        // index's two kinds of key); ranks in a shuffled order, so the merge order is not the order the
+        // tokens were made in.
+        let mut x = 11u64;
+        let mut next = |m: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        let alphabet: &[u8] = b"ab c\xc3\xa9";
+        let mut made: Vec<Vec<u8>> = alphabet.iter().map(|&b| vec![b]).collect();
+        let mut seen: std::collections::HashSet<Vec<u8>> = made.iter().cloned().collect();
+        while made.len() < 700 {
+            let t =
+                [made[next(made.len() as u64) as usize].as_slice(), &made[next(made.len() as u64) as usize]].concat();
+            if t.len() <= 24 && seen.insert(t.clone()) {
+                made.push(t);
+            }
+        }
+        let mut order: Vec<usize> = (alphabet.len()..made.len()).collect();
+        for i in (1..order.len()).rev() {
+            order.swap(i, next(i as u64 + 1) as usize);
+        }
+        let mut ranks: HashMap<Vec<u8>, u32> = (0..=255u8).map(|b| (vec![b], u32::from(b))).collect();
+        for (k, &i) in order.iter().enumerate() {
+            ranks.insert(made[i].clone(), 256 + k as u32);
+        }
+        let model = tiktoken_like_model(&ranks);
+        let (mut multi, mut whole) = (0, 0);
+        let words = (0..4000).map(|_| {
+            let len = 1 + next(SMALL_WORD as u64 + 8) as usize; // past SMALL_WORD (the heap merge) too
+            (0..len).map(|_| alphabet[next(alphabet.len() as u64) as usize]).collect::<Vec<u8>>()
+        });
+        // Every token is a word too: the whole-token rule must find each, short and long keys alike.
+        for word in words.collect::<Vec<_>>().iter().chain(made.iter()) {
+            let mut syms = Vec::new();
+            model.tokenize_raw_bytes(word, 0, &mut syms).unwrap();
+            let ids: Vec<u32> = syms.iter().map(|s| s.0).collect();
+            assert_eq!(ids, tiktoken_oracle(&ranks, word), "{word:?}");
+            assert_eq!(syms.iter().map(|s| s.1 as usize).sum::<usize>(), word.len());
+            multi += usize::from(ids.len() > 1 && ids.len() < word.len());
+            whole += usize::from(ids.len() == 1 && word.len() > 1);
+        }
+        assert!(multi > 1000 && whole >= 690, "too few words exercised merges ({multi}) or whole tokens ({whole})");
+    }
+
     #[test]
     fn raw_pieces_equal_the_per_piece_path() {
         let table = bytes_to_unicode();
@@ -1228,9 +1432,13 @@ mod tests {
         // "aba" by HF's list: a+b (rank 0) -> [ab, a] -> ab+a (rank 3) -> aba. By id the same.
         assert_eq!(ids(&tk, "aba"), vec![(4, 3)]);
         // List order and merged ids disagree: (b, a) is listed before (a, b), but ab has the smaller id.
-        let hf2 = model(&["a", "b", "ab", "ba", "abab"], &[("b", "a"), ("a", "b"), ("ab", "ab")], BpeOptions::default());
-        let tk2 = model(&["a", "b", "ab", "ba", "abab"], &[("b", "a"), ("a", "b"), ("ab", "ab")],
-                        BpeOptions { merge_by_token_id: true, ..Default::default() });
+        let hf2 =
+            model(&["a", "b", "ab", "ba", "abab"], &[("b", "a"), ("a", "b"), ("ab", "ab")], BpeOptions::default());
+        let tk2 = model(
+            &["a", "b", "ab", "ba", "abab"],
+            &[("b", "a"), ("a", "b"), ("ab", "ab")],
+            BpeOptions { merge_by_token_id: true, ..Default::default() },
+        );
         // "abab": HF merges b+a first -> [a, ba, b]; tiktoken a+b (id 2) -> [ab, ab] -> abab.
         assert_eq!(ids(&hf2, "abab"), vec![(0, 1), (3, 2), (1, 1)]);
         assert_eq!(ids(&tk2, "abab"), vec![(4, 4)]);

@@ -2,5 +2,6 @@
 
 pub mod encode;
 pub mod spm_train;
+pub mod token_index;
 pub mod train;
 pub mod select;

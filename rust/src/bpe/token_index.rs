@@ -1,0 +1,206 @@
+//! Raw token bytes -> id, for byte-level BPE vocabularies: the lookup of a word that its thread's
+//! word cache has never seen (`ignore_merges`: is the whole piece a token?).
+//!
+//! Why not the vocab's `HashMap<String, u32>`: asking it means spelling the piece in GPT-2's byte chars
+//! (a `String`), hashing that, and comparing with a key on the heap; on text new to the word cache that
+//! lookup and its two or three cache misses were a quarter of the encode time (perf, o200k, English).
+//! Here a token of up to 12 bytes is ONE `u128` (its bytes, its id and its length packed together), four
+//! to a 64-byte bucket, so a lookup reads one cache line in nearly every case and a miss usually stops at
+//! the same line. The few longer tokens (3% of o200k's) sit in an ordinary map.
+//!
+//! ```
+//! use subword_core::bpe::token_index::TokenIndex;
+//! let index = TokenIndex::from_tokens([(b"the".as_slice(), 7u32), (b" international".as_slice(), 9)]);
+//! assert_eq!(index.get(b"the"), Some(7));
+//! assert_eq!(index.get(b" international"), Some(9));
+//! assert_eq!(index.get(b"th"), None);
+//! ```
+
+use std::collections::HashMap;
+
+/// Tokens of at most this many bytes are packed into the buckets; longer ones go to the map.
+pub const PACKED_BYTES: usize = 12;
+const ID_BITS: u32 = 28;
+const ID_SHIFT: u32 = 96;
+const LEN_SHIFT: u32 = 124;
+const ID_FIELD: u128 = ((1u128 << ID_BITS) - 1) << ID_SHIFT;
+
+/// Four packed entries in one cache line; an entry of 0 is empty (a real key has a length of 1 or more).
+#[derive(Clone, Copy, Default)]
+#[repr(align(64))]
+struct Bucket([u128; 4]);
+
+/// See the module docs.
+#[derive(Clone, Default)]
+pub struct TokenIndex {
+    buckets: Vec<Bucket>,
+    long: HashMap<Box<[u8]>, u32, ahash::RandomState>,
+}
+
+impl std::fmt::Debug for TokenIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TokenIndex({} buckets, {} long tokens)", self.buckets.len(), self.long.len())
+    }
+}
+
+/// The key of a piece of at most [`PACKED_BYTES`] bytes: its bytes (little-endian) and its length in the
+/// top four bits, the id field zero.
+#[inline]
+fn packed_key(bytes: &[u8]) -> u128 {
+    debug_assert!(!bytes.is_empty() && bytes.len() <= PACKED_BYTES);
+    let mut k = (bytes.len() as u128) << LEN_SHIFT;
+    for (i, &b) in bytes.iter().enumerate() {
+        k |= u128::from(b) << (8 * i);
+    }
+    k
+}
+
+#[inline]
+fn hash(key: u128) -> u64 {
+    let h = ((key as u64) ^ ((key >> 64) as u64).rotate_left(23)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    h ^ (h >> 29)
+}
+
+impl TokenIndex {
+    /// The index of `(raw bytes, id)` pairs; a token listed twice keeps its first id. Ids must be below
+    /// 2^28 (what [`super::encode::BpeModel`] accepts).
+    pub fn from_tokens<'a>(tokens: impl IntoIterator<Item = (&'a [u8], u32)>) -> Self {
+        let mut short = Vec::new();
+        let mut long: HashMap<Box<[u8]>, u32, ahash::RandomState> = HashMap::default();
+        for (bytes, id) in tokens {
+            debug_assert!(id < (1 << ID_BITS));
+            match bytes.len() {
+                0 => {}
+                1..=PACKED_BYTES => short.push((packed_key(bytes), id)),
+                _ => {
+                    long.entry(bytes.into()).or_insert(id);
+                }
+            }
+        }
+        // About 1.8 entries per bucket of 4: a bucket then overflows into the next one rarely enough that a
+        // lookup reads one line (Poisson tail at that load: ~9% of the buckets are full).
+        // At least one slot stays empty (a lookup that misses stops at it).
+        let n_buckets = (short.len() * 10 / 18).max(short.len() / 4 + 1);
+        let mut buckets = vec![Bucket::default(); n_buckets];
+        'tokens: for (key, id) in short {
+            let mut b = bucket_of(key, n_buckets);
+            loop {
+                for e in buckets[b].0.iter_mut() {
+                    if *e == 0 {
+                        *e = key | (u128::from(id) << ID_SHIFT);
+                        continue 'tokens;
+                    }
+                    if *e & !ID_FIELD == key {
+                        continue 'tokens; // listed twice: the first id stays
+                    }
+                }
+                b = if b + 1 == n_buckets { 0 } else { b + 1 };
+            }
+        }
+        TokenIndex { buckets, long }
+    }
+
+    /// The id of the token whose bytes are `bytes`.
+    #[inline]
+    pub fn get(&self, bytes: &[u8]) -> Option<u32> {
+        match bytes.len() {
+            0 => None,
+            1..=PACKED_BYTES => self.get_packed(packed_key(bytes)),
+            _ => self.long.get(bytes).copied(),
+        }
+    }
+
+    /// The id of the token with packed key `key` ([`packed_key`]).
+    #[inline]
+    fn get_packed(&self, key: u128) -> Option<u32> {
+        let n = self.buckets.len();
+        let mut b = bucket_of(key, n);
+        loop {
+            for &e in &self.buckets[b].0 {
+                if e & !ID_FIELD == key {
+                    return Some(((e >> ID_SHIFT) as u32) & ((1 << ID_BITS) - 1));
+                }
+                if e == 0 {
+                    return None;
+                }
+            }
+            b = if b + 1 == n { 0 } else { b + 1 };
+        }
+    }
+
+    /// Bytes of memory held (what `bench_rss.py` would see once the index is built).
+    pub fn heap_bytes(&self) -> usize {
+        self.buckets.len() * std::mem::size_of::<Bucket>() + self.long.keys().map(|k| k.len() + 40).sum::<usize>()
+    }
+}
+
+/// The bucket a key starts probing at: the high bits of a multiply (a range reduction, any bucket count).
+#[inline]
+fn bucket_of(key: u128, n_buckets: usize) -> usize {
+    ((u128::from(hash(key)) * n_buckets as u128) >> 64) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pseudo-random byte strings of 1..=20 bytes, some sharing prefixes, with their ids.
+    fn tokens(n: usize, seed: u64) -> Vec<(Vec<u8>, u32)> {
+        let mut x = seed;
+        let mut next = || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::new();
+        while out.len() < n {
+            let len = 1 + (next() % 20) as usize;
+            let t: Vec<u8> = (0..len).map(|_| (next() % 7) as u8 + if next() % 5 == 0 { 0 } else { b'a' }).collect();
+            if seen.insert(t.clone()) {
+                let id = out.len() as u32 * 3 + 1;
+                out.push((t, id));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn finds_every_token_and_nothing_else() {
+        let toks = tokens(5000, 7);
+        let index = TokenIndex::from_tokens(toks.iter().map(|(t, id)| (t.as_slice(), *id)));
+        let map: HashMap<&[u8], u32> = toks.iter().map(|(t, id)| (t.as_slice(), *id)).collect();
+        for (t, id) in &toks {
+            assert_eq!(index.get(t), Some(*id), "{t:?}");
+        }
+        // Every prefix and suffix, present or not, agrees with a plain map.
+        for (t, _) in &toks {
+            for i in 0..=t.len() {
+                assert_eq!(index.get(&t[..i]), map.get(&t[..i]).copied());
+                assert_eq!(index.get(&t[i..]), map.get(&t[i..]).copied());
+            }
+        }
+    }
+
+    #[test]
+    fn zero_bytes_and_the_largest_id_round_trip() {
+        let max = (1u32 << ID_BITS) - 1;
+        let index = TokenIndex::from_tokens([(&[0u8][..], max), (&[0u8, 0][..], 5), (&[0u8; 12][..], 6)]);
+        assert_eq!(index.get(&[0]), Some(max));
+        assert_eq!(index.get(&[0, 0]), Some(5));
+        assert_eq!(index.get(&[0; 12]), Some(6));
+        assert_eq!(index.get(&[0; 3]), None);
+        assert_eq!(index.get(&[]), None);
+    }
+
+    #[test]
+    fn a_token_listed_twice_keeps_its_first_id() {
+        let index = TokenIndex::from_tokens([
+            (&b"ab"[..], 1),
+            (&b"ab"[..], 2),
+            (&b"abcdefghijklmn"[..], 3),
+            (&b"abcdefghijklmn"[..], 4),
+        ]);
+        assert_eq!(index.get(b"ab"), Some(1));
+        assert_eq!(index.get(b"abcdefghijklmn"), Some(3));
+    }
+}
