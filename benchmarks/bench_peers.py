@@ -43,6 +43,9 @@ also pins the child process to that many CPUs: fastokens splits one long string 
 the pin its 1-thread cells timed two cores. The cold case runs each library in a fresh process, pinned to one CPU,
 and times its first encode of the ``en`` string (load timed apart).
 
+Every contestant gets its own copy of each text (see ``_own_copy``), so each pays Python's UTF-8 conversion
+of a str, as a freshly read text makes it do.
+
 Ids first: a peer's ids on every text and form are compared with the reference library's (with and without
 the post-processor's special tokens, whichever the peer's API gives). A peer that differs keeps its timing, in
 parentheses; a peer that only counts tokens (toktok) is checked on counts and shown in brackets.
@@ -524,6 +527,14 @@ def _check(e: Enc, ref_one: dict[str, list[int]], ref_lines: dict[str, list[list
     return "ok (counts)" if e.counts_only else "ok"
 
 
+def _own_copy(text: str) -> str:
+    """A new str object equal to ``text``. Each contestant gets its own: CPython keeps the UTF-8 of a
+    non-ASCII str on the str once a library asks for it, so the first library of a round paid the
+    conversion for all the others (and in this process, after HF tokenizers had churned glibc's heap, that
+    allocation alone was 28% of our call: ours first 41 MB/s on o200k English, last 62, 2026-12-06)."""
+    return (text + " ")[:-1]
+
+
 def _rounds_of(text: str, rounds: int) -> list[str]:
     """``text`` cut at newlines into ``rounds`` parts of about equal size."""
     parts, start, size = [], 0, len(text) // rounds
@@ -589,11 +600,12 @@ def child(args: argparse.Namespace) -> None:
             for form in ("one", "lines"):
                 runs: dict[str, list[float]] = {}
                 for rnd in range(args.rounds):
-                    arg = variants[key][rnd] if form == "one" else _lines_of(variants[key][rnd])
+                    text = variants[key][rnd]
                     for name, enc in contestants.items():
                         fn = enc.one if form == "one" else enc.lines
                         if fn is None:
                             continue
+                        arg = _own_copy(text) if form == "one" else [_own_copy(x) for x in _lines_of(text)]
                         gc.collect()
                         t0 = time.perf_counter()
                         fn(arg)

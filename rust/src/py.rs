@@ -9,9 +9,11 @@ use pyo3::prelude::*;
 
 mod compare;
 mod compare_vocab;
+mod flat;
 mod load;
 mod spm;
 mod spm_tokenizer;
+mod text;
 mod tokenizer;
 mod train;
 mod unigram;
@@ -25,6 +27,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The sources this extension was built from (see build.rs); the tests refuse a stale build.
     m.add("SOURCE_HASH", env!("SUBWORD_SOURCE_HASH"))?;
     crate::parallel::note_parent_process();
+    m.add_class::<flat::FlatBuffer>()?;
     train::register(m)?;
     compare::register(m)?;
     compare_vocab::register(m)?;
@@ -86,9 +89,9 @@ pub(crate) fn id_list<'py>(py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, 
         ids.iter().map(|&id| {
             let (block, at) = (id as usize / INT_BLOCK, id as usize % INT_BLOCK);
             match INTS.get(block) {
-                Some(cell) => cell
-                    .get_or_init(|| (0..INT_BLOCK).map(|k| pyo3::types::PyInt::new(py, block * INT_BLOCK + k).unbind()).collect())
-                    [at]
+                Some(cell) => cell.get_or_init(|| {
+                    (0..INT_BLOCK).map(|k| pyo3::types::PyInt::new(py, block * INT_BLOCK + k).unbind()).collect()
+                })[at]
                     .bind(py)
                     .clone(),
                 None => pyo3::types::PyInt::new(py, id),
@@ -295,43 +298,7 @@ pub(crate) fn push_id_lists(
     Ok(())
 }
 
-/// A batch's ids as two flat buffers: every id back to back as native-endian `u32`, and `n + 1`
-/// native-endian `i64` offsets (text `i`'s ids are `ids[offsets[i]..offsets[i + 1]]`). Two
-/// `bytearray`s (writable, so numpy views them without a copy and the arrays stay writable): no
-/// Python object per token or per text, which is what made list-of-lists output cost as much as
-/// the encoding on short lines.
-pub(crate) fn flat_buffers<'py>(
-    py: Python<'py>,
-    chunks: &[(Vec<u32>, Vec<u32>)],
-) -> PyResult<(Bound<'py, pyo3::types::PyByteArray>, Bound<'py, pyo3::types::PyByteArray>)> {
-    let total: usize = chunks.iter().map(|c| c.0.len()).sum();
-    let texts: usize = chunks.iter().map(|c| c.1.len()).sum();
-    let ids = pyo3::types::PyByteArray::new_with(py, total * 4, |buf| {
-        let mut cells = buf.chunks_exact_mut(4);
-        for (chunk, _) in chunks {
-            // The chunk first: zip pulls its left side first, and a cell pulled past the chunk's end is lost.
-            for (id, cell) in chunk.iter().zip(&mut cells) {
-                cell.copy_from_slice(&id.to_ne_bytes());
-            }
-        }
-        Ok(())
-    })?;
-    let offsets = pyo3::types::PyByteArray::new_with(py, (texts + 1) * 8, |buf| {
-        let mut cells = buf.chunks_exact_mut(8);
-        let mut at = 0i64;
-        if let Some(first) = cells.next() {
-            first.copy_from_slice(&at.to_ne_bytes());
-        }
-        for (_, lens) in chunks {
-            for (&n, cell) in lens.iter().zip(&mut cells) {
-                at += i64::from(n);
-                cell.copy_from_slice(&at.to_ne_bytes());
-            }
-        }
-        Ok(())
-    })?;
-    Ok((ids, offsets))
-}
+pub(crate) use flat::flat_buffers;
 
 /// Disables Python's cyclic GC until dropped (if it was enabled). Used only while we build many
 /// container objects with the GIL held, so no other Python code runs in between.

@@ -130,9 +130,9 @@ impl PyCoreSpmTokenizer {
     #[pyo3(signature = (text, add_special_tokens = true))]
     fn encode_ids(&self, py: Python<'_>, text: Bound<'_, PyString>, add_special_tokens: bool) -> PyResult<Vec<u32>> {
         let _ = add_special_tokens;
-        let t = text.to_str()?;
+        let t = super::text::utf8_of(&text)?;
         let mut out = Vec::new();
-        py.detach(|| self.inner.encode_ids(t, &mut String::new(), &mut out)).map_err(err)?;
+        py.detach(|| self.inner.encode_ids(&t, &mut String::new(), &mut out)).map_err(err)?;
         Ok(out)
     }
 
@@ -145,7 +145,8 @@ impl PyCoreSpmTokenizer {
         add_special_tokens: bool,
     ) -> PyResult<Bound<'py, PyList>> {
         let _ = add_special_tokens;
-        let strs: Vec<&str> = texts.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
+        let owned: Vec<_> = texts.iter().map(super::text::utf8_of).collect::<PyResult<_>>()?;
+        let strs: Vec<&str> = owned.iter().map(|t| t.as_ref()).collect();
         super::nested_id_lists(py, &None, strs.len(), |range| self.inner.encode_ids_chunk(&strs[range]))
     }
 
@@ -156,11 +157,12 @@ impl PyCoreSpmTokenizer {
         py: Python<'py>,
         texts: Vec<Bound<'py, PyString>>,
         add_special_tokens: bool,
-    ) -> PyResult<(Bound<'py, pyo3::types::PyByteArray>, Bound<'py, pyo3::types::PyByteArray>)> {
+    ) -> PyResult<(Py<super::flat::FlatBuffer>, Py<super::flat::FlatBuffer>)> {
         let _ = add_special_tokens;
-        let strs: Vec<&str> = texts.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
+        let owned: Vec<_> = texts.iter().map(super::text::utf8_of).collect::<PyResult<_>>()?;
+        let strs: Vec<&str> = owned.iter().map(|t| t.as_ref()).collect();
         let chunks = py.detach(|| self.inner.encode_batch_ids_flat(&strs)).map_err(err)?;
-        super::flat_buffers(py, &chunks)
+        super::flat_buffers(py, chunks)
     }
 
     /// sentencepiece's decode (control pieces are always dropped, as sentencepiece does).

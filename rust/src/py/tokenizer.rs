@@ -32,7 +32,11 @@ pub struct PyEncoding {
 }
 
 impl PyEncoding {
-    pub(super) fn wrap(enc: Encoding, texts: Arc<(Py<PyString>, Option<Py<PyString>>)>, table: Arc<TokenTable>) -> Self {
+    pub(super) fn wrap(
+        enc: Encoding,
+        texts: Arc<(Py<PyString>, Option<Py<PyString>>)>,
+        table: Arc<TokenTable>,
+    ) -> Self {
         PyEncoding { enc, texts, table }
     }
 }
@@ -190,14 +194,22 @@ impl PyCoreTokenizer {
 
 /// Rebuilds a pickled `CoreTokenizer.from_parts` pipeline from its skeleton and file bytes.
 #[pyfunction]
-fn _core_from_source(py: Python<'_>, skeleton: String, kind: &str, bytes: Bound<'_, PyBytes>) -> PyResult<PyCoreTokenizer> {
+fn _core_from_source(
+    py: Python<'_>,
+    skeleton: String,
+    kind: &str,
+    bytes: Bound<'_, PyBytes>,
+) -> PyResult<PyCoreTokenizer> {
     let kind = Kind::parse(kind)?;
     let raw = bytes.as_bytes();
     let (_, data) = py
         .detach(|| kind.read(raw))
         .ok_or_else(|| PyValueError::new_err("the pickled tokenizer's file does not read"))?;
     let t = PyCoreTokenizer::build_parts(py, &skeleton, data)?;
-    Ok(PyCoreTokenizer { inner: RwLock::new(Arc::new(t)), source: Source::Parts { skeleton, kind, bytes: bytes.unbind() } })
+    Ok(PyCoreTokenizer {
+        inner: RwLock::new(Arc::new(t)),
+        source: Source::Parts { skeleton, kind, bytes: bytes.unbind() },
+    })
 }
 
 #[pymethods]
@@ -301,8 +313,8 @@ impl PyCoreTokenizer {
     #[pyo3(signature = (text, add_special_tokens = true))]
     fn encode_ids(&self, py: Python<'_>, text: Bound<'_, PyString>, add_special_tokens: bool) -> PyResult<Vec<u32>> {
         let tok = self.get()?;
-        let t = text.to_str()?;
-        py.detach(|| tok.encode_ids(t, add_special_tokens)).map_err(PyValueError::new_err)
+        let t = super::text::utf8_of(&text)?;
+        py.detach(|| tok.encode_ids(&t, add_special_tokens)).map_err(PyValueError::new_err)
     }
 
     /// Ids-only batch. The texts are read in place (no copy: the UTF-8 buffers belong to the Python
@@ -317,7 +329,8 @@ impl PyCoreTokenizer {
         add_special_tokens: bool,
     ) -> PyResult<Bound<'py, PyList>> {
         let tok = self.get()?;
-        let strs: Vec<&str> = texts.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
+        let owned: Vec<_> = texts.iter().map(super::text::utf8_of).collect::<PyResult<_>>()?;
+        let strs: Vec<&str> = owned.iter().map(|t| t.as_ref()).collect();
         if tok.pads_batch() {
             // Padded to the batch's longest: encoded whole, then built.
             let chunks =
@@ -340,12 +353,13 @@ impl PyCoreTokenizer {
         py: Python<'py>,
         texts: Vec<Bound<'py, PyString>>,
         add_special_tokens: bool,
-    ) -> PyResult<(Bound<'py, pyo3::types::PyByteArray>, Bound<'py, pyo3::types::PyByteArray>)> {
+    ) -> PyResult<(Py<super::flat::FlatBuffer>, Py<super::flat::FlatBuffer>)> {
         let tok = self.get()?;
-        let strs: Vec<&str> = texts.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
+        let owned: Vec<_> = texts.iter().map(super::text::utf8_of).collect::<PyResult<_>>()?;
+        let strs: Vec<&str> = owned.iter().map(|t| t.as_ref()).collect();
         let chunks =
             py.detach(|| tok.encode_batch_ids_flat(&strs, add_special_tokens)).map_err(PyValueError::new_err)?;
-        super::flat_buffers(py, &chunks)
+        super::flat_buffers(py, chunks)
     }
 
     #[pyo3(signature = (ids, skip_special_tokens = true))]
