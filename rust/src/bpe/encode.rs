@@ -36,6 +36,10 @@
 //! - A whole text on the byte-level fast path borrows the thread's cache once
 //!   ([`BpeModel::with_raw_pieces`]): no thread-local access, cache search or closure per piece.
 //! - `ignore_merges` (tiktoken's whole-piece rule) is decided once per word inside the cache.
+//! - A word the cache has not seen (the first sight of most words of a new text) is looked up whole by
+//!   its raw bytes in a [`TokenIndex`] (one cache line per probe), and its first pair ranks come from a
+//!   256x256 byte-pair table; both are built once per model, when its caches have missed an eighth of
+//!   its vocab's size in words ([`RawTables`]; before that, the vocab and the pair map answer).
 //! - Byte-level models whose vocab holds all 256 byte chars (every GPT-2-style file) get a fast
 //!   path that works on the RAW bytes of a piece: the byte->id table replaces the per-char string
 //!   lookups and no mapped string is ever built. Units are then raw bytes, which for byte-level
@@ -382,6 +386,13 @@ struct RawTables {
     byte_pairs: Box<[(u32, u32)]>,
 }
 
+/// [`RawTables`], once built, and the misses counted until then (all threads together).
+#[derive(Debug, Default)]
+struct RawState {
+    tables: OnceLock<RawTables>,
+    misses: std::sync::atomic::AtomicUsize,
+}
+
 impl std::fmt::Debug for RawTables {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "RawTables({:?}, {} byte pairs)", self.index, self.byte_pairs.len())
@@ -408,9 +419,9 @@ pub struct BpeModel {
     fallback_ids: [Option<u32>; 256],
     cache_capacity: usize,
     instance: u64,
-    /// The byte-level path's tables, built on the first word the word caches miss; shared by clones,
-    /// whose vocab and merges are the same.
-    raw_tables: Arc<OnceLock<RawTables>>,
+    /// The byte-level path's tables for words the word caches miss, built once enough were missed
+    /// ([`Self::raw_tables_when_due`]); shared by clones, whose vocab and merges are the same.
+    raw_tables: Arc<RawState>,
 }
 
 impl Clone for BpeModel {
@@ -810,16 +821,17 @@ impl BpeModel {
     /// `syms` is a scratch buffer that holds the result.
     fn compute_raw_into(&self, raw: &[u8], byte_ids: &[u32; 256], syms: &mut Vec<Sym>) {
         syms.clear();
-        if let Some(id) = self.whole_raw_token(raw) {
+        let tables = self.raw_tables_when_due();
+        if let Some(id) = self.whole_raw_token_with(tables, raw) {
             syms.push((id, raw.len() as u32));
             return;
         }
         syms.extend(raw.iter().map(|&b| (byte_ids[b as usize], 1u32)));
-        if raw.len() < 2 || raw.len() > SMALL_WORD {
+        let Some(tables) = tables.filter(|_| (2..=SMALL_WORD).contains(&raw.len())) else {
             self.merge(syms);
             return;
-        }
-        let pairs = &self.raw_tables().byte_pairs;
+        };
+        let pairs = &tables.byte_pairs;
         let mut buf = [NO_PAIR; SMALL_WORD];
         for (r, w) in buf.iter_mut().zip(raw.windows(2)) {
             *r = pairs[(usize::from(w[0]) << 8) | usize::from(w[1])];
@@ -830,15 +842,40 @@ impl BpeModel {
     /// `ignore_merges` on raw bytes: the id of the token spelled by the whole of `raw`, if there is one.
     #[inline]
     fn whole_raw_token(&self, raw: &[u8]) -> Option<u32> {
+        self.whole_raw_token_with(self.raw_tables_when_due(), raw)
+    }
+
+    /// [`Self::whole_raw_token`] through the token index when the raw tables are built, else through the
+    /// vocab (the piece spelled in byte chars).
+    #[inline]
+    fn whole_raw_token_with(&self, tables: Option<&RawTables>, raw: &[u8]) -> Option<u32> {
         if !self.opts.ignore_merges {
             return None;
         }
-        self.raw_tables().index.as_ref()?.get(raw)
+        match tables.and_then(|t| t.index.as_ref()) {
+            Some(index) => index.get(raw),
+            None => {
+                let table = byte_chars();
+                let mapped: String = raw.iter().map(|&b| table[b as usize]).collect();
+                self.vocab.get(&mapped).copied()
+            }
+        }
     }
 
+    /// The raw tables once this model's word caches have missed an eighth of its vocab's size in words,
+    /// `None` before: building them reads every token (13 ms for cl100k, 25 ms for o200k on the machine
+    /// of RESULTS.md), which a short text's misses (~0.35 us saved each) would not pay back; built on the
+    /// first miss, they made the cold first call on 0.3 MB slower than tiktoken's on cl100k.
     #[inline]
-    fn raw_tables(&self) -> &RawTables {
-        self.raw_tables.get_or_init(|| {
+    fn raw_tables_when_due(&self) -> Option<&RawTables> {
+        if let Some(t) = self.raw_tables.tables.get() {
+            return Some(t);
+        }
+        let misses = self.raw_tables.misses.fetch_add(1, Ordering::Relaxed);
+        if misses < self.vocab.len() / 8 {
+            return None;
+        }
+        Some(self.raw_tables.tables.get_or_init(|| {
             let mut byte_pairs = vec![NO_PAIR; 1 << 16].into_boxed_slice();
             if let Some(ids) = &self.byte_ids {
                 for (i, slot) in byte_pairs.iter_mut().enumerate() {
@@ -846,12 +883,12 @@ impl BpeModel {
                 }
             }
             RawTables { index: self.opts.ignore_merges.then(|| self.build_token_index()), byte_pairs }
-        })
+        }))
     }
 
     /// [`TokenIndex`] of the vocab's tokens in raw bytes (a token with a char outside GPT-2's byte
-    /// alphabet can never equal a byte-mapped piece, so it is left out). Built once per model, on the
-    /// first miss; the tokens are read in id order from `vocab_r` (walking the hash map and decoding
+    /// alphabet can never equal a byte-mapped piece, so it is left out). Built once per model
+    /// ([`Self::raw_tables_when_due`]); the tokens are read in id order from `vocab_r` (walking the hash map and decoding
     /// chars through a `HashMap<char, u8>` took 35 ms for o200k's 200k tokens, this about 25: most of
     /// what is left is the first read of each token's string and the buckets' first touch).
     fn build_token_index(&self) -> TokenIndex {
