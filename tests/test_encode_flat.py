@@ -115,3 +115,56 @@ def test_one_long_text_cut_over_threads_equals_tiktoken(name: str) -> None:
     ids, offsets = tok.encode_batch_ids_flat([text])
     assert ids.tolist() == ref.encode_ordinary(text)
     assert offsets.tolist() == [0, len(ids)]
+
+
+def _str_kinds() -> list[str]:
+    """One text of each internal kind of CPython's str: ASCII, Latin-1 (1 byte per char), UCS-2 and UCS-4,
+    and mixed lines of real text; the ids path encodes non-ASCII ones to UTF-8 itself (``py/text.rs``)."""
+    return [
+        "plain ASCII text, nothing else",
+        "Grüße aus Köln, ½ Stück Käse für 3,50 €"[:30],  # Latin-1 only (the euro sign is cut off)
+        "Grüße aus Köln — 世界, ½ Stück",  # UCS-2
+        "crab 🦀, clef 𝄞 and 中文 mixed",  # UCS-4
+        "\u00e9" * 5000 + " end",  # a long Latin-1 run
+        *TRICKY,
+        *corpus_lines("gutenberg_en_20M.txt", 200),
+    ]
+
+
+def test_every_str_kind_gives_hf_ids_on_every_ids_path() -> None:
+    pytest.importorskip("tokenizers")
+    from tests._hf_fixtures import byte_level_hf
+
+    hf = byte_level_hf()
+    ours = Tokenizer.from_str(hf.to_str())
+    texts = _str_kinds()
+    assert {max(map(ord, t), default=0) > 0xFFFF for t in texts} == {True, False}  # UCS-4 among them
+    want = [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)]
+    fresh = [(t + " ")[:-1] for t in texts]  # new str objects: no UTF-8 cached on them yet
+    assert _split(*ours.encode_batch_ids_flat(fresh, add_special_tokens=False)) == want
+    assert ours.encode_batch_ids([(t + " ")[:-1] for t in texts], add_special_tokens=False) == want
+    # And a str whose UTF-8 an earlier call already made (read in place).
+    for t in fresh:
+        ours.encode(t, add_special_tokens=False)
+    assert _split(*ours.encode_batch_ids_flat(fresh, add_special_tokens=False)) == want
+
+
+def test_a_lone_surrogate_is_refused_as_python_refuses_it() -> None:
+    tok = Tokenizer(BPE({"a": 0}, []))
+    with pytest.raises(UnicodeEncodeError):
+        tok.encode_batch_ids_flat(["a\ud800b"])
+    with pytest.raises(UnicodeEncodeError):
+        "a\ud800b".encode()
+
+
+def test_flat_arrays_outlive_the_tokenizer_and_stay_writable() -> None:
+    tok = Tokenizer(BPE({"a": 0, "b": 1, "ab": 2}, [("a", "b")]))
+    ids, offsets = tok.encode_batch_ids_flat(["abab" * 1000, "ba"])
+    del tok
+    import gc
+
+    gc.collect()
+    assert ids.flags.writeable and offsets.flags.writeable
+    assert ids[:3].tolist() == [2, 2, 2] and offsets.tolist() == [0, 2000, 2002]
+    ids[0] = 9
+    assert int(ids[0]) == 9
