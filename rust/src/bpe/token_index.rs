@@ -31,10 +31,11 @@ const ID_FIELD: u128 = ((1u128 << ID_BITS) - 1) << ID_SHIFT;
 struct Bucket([u128; 4]);
 
 /// See the module docs.
-#[derive(Clone, Default)]
 pub struct TokenIndex {
     buckets: Vec<Bucket>,
     long: HashMap<Box<[u8]>, u32, ahash::RandomState>,
+    /// Some token of up to [`PACKED_BYTES`] bytes is in `long` (its id did not fit the packed field).
+    short_in_long: bool,
 }
 
 impl std::fmt::Debug for TokenIndex {
@@ -62,17 +63,18 @@ fn hash(key: u128) -> u64 {
 }
 
 impl TokenIndex {
-    /// The index of `(raw bytes, id)` pairs; a token listed twice keeps its first id. Ids must be below
-    /// 2^28 (what [`super::encode::BpeModel`] accepts).
+    /// The index of `(raw bytes, id)` pairs; a token listed twice keeps its first id.
     pub fn from_tokens<'a>(tokens: impl IntoIterator<Item = (&'a [u8], u32)>) -> Self {
         let mut short = Vec::new();
         let mut long: HashMap<Box<[u8]>, u32, ahash::RandomState> = HashMap::default();
+        let mut short_in_long = false;
         for (bytes, id) in tokens {
-            debug_assert!(id < (1 << ID_BITS));
             match bytes.len() {
                 0 => {}
-                1..=PACKED_BYTES => short.push((packed_key(bytes), id)),
-                _ => {
+                // An id of 2^28 or more does not fit the packed field (BpeModel refuses such ids anyway).
+                1..=PACKED_BYTES if id < (1 << ID_BITS) => short.push((packed_key(bytes), id)),
+                n => {
+                    short_in_long |= n <= PACKED_BYTES;
                     long.entry(bytes.into()).or_insert(id);
                 }
             }
@@ -97,7 +99,7 @@ impl TokenIndex {
                 b = if b + 1 == n_buckets { 0 } else { b + 1 };
             }
         }
-        TokenIndex { buckets, long }
+        TokenIndex { buckets, long, short_in_long }
     }
 
     /// The id of the token whose bytes are `bytes`.
@@ -105,7 +107,10 @@ impl TokenIndex {
     pub fn get(&self, bytes: &[u8]) -> Option<u32> {
         match bytes.len() {
             0 => None,
-            1..=PACKED_BYTES => self.get_packed(packed_key(bytes)),
+            1..=PACKED_BYTES => match self.get_packed(packed_key(bytes)) {
+                None if self.short_in_long => self.long.get(bytes).copied(),
+                found => found,
+            },
             _ => self.long.get(bytes).copied(),
         }
     }
@@ -126,11 +131,6 @@ impl TokenIndex {
             }
             b = if b + 1 == n { 0 } else { b + 1 };
         }
-    }
-
-    /// Bytes of memory held (what `bench_rss.py` would see once the index is built).
-    pub fn heap_bytes(&self) -> usize {
-        self.buckets.len() * std::mem::size_of::<Bucket>() + self.long.keys().map(|k| k.len() + 40).sum::<usize>()
     }
 }
 
@@ -190,6 +190,16 @@ mod tests {
         assert_eq!(index.get(&[0; 12]), Some(6));
         assert_eq!(index.get(&[0; 3]), None);
         assert_eq!(index.get(&[]), None);
+    }
+
+    #[test]
+    fn ids_too_wide_for_the_packed_field_are_still_found() {
+        let index =
+            TokenIndex::from_tokens([(&b"ab"[..], 1 << 28), (&b"cd"[..], 3), (&b"efghijklmnopq"[..], u32::MAX)]);
+        assert_eq!(index.get(b"ab"), Some(1 << 28));
+        assert_eq!(index.get(b"cd"), Some(3));
+        assert_eq!(index.get(b"efghijklmnopq"), Some(u32::MAX));
+        assert_eq!(index.get(b"ef"), None);
     }
 
     #[test]
