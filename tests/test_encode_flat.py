@@ -148,6 +148,11 @@ def test_every_str_kind_gives_hf_ids_on_every_ids_path() -> None:
         ours.encode(t, add_special_tokens=False)
     assert _split(*ours.encode_batch_ids_flat(fresh, add_special_tokens=False)) == want
 
+    class Text(str):  # a str subclass keeps its chars outside the object (not "compact"): the interpreter's path
+        pass
+
+    assert _split(*ours.encode_batch_ids_flat([Text(t) for t in texts], add_special_tokens=False)) == want
+
 
 def test_a_lone_surrogate_is_refused_as_python_refuses_it() -> None:
     tok = Tokenizer(BPE({"a": 0}, []))
