@@ -855,7 +855,18 @@ impl BpeModel {
         match tables.and_then(|t| t.index.as_ref()) {
             Some(index) => index.get(raw),
             None => {
+                // Spelled on the stack for short pieces (a byte char is at most 2 bytes of UTF-8): no
+                // allocation per miss before the tables exist.
                 let table = byte_chars();
+                let mut stack = [0u8; 128];
+                if raw.len() <= stack.len() / 2 {
+                    let mut n = 0;
+                    for &b in raw {
+                        n += table[b as usize].encode_utf8(&mut stack[n..]).len();
+                    }
+                    let mapped = std::str::from_utf8(&stack[..n]).ok()?;
+                    return self.vocab.get(mapped).copied();
+                }
                 let mapped: String = raw.iter().map(|&b| table[b as usize]).collect();
                 self.vocab.get(&mapped).copied()
             }
@@ -888,9 +899,10 @@ impl BpeModel {
 
     /// [`TokenIndex`] of the vocab's tokens in raw bytes (a token with a char outside GPT-2's byte
     /// alphabet can never equal a byte-mapped piece, so it is left out). Built once per model
-    /// ([`Self::raw_tables_when_due`]); the tokens are read in id order from `vocab_r` (walking the hash map and decoding
-    /// chars through a `HashMap<char, u8>` took 35 ms for o200k's 200k tokens, this about 25: most of
-    /// what is left is the first read of each token's string and the buckets' first touch).
+    /// ([`Self::raw_tables_when_due`]); the tokens are read in id order from `vocab_r` (walking the hash
+    /// map and decoding chars through a `HashMap<char, u8>` took 35 ms for o200k's 200k tokens, this
+    /// about 25: most of what is left is the first read of each token's string and the buckets' first
+    /// touch).
     fn build_token_index(&self) -> TokenIndex {
         // GPT-2's byte chars are all below U+0144: a direct table, char -> byte + 1 (0: not a byte char).
         let mut inverse = [0u16; 0x200];
@@ -1357,6 +1369,14 @@ mod tests {
         for (k, &i) in order.iter().enumerate() {
             ranks.insert(made[i].clone(), 256 + k as u32);
         }
+        // Before the raw tables exist (the first vocab/8 misses), whole tokens come from the vocab itself.
+        let fresh = tiktoken_like_model(&ranks);
+        for t in made.iter().filter(|t| t.len() > 1).take(ranks.len() / 16) {
+            let mut syms = Vec::new();
+            fresh.tokenize_raw_bytes(t, 0, &mut syms).unwrap();
+            assert_eq!(syms, vec![(ranks[t], t.len() as u32)], "{t:?}");
+        }
+        assert!(fresh.raw_tables.tables.get().is_none());
         let model = tiktoken_like_model(&ranks);
         let (mut multi, mut whole) = (0, 0);
         let words = (0..4000).map(|_| {
