@@ -38,8 +38,9 @@
 //! - `ignore_merges` (tiktoken's whole-piece rule) is decided once per word inside the cache.
 //! - A word the cache has not seen (the first sight of most words of a new text) is looked up whole by
 //!   its raw bytes in a [`TokenIndex`] (one cache line per probe), and its first pair ranks come from a
-//!   256x256 byte-pair table; both are built once per model, when its caches have missed an eighth of
-//!   its vocab's size in words ([`RawTables`]; before that, the vocab and the pair map answer).
+//!   256x256 byte-pair table; each is built once per model, the byte pairs after a few hundred missed
+//!   words, the index when its caches have missed an eighth of its vocab's size in words ([`RawState`];
+//!   before that, the vocab and the pair map answer).
 //! - Byte-level models whose vocab holds all 256 byte chars (every GPT-2-style file) get a fast
 //!   path that works on the RAW bytes of a piece: the byte->id table replaces the per-char string
 //!   lookups and no mapped string is ever built. Units are then raw bytes, which for byte-level
@@ -52,7 +53,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use super::token_index::TokenIndex;
+use super::token_index::{TokenIndex, TokenIndexBuilder};
+use super::token_strings::TokenStrings;
 
 use crate::pretok::bytes_to_unicode;
 
@@ -374,30 +376,38 @@ fn short_key_of(key: &[u8]) -> u128 {
     k
 }
 
-/// Tables of the byte-level path (raw bytes in, see [`BpeModel::with_raw_pieces`]), for words its
-/// word cache has not seen.
-struct RawTables {
-    /// Raw token bytes -> id (`ignore_merges` only: is the whole piece a token?).
-    index: Option<TokenIndex>,
+/// Tables of the byte-level path (raw bytes in, see [`BpeModel::with_raw_pieces`]) for words its word
+/// cache has not seen, each built once enough words were missed ([`BpeModel::raw_tables_when_due`]), and
+/// the misses counted until then (all threads together).
+#[derive(Default)]
+struct RawState {
     /// `(rank, new id)` of every pair of bytes, at `first << 8 | second` ([`NO_PAIR`] if they do not
     /// merge): a word's first ranks (one per byte pair, about half of a new word's pair probes) come from
     /// this 512 KB table, whose rows for a language's common byte pairs stay in the CPU caches, instead of
-    /// from the pair map (9 MB for o200k, a cache miss per probe).
-    byte_pairs: Box<[(u32, u32)]>,
-}
-
-/// [`RawTables`], once built, and the misses counted until then (all threads together).
-#[derive(Debug, Default)]
-struct RawState {
-    tables: OnceLock<RawTables>,
+    /// from the pair map (4 MB for o200k, cache misses per probe).
+    byte_pairs: OnceLock<Box<[(u32, u32)]>>,
+    /// Raw token bytes -> id (`ignore_merges` only: is the whole piece a token?).
+    index: OnceLock<TokenIndex>,
     misses: std::sync::atomic::AtomicUsize,
 }
 
-impl std::fmt::Debug for RawTables {
+impl std::fmt::Debug for RawState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "RawTables({:?}, {} byte pairs)", self.index, self.byte_pairs.len())
+        write!(f, "RawState(byte pairs: {}, index: {:?})", self.byte_pairs.get().is_some(), self.index.get())
     }
 }
+
+/// The tables of [`RawState`] that are built, for one lookup.
+#[derive(Clone, Copy, Default)]
+struct RawTables<'a> {
+    byte_pairs: Option<&'a [(u32, u32)]>,
+    index: Option<&'a TokenIndex>,
+}
+
+/// Misses before the byte-pair table is built (or a sixteenth of the vocab's size, if less): its build
+/// (65,536 pair-map probes, ~1 ms) is paid back by a few hundred new words that need merging, and a text
+/// of a few lines never builds it.
+const BYTE_PAIRS_AFTER_MISSES: usize = 512;
 
 thread_local! {
     // (model id, cache) pairs, most recently created model last.
@@ -409,7 +419,7 @@ thread_local! {
 pub struct BpeModel {
     vocab: HashMap<String, u32, ahash::RandomState>,
     /// id -> token; `None` for ids not used by the model.
-    vocab_r: Vec<Option<String>>,
+    vocab_r: TokenStrings,
     merges: PairMap,
     opts: BpeOptions,
     /// For byte-level models: token id of the mapped char of every byte, when all 256 exist and
@@ -535,13 +545,10 @@ impl BpeModel {
         if max_id > (1 << 28) {
             return Err(BpeError::Invalid(format!("token id {} is too large", max_id - 1)));
         }
-        let mut vocab_r: Vec<Option<String>> = vec![None; max_id];
-        for (tok, &id) in &vocab {
-            vocab_r[id as usize] = Some(tok.clone());
-        }
+        let vocab_r = TokenStrings::from_vocab(vocab.iter().map(|(t, &id)| (t.as_str(), id)), max_id);
         let mut map = PairMap::with_capacity_and_hasher(merges.len(), Default::default());
         for (rank, &(ida, idb, new_id)) in merges.iter().enumerate() {
-            let known = |id: u32| matches!(vocab_r.get(id as usize), Some(Some(_)));
+            let known = |id: u32| vocab_r.get(id).is_some();
             if !known(ida) || !known(idb) || !known(new_id) {
                 return Err(BpeError::Invalid(format!("merge #{rank}: a part's id is not in the vocab")));
             }
@@ -600,7 +607,7 @@ impl BpeModel {
     }
 
     pub fn id_to_token(&self, id: u32) -> Option<&str> {
-        self.vocab_r.get(id as usize).and_then(|t| t.as_deref())
+        self.vocab_r.get(id)
     }
 
     pub fn vocab(&self) -> &HashMap<String, u32, ahash::RandomState> {
@@ -613,7 +620,7 @@ impl BpeModel {
 
     /// One past the largest id.
     pub fn id_bound(&self) -> usize {
-        self.vocab_r.len()
+        self.vocab_r.id_bound()
     }
 
     /// True when [`Self::tokenize_raw_bytes`] may be used (byte-level fast path).
@@ -827,11 +834,10 @@ impl BpeModel {
             return;
         }
         syms.extend(raw.iter().map(|&b| (byte_ids[b as usize], 1u32)));
-        let Some(tables) = tables.filter(|_| (2..=SMALL_WORD).contains(&raw.len())) else {
+        let Some(pairs) = tables.byte_pairs.filter(|_| (2..=SMALL_WORD).contains(&raw.len())) else {
             self.merge(syms);
             return;
         };
-        let pairs = &tables.byte_pairs;
         let mut buf = [NO_PAIR; SMALL_WORD];
         for (r, w) in buf.iter_mut().zip(raw.windows(2)) {
             *r = pairs[(usize::from(w[0]) << 8) | usize::from(w[1])];
@@ -845,18 +851,18 @@ impl BpeModel {
         self.whole_raw_token_with(self.raw_tables_when_due(), raw)
     }
 
-    /// [`Self::whole_raw_token`] through the token index when the raw tables are built, else through the
-    /// vocab (the piece spelled in byte chars).
+    /// [`Self::whole_raw_token`] through the token index when it is built, else through the vocab (the
+    /// piece spelled in byte chars).
     #[inline]
-    fn whole_raw_token_with(&self, tables: Option<&RawTables>, raw: &[u8]) -> Option<u32> {
+    fn whole_raw_token_with(&self, tables: RawTables<'_>, raw: &[u8]) -> Option<u32> {
         if !self.opts.ignore_merges {
             return None;
         }
-        match tables.and_then(|t| t.index.as_ref()) {
+        match tables.index {
             Some(index) => index.get(raw),
             None => {
                 // Spelled on the stack for short pieces (a byte char is at most 2 bytes of UTF-8): no
-                // allocation per miss before the tables exist.
+                // allocation per miss before the index exists.
                 let table = byte_chars();
                 let mut stack = [0u8; 128];
                 if raw.len() <= stack.len() / 2 {
@@ -873,36 +879,44 @@ impl BpeModel {
         }
     }
 
-    /// The raw tables once this model's word caches have missed an eighth of its vocab's size in words,
-    /// `None` before: building them reads every token (13 ms for cl100k, 25 ms for o200k on the machine
-    /// of RESULTS.md), which a short text's misses (~0.35 us saved each) would not pay back; built on the
-    /// first miss, they made the cold first call on 0.3 MB slower than tiktoken's on cl100k.
+    /// The raw tables built so far, building each once its number of misses is reached: the byte-pair
+    /// table after [`BYTE_PAIRS_AFTER_MISSES`], the token index once this model's word caches have missed
+    /// an eighth of its vocab's size in words. The index reads every token (~5 ms for cl100k, ~10 ms for
+    /// o200k on the machine of RESULTS.md), which a short text's misses (~0.2 us saved each) would not
+    /// pay back; built on the first miss, it made the cold first call on 0.3 MB slower than tiktoken's on
+    /// cl100k.
     #[inline]
-    fn raw_tables_when_due(&self) -> Option<&RawTables> {
-        if let Some(t) = self.raw_tables.tables.get() {
-            return Some(t);
+    fn raw_tables_when_due(&self) -> RawTables<'_> {
+        let state = &*self.raw_tables;
+        let mut tables = RawTables { byte_pairs: state.byte_pairs.get().map(|p| &**p), index: state.index.get() };
+        if tables.byte_pairs.is_some() && (tables.index.is_some() || !self.opts.ignore_merges) {
+            return tables;
         }
-        let misses = self.raw_tables.misses.fetch_add(1, Ordering::Relaxed);
-        if misses < self.vocab.len() / 8 {
-            return None;
+        let misses = state.misses.fetch_add(1, Ordering::Relaxed);
+        if misses >= BYTE_PAIRS_AFTER_MISSES.min(self.vocab.len() / 16) && tables.byte_pairs.is_none() {
+            tables.byte_pairs = Some(state.byte_pairs.get_or_init(|| self.build_byte_pairs()));
         }
-        Some(self.raw_tables.tables.get_or_init(|| {
-            let mut byte_pairs = vec![NO_PAIR; 1 << 16].into_boxed_slice();
-            if let Some(ids) = &self.byte_ids {
-                for (i, slot) in byte_pairs.iter_mut().enumerate() {
-                    *slot = self.rank_of(ids[i >> 8], ids[i & 0xff]).unwrap_or(NO_PAIR);
-                }
+        if misses >= self.vocab.len() / 8 && self.opts.ignore_merges && tables.index.is_none() {
+            tables.index = Some(state.index.get_or_init(|| self.build_token_index()));
+        }
+        tables
+    }
+
+    /// The byte-pair table of [`RawState`].
+    fn build_byte_pairs(&self) -> Box<[(u32, u32)]> {
+        let mut byte_pairs = vec![NO_PAIR; 1 << 16].into_boxed_slice();
+        if let Some(ids) = &self.byte_ids {
+            for (i, slot) in byte_pairs.iter_mut().enumerate() {
+                *slot = self.rank_of(ids[i >> 8], ids[i & 0xff]).unwrap_or(NO_PAIR);
             }
-            RawTables { index: self.opts.ignore_merges.then(|| self.build_token_index()), byte_pairs }
-        }))
+        }
+        byte_pairs
     }
 
     /// [`TokenIndex`] of the vocab's tokens in raw bytes (a token with a char outside GPT-2's byte
     /// alphabet can never equal a byte-mapped piece, so it is left out). Built once per model
-    /// ([`Self::raw_tables_when_due`]); the tokens are read in id order from `vocab_r` (walking the hash
-    /// map and decoding chars through a `HashMap<char, u8>` took 35 ms for o200k's 200k tokens, this
-    /// about 25: most of what is left is the first read of each token's string and the buckets' first
-    /// touch).
+    /// ([`Self::raw_tables_when_due`]) from `vocab_r`, whose strings lie back to back in id order, so the
+    /// build reads them sequentially and packs the short ones straight into the index's buckets.
     fn build_token_index(&self) -> TokenIndex {
         // GPT-2's byte chars are all below U+0144: a direct table, char -> byte + 1 (0: not a byte char).
         let mut inverse = [0u16; 0x200];
@@ -911,28 +925,36 @@ impl BpeModel {
                 *slot = b as u16 + 1;
             }
         }
-        let mut bytes: Vec<u8> = Vec::with_capacity(self.vocab.len() * 8);
-        let mut spans: Vec<(u32, u32, u32)> = Vec::with_capacity(self.vocab.len());
-        let by_id: Vec<(&str, u32)> = if self.vocab_r.iter().flatten().count() == self.vocab.len() {
-            self.vocab_r.iter().enumerate().filter_map(|(id, t)| Some((t.as_deref()?, id as u32))).collect()
+        let all_listed = self.vocab_r.present() == self.vocab.len();
+        // Two tokens share an id (a malformed file): vocab_r holds only one of them, so read the vocab.
+        let tokens: Box<dyn Iterator<Item = (u32, &str)>> = if all_listed {
+            Box::new(self.vocab_r.iter())
         } else {
-            // Two tokens share an id (a malformed file): vocab_r holds only one of them.
-            self.vocab.iter().map(|(t, &id)| (t.as_str(), id)).collect()
+            Box::new(self.vocab.iter().map(|(t, &id)| (id, t.as_str())))
         };
-        'tokens: for (tok, id) in by_id {
-            let start = bytes.len();
-            for c in tok.chars() {
-                match inverse.get(c as usize) {
-                    Some(&b) if b > 0 => bytes.push((b - 1) as u8),
-                    _ => {
-                        bytes.truncate(start);
-                        continue 'tokens;
-                    }
+        let mut index = TokenIndexBuilder::with_capacity(self.vocab.len());
+        let mut raw = Vec::new();
+        'tokens: for (id, tok) in tokens {
+            raw.clear();
+            // Byte chars are ASCII or two bytes of UTF-8 (all below U+0800): decoded here byte by byte.
+            let mut it = tok.bytes();
+            while let Some(b0) = it.next() {
+                let c = match b0 {
+                    0..=0x7f => usize::from(b0),
+                    0xc0..=0xdf => match it.next() {
+                        Some(b1) => (usize::from(b0 & 0x1f) << 6) | usize::from(b1 & 0x3f),
+                        None => continue 'tokens,
+                    },
+                    _ => continue 'tokens,
+                };
+                match inverse.get(c) {
+                    Some(&b) if b > 0 => raw.push((b - 1) as u8),
+                    _ => continue 'tokens,
                 }
             }
-            spans.push((start as u32, bytes.len() as u32, id));
+            index.add(&raw, id);
         }
-        TokenIndex::from_tokens(spans.iter().map(|&(s, e, id)| (&bytes[s as usize..e as usize], id)))
+        index.build()
     }
 
     fn rng_for(&self, word: &[u8], salt: u64) -> SplitMix64 {
@@ -1369,22 +1391,32 @@ mod tests {
         for (k, &i) in order.iter().enumerate() {
             ranks.insert(made[i].clone(), 256 + k as u32);
         }
-        // Before the raw tables exist (the first vocab/8 misses), whole tokens come from the vocab itself.
+        let words: Vec<Vec<u8>> = (0..4000)
+            .map(|_| {
+                let len = 1 + next(SMALL_WORD as u64 + 8) as usize; // past SMALL_WORD (the heap merge) too
+                (0..len).map(|_| alphabet[next(alphabet.len() as u64) as usize]).collect()
+            })
+            .collect();
+        // Before the raw tables exist (the first vocab/16 misses), whole tokens come from the vocab itself
+        // and first ranks from the pair map; then the byte pairs exist but not the index (up to vocab/8).
         let fresh = tiktoken_like_model(&ranks);
-        for t in made.iter().filter(|t| t.len() > 1).take(ranks.len() / 16) {
-            let mut syms = Vec::new();
+        let mut syms = Vec::new();
+        for t in made.iter().filter(|t| t.len() > 1).take(ranks.len() / 16 - 1) {
+            syms.clear();
             fresh.tokenize_raw_bytes(t, 0, &mut syms).unwrap();
             assert_eq!(syms, vec![(ranks[t], t.len() as u32)], "{t:?}");
         }
-        assert!(fresh.raw_tables.tables.get().is_none());
+        assert!(fresh.raw_tables.byte_pairs.get().is_none() && fresh.raw_tables.index.get().is_none());
+        for word in words.iter().filter(|w| w.len() > 1).take(ranks.len() / 16 - 8) {
+            syms.clear();
+            fresh.tokenize_raw_bytes(word, 0, &mut syms).unwrap();
+            assert_eq!(syms.iter().map(|s| s.0).collect::<Vec<_>>(), tiktoken_oracle(&ranks, word), "{word:?}");
+        }
+        assert!(fresh.raw_tables.byte_pairs.get().is_some() && fresh.raw_tables.index.get().is_none());
         let model = tiktoken_like_model(&ranks);
         let (mut multi, mut whole) = (0, 0);
-        let words = (0..4000).map(|_| {
-            let len = 1 + next(SMALL_WORD as u64 + 8) as usize; // past SMALL_WORD (the heap merge) too
-            (0..len).map(|_| alphabet[next(alphabet.len() as u64) as usize]).collect::<Vec<u8>>()
-        });
         // Every token is a word too: the whole-token rule must find each, short and long keys alike.
-        for word in words.collect::<Vec<_>>().iter().chain(made.iter()) {
+        for word in words.iter().chain(made.iter()) {
             let mut syms = Vec::new();
             model.tokenize_raw_bytes(word, 0, &mut syms).unwrap();
             let ids: Vec<u32> = syms.iter().map(|s| s.0).collect();

@@ -3,5 +3,6 @@
 pub mod encode;
 pub mod spm_train;
 pub mod token_index;
+pub mod token_strings;
 pub mod train;
 pub mod select;
