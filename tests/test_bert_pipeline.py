@@ -309,6 +309,21 @@ def test_gathered_multilingual_text_matches_hf(hf_bert, ours_from_json):
                         ours_from_json.encode_batch(texts, add_special_tokens=False)))
 
 
+def test_wordpiece_before_and_after_its_prefix_table_matches_hf(hf_bert):
+    """A fresh tokenizer builds its prefix table (the longest-token walk) after 1,024 positions whose rest
+    was not one token; the gathered multilingual text has many more, so its first pass runs mostly on the
+    index, longest first, and its second on the walk: both must give HF's ids, on every line."""
+    texts = _gathered_text()
+    fresh = Tokenizer.from_str(_hf_bert_json())
+    encodings = hf_bert.encode_batch(texts, add_special_tokens=False)
+    # Each "##" token follows a position whose rest was not one token: enough of them to build the table.
+    assert sum(t.startswith("##") for e in encodings for t in e.tokens) > 2 * 1024
+    theirs = [e.ids for e in encodings]
+    for _ in range(2):
+        ours = [fresh.encode(t, add_special_tokens=False).ids for t in texts]
+        assert [i for i, (a, b) in enumerate(zip(theirs, ours)) if a != b] == []
+
+
 @pytest.mark.skipif(os.environ.get("SUBWORD_SKIP_SLOW") == "1", reason="SUBWORD_SKIP_SLOW=1")
 def test_tinyshakespeare_all_lines_match_hf(hf_bert, ours_from_json):
     path = CORPORA / "tinyshakespeare.txt"

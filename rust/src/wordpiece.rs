@@ -78,6 +78,7 @@ use std::sync::Arc;
 
 use crate::encoding::TokenTable;
 use crate::piece_index::PieceIndex;
+use crate::wordpiece_prefixes::{self, Longest, PrefixTable};
 use std::collections::BinaryHeap;
 
 use crate::bpe::train::{
@@ -549,7 +550,9 @@ fn train_scored(
         if let Key::Gain { total: t, .. } = top.key {
             if t != total {
                 // Scored with an older N: an upper bound. Re-score and let the heap decide again.
-                if let Some(c) = rules.with(&voc.id_len, &uc, total, &dn).candidate(top.idx, &pairs.info[top.idx as usize]) {
+                if let Some(c) =
+                    rules.with(&voc.id_len, &uc, total, &dn).candidate(top.idx, &pairs.info[top.idx as usize])
+                {
                     heap.push(c);
                 }
                 continue;
@@ -573,7 +576,8 @@ fn train_scored(
         info.version += 1;
         pos.sort_unstable();
         pos.dedup();
-        let weight = |ws: &Words| -> u64 { pos.iter().map(|&w| ws.len[w as usize] as u64 * ws.count[w as usize]).sum() };
+        let weight =
+            |ws: &Words| -> u64 { pos.iter().map(|&w| ws.len[w as usize] as u64 * ws.count[w as usize]).sum() };
         let before = weight(&ws);
         changes.clear();
         apply_merge(&mut ws, &pos, a, b, new_id, &voc.id_len, usize::MAX, &mut changes);
@@ -699,7 +703,21 @@ pub struct WordPieceModel {
     max_input_chars_per_word: usize,
     max_bytes: usize,
     max_cont_bytes: usize,
+    /// The prefix table of the walk ([`PrefixState`]), shared by clones.
+    prefixes: Arc<PrefixState>,
 }
+
+/// [`PrefixTable`] of a model's tokens (kind 0) and continuation tokens without their prefix (kind 1),
+/// built once the model has met [`PREFIXES_AFTER`] words whose rest was not one token (the table takes
+/// ~2 MB and a few ms for a BERT vocab, which a short text would not pay back).
+#[derive(Debug, Default)]
+struct PrefixState {
+    table: std::sync::OnceLock<Option<PrefixTable>>,
+    misses: std::sync::atomic::AtomicUsize,
+}
+
+/// Positions whose rest was not a token before the prefix table is built.
+const PREFIXES_AFTER: usize = 1024;
 
 /// One token of a word: (id, length in bytes of the word).
 pub type Sym = (u32, u32);
@@ -748,9 +766,14 @@ impl WordPieceModel {
         let table = index.table().clone();
         let bound = present.len();
         let is_cont = |i: usize| present[i] && table.strings[i].starts_with(prefix);
-        let cont = if prefix.is_empty() { index.clone() } else { PieceIndex::build_suffixes(table.clone(), prefix.len(), is_cont).0 };
+        let cont = if prefix.is_empty() {
+            index.clone()
+        } else {
+            PieceIndex::build_suffixes(table.clone(), prefix.len(), is_cont).0
+        };
         let max_bytes = (0..bound).filter(|&i| present[i]).map(|i| table.strings[i].len()).max().unwrap_or(0);
-        let max_cont_bytes = (0..bound).filter(|&i| is_cont(i)).map(|i| table.strings[i].len() - prefix.len()).max().unwrap_or(0);
+        let max_cont_bytes =
+            (0..bound).filter(|&i| is_cont(i)).map(|i| table.strings[i].len() - prefix.len()).max().unwrap_or(0);
         let unk_id = index.get(unk_token);
         WordPieceModel {
             table,
@@ -764,7 +787,35 @@ impl WordPieceModel {
             max_input_chars_per_word,
             max_bytes,
             max_cont_bytes,
+            prefixes: Arc::default(),
         }
+    }
+
+    /// The prefix table once [`PREFIXES_AFTER`] positions asked for it (`None` before, or when an id is
+    /// too large for it).
+    #[inline]
+    fn prefix_table(&self) -> Option<&PrefixTable> {
+        if let Some(t) = self.prefixes.table.get() {
+            return t.as_ref();
+        }
+        if self.prefixes.misses.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < PREFIXES_AFTER {
+            return None;
+        }
+        self.prefixes
+            .table
+            .get_or_init(|| {
+                if self.present.len() > wordpiece_prefixes::MAX_ID as usize {
+                    return None;
+                }
+                let keys = (0..self.present.len()).filter(|&i| self.present[i]).flat_map(|i| {
+                    let t = self.table.strings[i].as_bytes();
+                    // Continuation tokens keyed without the prefix (every token when there is none).
+                    let cont = t.starts_with(self.prefix.as_bytes()).then(|| (1u8, &t[self.prefix.len()..], i as u32));
+                    [Some((0u8, t, i as u32)), cont].into_iter().flatten()
+                });
+                Some(PrefixTable::build(keys))
+            })
+            .as_ref()
     }
 
     /// Parses an HF tokenizer.json `{"type": "WordPiece", ...}` model section.
@@ -854,21 +905,44 @@ impl WordPieceModel {
         let n = word.len();
         let mut start = 0;
         while start < n {
-            let (map, limit) =
-                if start == 0 { (&self.vocab, self.max_bytes) } else { (&self.cont, self.max_cont_bytes) };
+            let (map, limit, kind) =
+                if start == 0 { (&self.vocab, self.max_bytes, 0) } else { (&self.cont, self.max_cont_bytes, 1) };
+            // The whole rest first (most words are one token, most rests one continuation token); then
+            // the walk over the prefix table where it is built; then the index, longest first.
+            let rest = &word[start..];
             let mut end = n.min(start + limit);
-            while !word.is_char_boundary(end) {
-                end -= 1;
-            }
             let mut found = None;
-            while end > start {
-                if let Some(id) = map.get(&word[start..end]) {
-                    found = Some(id);
-                    break;
-                }
-                end -= 1;
-                while !word.is_char_boundary(end) {
-                    end -= 1;
+            if end == n {
+                found = map.get(rest);
+            }
+            if found.is_none() {
+                end = end.min(n - 1).max(start);
+                match self.prefix_table().map(|t| {
+                    let skip = if kind == 0 { 0 } else { self.prefix.len() };
+                    t.longest(kind, rest.as_bytes(), |id| {
+                        self.table.strings[id as usize].as_bytes().get(skip..).unwrap_or(&[])
+                    })
+                }) {
+                    Some(Longest::Found(len, id)) => {
+                        found = Some(id);
+                        end = start + len;
+                    }
+                    Some(Longest::NoToken) => {} // no token starts the rest: the word is unknown
+                    Some(Longest::Unsure) | None => {
+                        while !word.is_char_boundary(end) {
+                            end -= 1;
+                        }
+                        while end > start {
+                            if let Some(id) = map.get(&word[start..end]) {
+                                found = Some(id);
+                                break;
+                            }
+                            end -= 1;
+                            while !word.is_char_boundary(end) {
+                                end -= 1;
+                            }
+                        }
+                    }
                 }
             }
             match found {
@@ -1084,5 +1158,65 @@ mod tests {
         let m = WordPieceModel::new(no_unk, "[UNK]", "##", 100).unwrap();
         out.clear();
         assert!(matches!(m.tokenize_into("b", &mut out), Err(WordPieceError::MissingUnkToken(_))));
+    }
+
+    /// HF's greedy longest-match-first written from its definition (every token tried at each position),
+    /// against the model before and after its prefix table is built, with and without a prefix, on random
+    /// words over an alphabet of one- to four-byte chars, many of them not starting with any token.
+    #[test]
+    fn greedy_matching_equals_its_definition_before_and_after_the_prefix_table() {
+        let mut x = 9u64;
+        let mut next = |m: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        let alphabet = ["a", "b", "c", "d", "é", "ü", "中", "日", "🦀"];
+        let mut word =
+            |n: usize| -> String { (0..n).map(|_| alphabet[next(alphabet.len() as u64) as usize]).collect() };
+        for prefix in ["##", ""] {
+            let mut tokens: Vec<String> = vec!["[UNK]".into()];
+            let mut attempt = 0usize;
+            while tokens.len() < 200 {
+                // Lengths cycle over attempts (not tokens): a length whose words are all taken is left.
+                attempt += 1;
+                let n = 1 + attempt % 4;
+                let t = if tokens.len() % 2 == 0 { format!("{prefix}{}", word(n)) } else { word(n) };
+                if !tokens.contains(&t) && t != "[UNK]" {
+                    tokens.push(t);
+                }
+            }
+            let vocab: AHashMap<String, u32> = tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
+            let m = WordPieceModel::new(vocab, "[UNK]", prefix, 100).unwrap();
+            let definition = |w: &str| -> Vec<Sym> {
+                let mut out = Vec::new();
+                let mut start = 0;
+                while start < w.len() {
+                    let best = tokens
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(i, t)| {
+                            let key = if start == 0 { Some(t.as_str()) } else { t.strip_prefix(prefix) };
+                            key.filter(|k| !k.is_empty() && w[start..].starts_with(k)).map(|k| (k.len(), i as u32))
+                        })
+                        .max();
+                    match best {
+                        Some((len, id)) => {
+                            out.push((id, len as u32));
+                            start += len;
+                        }
+                        None => return vec![(0, w.len() as u32)],
+                    }
+                }
+                out
+            };
+            let words: Vec<String> = (0..6000).map(|k| word(1 + k % 9)).collect();
+            let mut out = Vec::new();
+            for w in &words {
+                out.clear();
+                m.tokenize_into(w, &mut out).unwrap();
+                assert_eq!(out, definition(w), "{w:?} (prefix {prefix:?})");
+            }
+            assert!(m.prefixes.table.get().is_some_and(|t| t.is_some()), "the prefix table was never built");
+        }
     }
 }
