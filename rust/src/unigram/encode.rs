@@ -445,30 +445,39 @@ impl UnigramModel {
             fused.push((if is_unk { None } else { id }, s, e));
         }
         let mut out = Vec::with_capacity(fused.len());
+        let mut ids = Vec::new();
         for (id, s, e) in fused {
             match id {
                 Some(i) => out.push((i, s, e)),
                 None => {
-                    if self.byte_fallback {
-                        let bytes = &text.as_bytes()[s..e];
-                        let all: Option<Vec<u32>> = bytes.iter().map(|&b| self.byte_ids[b as usize]).collect();
-                        if let Some(ids) = all {
-                            for (k, i) in ids.into_iter().enumerate() {
-                                out.push((i, s + k, s + k + 1));
-                            }
-                            continue;
-                        }
-                    }
-                    match self.unk_id {
-                        Some(u) => out.push((u, s, e)),
-                        None => {
-                            return Err(format!("the text {:?} has no piece and the model has no unk id", &text[s..e]))
-                        }
+                    ids.clear();
+                    let single = self.push_unknown(text, s, e, &mut ids)?;
+                    if single {
+                        out.push((ids[0], s, e));
+                    } else {
+                        out.extend(ids.iter().enumerate().map(|(k, &i)| (i, s + k, s + k + 1)));
                     }
                 }
             }
         }
         Ok(out)
+    }
+
+    /// The ids of an unknown run of `text[s..e]`: one byte piece per byte with byte fallback (when the
+    /// model has them all; returns false), else the unk id (returns true).
+    fn push_unknown(&self, text: &str, s: usize, e: usize, out: &mut Vec<u32>) -> Result<bool, String> {
+        let bytes = &text.as_bytes()[s..e];
+        if self.byte_fallback && bytes.iter().all(|&b| self.byte_ids[b as usize].is_some()) {
+            out.extend(bytes.iter().filter_map(|&b| self.byte_ids[b as usize]));
+            return Ok(false);
+        }
+        match self.unk_id {
+            Some(u) => {
+                out.push(u);
+                Ok(true)
+            }
+            None => Err(format!("the text {:?} has no piece and the model has no unk id", &text[s..e])),
+        }
     }
 
     /// The best segmentation of `text` (ids with byte ranges).
