@@ -708,8 +708,8 @@ pub struct WordPieceModel {
 }
 
 /// [`PrefixTable`] of a model's tokens (kind 0) and continuation tokens without their prefix (kind 1),
-/// built once the model has met [`PREFIXES_AFTER`] words whose rest was not one token (the table takes
-/// ~2 MB and a few ms for a BERT vocab, which a short text would not pay back).
+/// built once the model has met [`PREFIXES_AFTER`] positions whose rest was not one token (the table
+/// takes 1 MB and a few ms for a BERT vocab, which a short text would not pay back).
 #[derive(Debug, Default)]
 struct PrefixState {
     table: std::sync::OnceLock<Option<PrefixTable>>,

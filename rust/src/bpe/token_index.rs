@@ -106,10 +106,20 @@ impl TokenIndex {
 /// next one rarely enough that a lookup reads one line (Poisson tail at that load: ~9% of the buckets are
 /// full).
 fn bucket_count(short: usize) -> usize {
-    (short * 10 / 18).max(short / 4 + 1).max(1)
+    (short * 10 / 18).max(short / 4 + 1)
 }
 
 /// Tokens gathered for a [`TokenIndex`]: `add` them (the bytes are copied), then `build`.
+///
+/// ```
+/// use subword_core::bpe::token_index::TokenIndexBuilder;
+/// let mut builder = TokenIndexBuilder::with_capacity(2);
+/// builder.add(b"ab", 3);
+/// builder.add(b"ab", 4); // the first id stays
+/// builder.add(b"a longer token", 5);
+/// let index = builder.build();
+/// assert_eq!((index.get(b"ab"), index.get(b"a longer token"), index.get(b"a")), (Some(3), Some(5), None));
+/// ```
 #[derive(Default)]
 pub struct TokenIndexBuilder {
     /// Packed entries (key and id) in the order added.
