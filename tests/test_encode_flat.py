@@ -22,6 +22,26 @@ def _lines() -> list[str]:
     return corpus_lines("gutenberg_en_20M.txt", 3000) + TRICKY + ["", "", " "]
 
 
+@pytest.mark.parametrize("method", ["encode_batch", "encode_batch_ids", "encode_batch_ids_flat"])
+def test_batch_calls_name_the_item_that_is_not_a_str(method: str) -> None:
+    """The core checks the items' types (no Python loop over a batch); its refusal is reported with the
+    index of the first item that is not a str, and any iterable of str is taken."""
+    tok = Tokenizer(BPE({"a": 0, "b": 1, "ab": 2}, [("a", "b")]))
+    call = getattr(tok, method)
+    for bad, index in ((["ab", 3], 1), ([b"ab"], 0), (["a", "b", None], 2)):
+        with pytest.raises(TypeError, match=rf"texts\[{index}\] must be a str"):
+            call(bad)
+    with pytest.raises(TypeError, match="not a single str"):
+        call("ab")
+
+    def ids(result):
+        return _split(*result) if method == "encode_batch_ids_flat" else [
+            r.ids if method == "encode_batch" else r for r in result]
+
+    want = ids(call(["ab", "ba"]))
+    assert ids(call(("ab", "ba"))) == ids(call(t for t in ["ab", "ba"])) == want == [[2], [1, 0]]
+
+
 def test_shapes_dtypes_and_empty_batch() -> None:
     tok = Tokenizer(BPE({"a": 0, "b": 1, "ab": 2}, [("a", "b")]))
     ids, offsets = tok.encode_batch_ids_flat(["abab", "", "ba", "b"])
