@@ -529,7 +529,7 @@ class Tokenizer:
         for i, p in enumerate(pairs):
             if p is not None and not isinstance(p, str):
                 raise TypeError(f"pairs[{i}] must be a str or None, got {type(p).__name__}")
-        return self._native().encode_batch(texts, add_special_tokens, pairs)
+        return _native_batch(lambda ts: self._native().encode_batch(ts, add_special_tokens, pairs), texts)
 
     def encode_batch_ids(self, texts: Sequence[str], add_special_tokens: bool = True) -> list[list[int]]:
         """Like :meth:`encode_batch` but return only the ids (faster: no offsets or tokens are built).

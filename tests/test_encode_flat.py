@@ -33,6 +33,9 @@ def test_batch_calls_name_the_item_that_is_not_a_str(method: str) -> None:
             call(bad)
     with pytest.raises(TypeError, match="not a single str"):
         call("ab")
+    if method == "encode_batch":  # with pairs, the texts are checked the same way
+        with pytest.raises(TypeError, match=r"texts\[1\] must be a str"):
+            call(["ab", 3], pairs=["a", None])
 
     def ids(result):
         return _split(*result) if method == "encode_batch_ids_flat" else [
