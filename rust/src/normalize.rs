@@ -591,20 +591,63 @@ impl Normalizer {
             out.push_str(s);
             return;
         };
-        for &b in s.as_bytes() {
-            if *clean_text && (b == 0 || (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) || b == 0x7f) {
-                continue;
+        // Blocks of 16 printable bytes (no control char to drop, no whitespace but the space, which maps to
+        // itself) are lowercased at once; the rest go byte by byte. English lines are nearly all such
+        // blocks: the byte loop was 13% of BERT `encode_batch_ids_flat` on English lines (perf, 2026-12-06).
+        let mut rest = s.as_bytes();
+        while !rest.is_empty() {
+            if let Some((block, tail)) = rest.split_first_chunk::<16>() {
+                if let Some(done) = printable_block(u128::from_le_bytes(*block), *lowercase) {
+                    out.push_str(std::str::from_utf8(&done.to_le_bytes()).unwrap_or_default());
+                    rest = tail;
+                    continue;
+                }
             }
-            let c = if *clean_text && matches!(b, b'\t' | b'\n' | b'\r' | b' ') {
-                ' '
-            } else if *lowercase {
-                (b as char).to_ascii_lowercase()
-            } else {
-                b as char
-            };
-            out.push(c);
+            let (head, tail) = rest.split_at(rest.len().min(16));
+            bert_ascii_bytes_into(head, *clean_text, *lowercase, out);
+            rest = tail;
         }
     }
+}
+
+/// [`Normalizer::bert_ascii_into`] byte by byte.
+fn bert_ascii_bytes_into(bytes: &[u8], clean_text: bool, lowercase: bool, out: &mut String) {
+    for &b in bytes {
+        if clean_text && (b == 0 || (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) || b == 0x7f) {
+            continue;
+        }
+        let c = if clean_text && matches!(b, b'\t' | b'\n' | b'\r' | b' ') {
+            ' '
+        } else if lowercase {
+            (b as char).to_ascii_lowercase()
+        } else {
+            b as char
+        };
+        out.push(c);
+    }
+}
+
+/// 16 ASCII bytes (as a little-endian `u128`) lowercased when `lowercase`, if every one is printable
+/// (0x20..=0x7E: kept as it is by BertNormalizer's cleaning); `None` if one is not, or is not ASCII.
+/// SWAR: with every byte below 0x80, adding a constant to each byte cannot carry into the next one, and
+/// the sum's top bit tells whether the byte reached a bound.
+#[inline]
+fn printable_block(v: u128, lowercase: bool) -> Option<u128> {
+    const HIGH: u128 = 0x8080_8080_8080_8080_8080_8080_8080_8080;
+    const ONES: u128 = 0x0101_0101_0101_0101_0101_0101_0101_0101;
+    if v & HIGH != 0 {
+        return None;
+    }
+    let at_least = |b: u8| (v + ONES * u128::from(0x80 - b)) & HIGH;
+    // Printable: at least 0x20 and below 0x7F in every byte.
+    if at_least(0x20) != HIGH || at_least(0x7f) != 0 {
+        return None;
+    }
+    if !lowercase {
+        return Some(v);
+    }
+    let upper = at_least(b'A') & !at_least(b'Z' + 1);
+    Some(v | (upper >> 2))
 }
 
 /// HF `filter`: a kept char absorbs the removed chars that follow it (change -n); removed chars at
@@ -623,6 +666,58 @@ fn strip_marks(chars: &[char]) -> (Vec<Changed>, usize) {
         }
     }
     (out, initial)
+}
+
+#[cfg(test)]
+mod bert_ascii_tests {
+    use super::*;
+
+    /// The block path against the byte loop alone, on random ASCII with every control char, upper and
+    /// lower case, for each option pair, at lengths around the block size.
+    #[test]
+    fn blocks_equal_the_byte_loop() {
+        let byte_loop = |s: &str, clean_text: bool, lowercase: bool| -> String {
+            s.bytes()
+                .filter(|&b| {
+                    !(clean_text && (b == 0 || (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) || b == 0x7f))
+                })
+                .map(|b| {
+                    if clean_text && matches!(b, b'\t' | b'\n' | b'\r' | b' ') {
+                        ' '
+                    } else if lowercase {
+                        (b as char).to_ascii_lowercase()
+                    } else {
+                        b as char
+                    }
+                })
+                .collect()
+        };
+        let mut x = 7u64;
+        let mut next = |m: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        let (mut fast, mut slow) = (0, 0);
+        for round in 0..4000 {
+            let len = next(70) as usize;
+            // Mostly printable text with a control byte now and then, so both paths run.
+            let s: String = (0..len)
+                .map(|_| if next(40) == 0 { next(0x20) as u8 as char } else { (0x20 + next(0x60)) as u8 as char })
+                .collect();
+            let (clean_text, lowercase) = (round % 2 == 0, round / 2 % 2 == 0);
+            let n = Normalizer::Bert { clean_text, handle_chinese_chars: true, strip_accents: None, lowercase };
+            let mut out = String::new();
+            n.bert_ascii_into(&s, &mut out);
+            assert_eq!(out, byte_loop(&s, clean_text, lowercase), "{s:?} clean {clean_text} lower {lowercase}");
+            for block in s.as_bytes().chunks_exact(16) {
+                match printable_block(u128::from_le_bytes(block.try_into().unwrap()), lowercase) {
+                    Some(_) => fast += 1,
+                    None => slow += 1,
+                }
+            }
+        }
+        assert!(fast > 1000 && slow > 1000, "{fast} {slow}");
+    }
 }
 
 #[cfg(test)]
