@@ -915,7 +915,10 @@ impl WordPieceModel {
             if end == n {
                 found = map.get(rest);
             }
-            if found.is_none() {
+            // A rest of one char that is not a token has no token prefix either (a token is a whole str):
+            // unknown at once (each unknown Chinese char, a word of its own under BERT, was walked).
+            let one_char = end == n && rest.chars().nth(1).is_none();
+            if found.is_none() && !one_char {
                 end = end.min(n - 1).max(start);
                 match self.prefix_table().map(|t| {
                     let skip = if kind == 0 { 0 } else { self.prefix.len() };
