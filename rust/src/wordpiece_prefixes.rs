@@ -22,8 +22,8 @@
 //! assert_eq!(table.longest(0, b"xyz", token), Longest::NoToken);
 //! ```
 
-/// A slot: the high 40 bits of a prefix's hash, and the id of the token it spells ([`PREFIX_ONLY`] for a
-/// prefix that is no token); 0 is empty.
+/// A slot: the high 40 bits of a prefix's hash (its tag, [`tag_of`]), and the id of the token it spells
+/// ([`PREFIX_ONLY`] for a prefix that is no token); 0 is empty.
 type Slot = u64;
 
 const ID_BITS: u32 = 24;
@@ -64,6 +64,14 @@ fn step(h: u64, b: u8) -> u64 {
     (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
 }
 
+/// The slot bits of hash `m` besides the id field: its top 40 bits with the lowest of them set, so that no
+/// entry is 0 (the empty slot) whatever its hash; that bit is below a slot's home bits in any table of
+/// fewer than 2^40 slots.
+#[inline]
+fn tag_of(m: u64) -> u64 {
+    (m & !PREFIX_ONLY) | (1 << ID_BITS)
+}
+
 #[inline]
 fn mix(h: u64) -> u64 {
     let h = (h ^ (h >> 31)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
@@ -95,24 +103,15 @@ impl PrefixTable {
         if 8 * (self.len + 1) > 5 * self.slots.len() {
             self.grow();
         }
-        let tag = m & !PREFIX_ONLY;
-        let mask = self.slots.len() - 1;
-        let mut s = (m >> self.shift) as usize;
-        loop {
-            let slot = self.slots[s];
-            if slot == 0 {
-                self.slots[s] = tag | id;
-                self.len += 1;
-                return;
-            }
-            if slot & !PREFIX_ONLY == tag {
-                // Already there: a token's id replaces "prefix only"; a first id stays.
-                if slot & PREFIX_ONLY == PREFIX_ONLY {
-                    self.slots[s] = tag | id;
-                }
-                return;
-            }
-            s = (s + 1) & mask;
+        let tag = tag_of(m);
+        let s = self.probe(m);
+        let slot = self.slots[s];
+        if slot == 0 {
+            self.slots[s] = tag | id;
+            self.len += 1;
+        } else if slot & PREFIX_ONLY == PREFIX_ONLY {
+            // Already there: a token's id replaces "prefix only"; a first id stays.
+            self.slots[s] = tag | id;
         }
     }
 
@@ -136,19 +135,20 @@ impl PrefixTable {
     /// The entry of hash `m`: `Some(id field)` if some token has this prefix.
     #[inline]
     fn find(&self, m: u64) -> Option<u64> {
-        let tag = m & !PREFIX_ONLY;
+        let slot = self.slots[self.probe(m)];
+        (slot != 0).then_some(slot & PREFIX_ONLY)
+    }
+
+    /// The slot that holds hash `m`'s tag, or the empty slot where its probe ends.
+    #[inline]
+    fn probe(&self, m: u64) -> usize {
+        let tag = tag_of(m);
         let mask = self.slots.len() - 1;
         let mut s = (m >> self.shift) as usize;
-        loop {
-            let slot = self.slots[s];
-            if slot == 0 {
-                return None;
-            }
-            if slot & !PREFIX_ONLY == tag {
-                return Some(slot & PREFIX_ONLY);
-            }
+        while self.slots[s] != 0 && self.slots[s] & !PREFIX_ONLY != tag {
             s = (s + 1) & mask;
         }
+        s
     }
 
     /// The longest token of `kind` that `rest` starts with; `token(id)` gives a token's key bytes, to check
