@@ -12,6 +12,7 @@ import base64
 import gzip
 import json
 import os
+import random
 from collections import Counter
 from pathlib import Path
 
@@ -108,6 +109,37 @@ def test_ids_equal_tiktoken_on_all_of_tinyshakespeare_and_a_gutenberg_sample(whi
     # One string, not lines: pieces that span line ends.
     text = "".join(_lines("tinyshakespeare.txt", 200_000))
     assert tok.encode(text, add_special_tokens=False).ids == enc.encode_ordinary(text)
+
+
+def _non_ascii_token_text(enc, seed: int, n_words: int) -> str:
+    """Words made of the vocabulary's own non-ASCII tokens (CJK, Cyrillic, ...; partial chars dropped),
+    1-6 to a word, separated by spaces, ASCII or punctuation: every multi-byte char of the vocabulary
+    next to neighbours it would rarely meet in prose."""
+    rng = random.Random(seed)
+    tokens = []
+    for b in enc.token_byte_values():
+        try:
+            s = b.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        if any(ord(c) > 0x7F for c in s):
+            tokens.append(s.strip())
+    glue = [" ", "", "", "a", "1", "，", "。", "-", "\n", "é"]
+    return "".join("".join(rng.choices(tokens, k=rng.randint(1, 6))) + rng.choice(glue) for _ in range(n_words))
+
+
+@pytest.mark.parametrize("which", ["cl100k", "o200k"])
+def test_ids_equal_tiktoken_on_long_non_ascii_text_where_chars_are_preformed(which, request):
+    """Text new to the word cache with over 100,000 multi-byte chars: after the first 20,000 continuation
+    bytes our encoder starts such words from whole chars where that is exact (rust/src/bpe/char_atoms.rs),
+    while tiktoken merges their bytes. One string, then lines, then a fresh tokenizer on lines."""
+    path, enc, tok = request.getfixturevalue(which)
+    text = _non_ascii_token_text(enc, seed=1, n_words=40_000)
+    assert sum(1 for b in text.encode() if b & 0xC0 == 0x80) > 100_000
+    assert tok.encode(text, add_special_tokens=False).ids == enc.encode_ordinary(text)
+    more = _non_ascii_token_text(enc, seed=2, n_words=20_000)
+    _assert_same_ids(enc, tok, more.splitlines(keepends=True))
+    _assert_same_ids(enc, Tokenizer.from_tiktoken(path), (more + text).splitlines(keepends=True))
 
 
 @settings(max_examples=MAX_EXAMPLES, deadline=None)

@@ -53,6 +53,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
+use super::char_atoms::{CharAtoms, CharAtomsBuilder};
 use super::token_index::{TokenIndex, TokenIndexBuilder};
 use super::token_strings::TokenStrings;
 
@@ -389,11 +390,21 @@ struct RawState {
     /// Raw token bytes -> id (`ignore_merges` only: is the whole piece a token?).
     index: OnceLock<TokenIndex>,
     misses: std::sync::atomic::AtomicUsize,
+    /// Chars that a missed word can start with already merged (`None` inside: no char qualifies).
+    atoms: OnceLock<Option<CharAtoms>>,
+    /// Continuation bytes of the missed words, counted until `atoms` is built.
+    atom_savings: std::sync::atomic::AtomicUsize,
 }
 
 impl std::fmt::Debug for RawState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "RawState(byte pairs: {}, index: {:?})", self.byte_pairs.get().is_some(), self.index.get())
+        let atoms = self.atoms.get().map(|a| a.as_ref().map_or(0, CharAtoms::len));
+        write!(
+            f,
+            "RawState(byte pairs: {}, index: {:?}, atoms: {atoms:?})",
+            self.byte_pairs.get().is_some(),
+            self.index.get()
+        )
     }
 }
 
@@ -408,6 +419,64 @@ struct RawTables<'a> {
 /// (65,536 pair-map probes, ~1 ms) is paid back by a few hundred new words that need merging, and a text
 /// of a few lines never builds it.
 const BYTE_PAIRS_AFTER_MISSES: usize = 512;
+
+/// Continuation bytes in missed words (each a merge that pre-formed chars could save) before the char
+/// atoms are built ([`CharAtoms`]; ~5 ms for o200k, about what 20,000 merges cost): Chinese text gets
+/// them within its first 30 KB, German (a few umlauts) after a few MB, English rarely or never.
+const ATOMS_AFTER_SAVINGS: usize = 20_000;
+
+/// GPT-2's byte chars -> byte + 1 (0: not a byte char); they are all below U+0144, so a direct table.
+fn byte_char_inverse() -> [u16; 0x200] {
+    let mut inverse = [0u16; 0x200];
+    for (b, &c) in byte_chars().iter().enumerate() {
+        if let Some(slot) = inverse.get_mut(c as usize) {
+            *slot = b as u16 + 1;
+        }
+    }
+    inverse
+}
+
+/// Whether `tail` (the last bytes of a token) ends with an ASCII byte or a whole multi-byte char,
+/// rather than inside one (a lone continuation byte counts as inside).
+fn ends_on_char_boundary(tail: &[u8]) -> bool {
+    let Some(&last) = tail.last() else { return true };
+    if last < 0x80 {
+        return true;
+    }
+    // Back over continuation bytes to the char's lead byte; whole if the lead asks for that many.
+    let cont = tail.iter().rev().take_while(|&&b| b & 0xC0 == 0x80).count();
+    let lead = tail.len().checked_sub(cont + 1).map(|i| tail[i]);
+    let needs = match lead {
+        Some(0xC2..=0xDF) => 2,
+        Some(0xE0..=0xEF) => 3,
+        Some(0xF0..=0xF4) => 4,
+        _ => 0,
+    };
+    needs == cont + 1
+}
+
+/// The raw bytes of `tok`, a token spelled in GPT-2's byte chars, into `raw`; `false` if a char of it is
+/// not a byte char (such a token never equals a byte-mapped piece). Byte chars are ASCII or two bytes of
+/// UTF-8 (all below U+0800), decoded here byte by byte.
+fn raw_of_byte_chars(tok: &str, inverse: &[u16; 0x200], raw: &mut Vec<u8>) -> bool {
+    raw.clear();
+    let mut it = tok.bytes();
+    while let Some(b0) = it.next() {
+        let c = match b0 {
+            0..=0x7f => usize::from(b0),
+            0xc0..=0xdf => match it.next() {
+                Some(b1) => (usize::from(b0 & 0x1f) << 6) | usize::from(b1 & 0x3f),
+                None => return false,
+            },
+            _ => return false,
+        };
+        match inverse.get(c) {
+            Some(&b) if b > 0 => raw.push((b - 1) as u8),
+            _ => return false,
+        }
+    }
+    true
+}
 
 thread_local! {
     // (model id, cache) pairs, most recently created model last.
@@ -833,6 +902,11 @@ impl BpeModel {
             syms.push((id, raw.len() as u32));
             return;
         }
+        if let Some(atoms) = self.atoms_when_due(raw) {
+            if self.merge_with_atoms(atoms, tables.byte_pairs, raw, byte_ids, syms) {
+                return;
+            }
+        }
         syms.extend(raw.iter().map(|&b| (byte_ids[b as usize], 1u32)));
         let Some(pairs) = tables.byte_pairs.filter(|_| (2..=SMALL_WORD).contains(&raw.len())) else {
             self.merge(syms);
@@ -843,6 +917,148 @@ impl BpeModel {
             *r = pairs[(usize::from(w[0]) << 8) | usize::from(w[1])];
         }
         self.merge_ranked(syms, &mut buf);
+    }
+
+    /// [`Self::compute_raw_into`]'s merges with the word's atom chars pre-formed ([`CharAtoms`]: the same
+    /// ids, fewer merges). `false`, with `syms` left empty, when no char of `raw` is an atom here.
+    fn merge_with_atoms(
+        &self,
+        atoms: &CharAtoms,
+        byte_pairs: Option<&[(u32, u32)]>,
+        raw: &[u8],
+        byte_ids: &[u32; 256],
+        syms: &mut Vec<Sym>,
+    ) -> bool {
+        let mut used = false;
+        let mut i = 0;
+        while let Some(&b) = raw.get(i) {
+            if b >= 0xC0 {
+                if let Some((id, n)) = atoms.at(raw, i) {
+                    syms.push((id, n as u32));
+                    i += n;
+                    used = true;
+                    continue;
+                }
+            }
+            syms.push((byte_ids[b as usize], 1));
+            i += 1;
+        }
+        if !used {
+            syms.clear();
+            return false;
+        }
+        if syms.len() > SMALL_WORD {
+            self.merge_heap(syms, None);
+            return true;
+        }
+        if syms.len() < 2 {
+            return true;
+        }
+        let mut buf = [NO_PAIR; SMALL_WORD];
+        let mut off = 0usize;
+        for (r, w) in buf.iter_mut().zip(syms.windows(2)) {
+            let ((a, la), (b, lb)) = (w[0], w[1]);
+            *r = match byte_pairs {
+                // Two single bytes: the byte-pair table has their rank, cached for common pairs.
+                Some(pairs) if la == 1 && lb == 1 => pairs[(usize::from(raw[off]) << 8) | usize::from(raw[off + 1])],
+                _ => self.rank_of(a, b).unwrap_or(NO_PAIR),
+            };
+            off += la as usize;
+        }
+        self.merge_ranked(syms, &mut buf);
+        true
+    }
+
+    /// The char atoms once built, building them when the missed words could have saved enough merges
+    /// ([`ATOMS_AFTER_SAVINGS`]); `None` before, for a model without atoms, and for an ASCII `raw`.
+    #[inline]
+    fn atoms_when_due(&self, raw: &[u8]) -> Option<&CharAtoms> {
+        let state = &*self.raw_tables;
+        if let Some(atoms) = state.atoms.get() {
+            return atoms.as_ref().filter(|_| raw.iter().any(|&b| b >= 0xC0));
+        }
+        // Continuation bytes: the merges that atoms could save this word.
+        let saved = raw.iter().filter(|&&b| b & 0xC0 == 0x80).count();
+        if saved == 0 || state.atom_savings.fetch_add(saved, Ordering::Relaxed) + saved < ATOMS_AFTER_SAVINGS {
+            return None;
+        }
+        state.atoms.get_or_init(|| self.build_char_atoms()).as_ref()
+    }
+
+    /// The [`CharAtoms`] of this byte-level model (`None` if no char qualifies).
+    fn build_char_atoms(&self) -> Option<CharAtoms> {
+        let byte_ids = self.byte_ids.as_ref()?;
+        let inverse = byte_char_inverse();
+        let raw_byte = |c: char| inverse.get(c as usize).copied().filter(|&b| b > 0).map(|b| (b - 1) as u8);
+        let mut builder = CharAtomsBuilder::default();
+        let mut raw = Vec::new();
+        for (_, tok) in self.tokens_by_id() {
+            let (Some(&first), Some(&last)) = (tok.as_bytes().first(), tok.as_bytes().last()) else { continue };
+            // Printable ASCII spells itself (one byte of the string); other byte chars take two.
+            let ascii_end = |c: Option<char>| c.and_then(raw_byte).is_some_and(|b| b < 0x80);
+            if (first < 0x80 || ascii_end(tok.chars().next())) && (last < 0x80 || ascii_end(tok.chars().next_back())) {
+                continue;
+            }
+            // Only a token of at most 4 bytes can be one char, only one that starts with a continuation
+            // byte or ends inside a char can be a fragment: the others are skipped undecoded.
+            let mut tail = [0u8; 4];
+            let mut n = 0;
+            for c in tok.chars().rev().take(5) {
+                match raw_byte(c) {
+                    Some(b) if n < 4 => tail[3 - n] = b,
+                    Some(_) => {}
+                    None => break,
+                }
+                n += 1;
+            }
+            let short = n <= 4;
+            let starts_inside = tok.chars().next().and_then(raw_byte).is_some_and(|b| b & 0xC0 == 0x80);
+            if !short && !starts_inside && ends_on_char_boundary(&tail[4 - n.min(4)..]) {
+                continue;
+            }
+            if raw_of_byte_chars(tok, &inverse, &mut raw) {
+                builder.add_token(&raw);
+            }
+        }
+        let mut operand_min = vec![u32::MAX; self.id_bound()];
+        for (&pair, &(rank, _)) in &self.merges {
+            for part in [(pair >> 32) as usize, pair as u32 as usize] {
+                if let Some(m) = operand_min.get_mut(part) {
+                    *m = (*m).min(rank);
+                }
+            }
+        }
+        builder.build(
+            |bytes| self.merge_alone(bytes, byte_ids),
+            |id| operand_min.get(id as usize).copied().unwrap_or(u32::MAX),
+        )
+    }
+
+    /// `(id, largest rank applied)` when BPE of `bytes` alone (a char: 2-4 bytes) ends in one token.
+    fn merge_alone(&self, bytes: &[u8], byte_ids: &[u32; 256]) -> Option<(u32, u32)> {
+        let mut syms = [0u32; 4];
+        let mut n = bytes.len();
+        for (s, &b) in syms.iter_mut().zip(bytes) {
+            *s = byte_ids[b as usize];
+        }
+        let mut last = 0;
+        while n > 1 {
+            // Lowest rank first, leftmost among equals: `merge`'s order.
+            let mut best: Option<(u32, usize, u32)> = None;
+            for i in 0..n - 1 {
+                if let Some((rank, id)) = self.rank_of(syms[i], syms[i + 1]) {
+                    if best.is_none_or(|(r, _, _)| rank < r) {
+                        best = Some((rank, i, id));
+                    }
+                }
+            }
+            let (rank, i, id) = best?;
+            last = last.max(rank);
+            syms[i] = id;
+            syms.copy_within(i + 2..n, i + 1);
+            n -= 1;
+        }
+        (n == 1 && bytes.len() <= 4).then_some((syms[0], last))
     }
 
     /// `ignore_merges` on raw bytes: the id of the token spelled by the whole of `raw`, if there is one.
@@ -918,43 +1134,25 @@ impl BpeModel {
     /// ([`Self::raw_tables_when_due`]) from `vocab_r`, whose strings lie back to back in id order, so the
     /// build reads them sequentially and packs the short ones straight into the index's buckets.
     fn build_token_index(&self) -> TokenIndex {
-        // GPT-2's byte chars are all below U+0144: a direct table, char -> byte + 1 (0: not a byte char).
-        let mut inverse = [0u16; 0x200];
-        for (b, &c) in byte_chars().iter().enumerate() {
-            if let Some(slot) = inverse.get_mut(c as usize) {
-                *slot = b as u16 + 1;
+        let inverse = byte_char_inverse();
+        let mut index = TokenIndexBuilder::with_capacity(self.vocab.len());
+        let mut raw = Vec::new();
+        for (id, tok) in self.tokens_by_id() {
+            if raw_of_byte_chars(tok, &inverse, &mut raw) {
+                index.add(&raw, id);
             }
         }
-        let all_listed = self.vocab_r.present() == self.vocab.len();
+        index.build()
+    }
+
+    /// `(id, token)` of every token, in id order when `vocab_r` lists them all (read sequentially).
+    fn tokens_by_id(&self) -> Box<dyn Iterator<Item = (u32, &str)> + '_> {
         // Two tokens share an id (a malformed file): vocab_r holds only one of them, so read the vocab.
-        let tokens: Box<dyn Iterator<Item = (u32, &str)>> = if all_listed {
+        if self.vocab_r.present() == self.vocab.len() {
             Box::new(self.vocab_r.iter())
         } else {
             Box::new(self.vocab.iter().map(|(t, &id)| (id, t.as_str())))
-        };
-        let mut index = TokenIndexBuilder::with_capacity(self.vocab.len());
-        let mut raw = Vec::new();
-        'tokens: for (id, tok) in tokens {
-            raw.clear();
-            // Byte chars are ASCII or two bytes of UTF-8 (all below U+0800): decoded here byte by byte.
-            let mut it = tok.bytes();
-            while let Some(b0) = it.next() {
-                let c = match b0 {
-                    0..=0x7f => usize::from(b0),
-                    0xc0..=0xdf => match it.next() {
-                        Some(b1) => (usize::from(b0 & 0x1f) << 6) | usize::from(b1 & 0x3f),
-                        None => continue 'tokens,
-                    },
-                    _ => continue 'tokens,
-                };
-                match inverse.get(c) {
-                    Some(&b) if b > 0 => raw.push((b - 1) as u8),
-                    _ => continue 'tokens,
-                }
-            }
-            index.add(&raw, id);
         }
-        index.build()
     }
 
     fn rng_for(&self, word: &[u8], salt: u64) -> SplitMix64 {
@@ -1426,6 +1624,97 @@ mod tests {
             whole += usize::from(ids.len() == 1 && word.len() > 1);
         }
         assert!(multi > 1000 && whole >= 690, "too few words exercised merges ({multi}) or whole tokens ({whole})");
+    }
+
+    #[test]
+    fn char_atoms_equal_tiktoken_by_definition() {
+        // Random tiktoken-like vocabularies over the bytes of a few multi-byte chars and ASCII: joins of
+        // earlier tokens, so there are whole chars made in every order, tokens that end inside a char or
+        // start inside one (the fragment contexts), and merges that use a char's token before or after
+        // its own last merge (condition 2). Words are random strings of those chars, plus random bytes
+        // (invalid UTF-8 too). With the atoms built, every word must still give tiktoken's ids.
+        let chars = ["a", " ", "é", "中", "文", "😀"];
+        let (mut atom_words, mut blocked) = (0, 0);
+        for seed in 0..40u64 {
+            let mut x = 0x9E37_79B9 ^ seed;
+            let mut next = |m: u64| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                (x >> 33) % m
+            };
+            let alphabet: Vec<u8> = {
+                let mut a: Vec<u8> = chars.iter().flat_map(|c| c.bytes()).collect();
+                a.sort_unstable();
+                a.dedup();
+                a
+            };
+            let mut made: Vec<Vec<u8>> = alphabet.iter().map(|&b| vec![b]).collect();
+            let mut seen: std::collections::HashSet<Vec<u8>> = made.iter().cloned().collect();
+            while made.len() < 400 {
+                let t = [made[next(made.len() as u64) as usize].as_slice(), &made[next(made.len() as u64) as usize]]
+                    .concat();
+                if t.len() <= 12 && seen.insert(t.clone()) {
+                    made.push(t);
+                }
+            }
+            // The chars themselves, made from their bytes in a random order if not made already.
+            for c in &chars[2..] {
+                let b = c.as_bytes();
+                let mut t = vec![b[0]];
+                for &y in &b[1..] {
+                    t.push(y);
+                    if seen.insert(t.clone()) {
+                        made.push(t.clone());
+                    }
+                }
+            }
+            let mut order: Vec<usize> = (alphabet.len()..made.len()).collect();
+            for i in (1..order.len()).rev() {
+                order.swap(i, next(i as u64 + 1) as usize);
+            }
+            let mut ranks: HashMap<Vec<u8>, u32> = (0..=255u8).map(|b| (vec![b], u32::from(b))).collect();
+            for (k, &i) in order.iter().enumerate() {
+                ranks.insert(made[i].clone(), 256 + k as u32);
+            }
+            let model = tiktoken_like_model(&ranks);
+            let atoms = model.raw_tables.atoms.get_or_init(|| model.build_char_atoms());
+            let Some(atoms) = atoms.as_ref() else { continue };
+            let byte_ids = model.byte_ids.unwrap();
+            for n in 0..3000 {
+                let word: Vec<u8> = if n % 5 == 4 {
+                    (0..1 + next(20)).map(|_| alphabet[next(alphabet.len() as u64) as usize]).collect()
+                } else {
+                    (0..1 + next(30)).flat_map(|_| chars[next(chars.len() as u64) as usize].bytes()).collect()
+                };
+                let want = tiktoken_oracle(&ranks, &word);
+                let mut syms = Vec::new();
+                model.tokenize_raw_bytes(&word, 0, &mut syms).unwrap();
+                assert_eq!(syms.iter().map(|s| s.0).collect::<Vec<_>>(), want, "seed {seed}, {word:?}");
+                // The atom path alone (no whole-word rule), where it applies.
+                syms.clear();
+                if !ranks.contains_key(&word) && model.merge_with_atoms(atoms, None, &word, &byte_ids, &mut syms) {
+                    atom_words += 1;
+                    assert_eq!(syms.iter().map(|s| s.0).collect::<Vec<_>>(), want, "seed {seed}, atoms, {word:?}");
+                    assert_eq!(syms.iter().map(|s| s.1 as usize).sum::<usize>(), word.len());
+                }
+                // An atom char that its neighbours keep from being pre-formed here.
+                let mut i = 0;
+                while i < word.len() {
+                    let n = match word[i] {
+                        0xC0..=0xDF => 2,
+                        0xE0..=0xEF => 3,
+                        0xF0.. => 4,
+                        _ => 1,
+                    };
+                    if n > 1 && atoms.at(&word, i).is_none() {
+                        if let Some(alone) = word.get(i..i + n) {
+                            blocked += usize::from(atoms.at(alone, 0).is_some());
+                        }
+                    }
+                    i += n;
+                }
+            }
+        }
+        assert!(atom_words > 3000 && blocked > 100, "atoms used in {atom_words} words, blocked {blocked} times");
     }
 
     #[test]

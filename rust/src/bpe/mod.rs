@@ -1,5 +1,6 @@
 //! Byte-pair encoding: the HF-compatible trainer and the rank-based encoder.
 
+pub mod char_atoms;
 pub mod encode;
 pub mod spm_train;
 pub mod token_index;
