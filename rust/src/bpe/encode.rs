@@ -54,6 +54,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use super::char_atoms::{CharAtoms, CharAtomsBuilder};
+use super::pair_filter::PairFilter;
 use super::token_index::{TokenIndex, TokenIndexBuilder};
 use super::token_strings::TokenStrings;
 
@@ -387,6 +388,9 @@ struct RawState {
     /// this 512 KB table, whose rows for a language's common byte pairs stay in the CPU caches, instead of
     /// from the pair map (4 MB for o200k, cache misses per probe).
     byte_pairs: OnceLock<Box<[(u32, u32)]>>,
+    /// The merge pairs as a Bloom filter, built with `byte_pairs`: the merge loop's lookups of pairs
+    /// that do not merge are answered from it.
+    pair_filter: OnceLock<PairFilter>,
     /// Raw token bytes -> id (`ignore_merges` only: is the whole piece a token?).
     index: OnceLock<TokenIndex>,
     misses: std::sync::atomic::AtomicUsize,
@@ -412,6 +416,7 @@ impl std::fmt::Debug for RawState {
 #[derive(Clone, Copy, Default)]
 struct RawTables<'a> {
     byte_pairs: Option<&'a [(u32, u32)]>,
+    pair_filter: Option<&'a PairFilter>,
     index: Option<&'a TokenIndex>,
 }
 
@@ -903,7 +908,7 @@ impl BpeModel {
             return;
         }
         if let Some(atoms) = self.atoms_when_due(raw) {
-            if self.merge_with_atoms(atoms, tables.byte_pairs, raw, byte_ids, syms) {
+            if self.merge_with_atoms(atoms, tables, raw, byte_ids, syms) {
                 return;
             }
         }
@@ -916,7 +921,21 @@ impl BpeModel {
         for (r, w) in buf.iter_mut().zip(raw.windows(2)) {
             *r = pairs[(usize::from(w[0]) << 8) | usize::from(w[1])];
         }
-        self.merge_ranked(syms, &mut buf);
+        match tables.pair_filter {
+            Some(filter) => self.merge_ranked_with(syms, &mut buf, |a, b| self.filtered_rank(filter, a, b)),
+            None => self.merge_ranked(syms, &mut buf),
+        }
+    }
+
+    /// `(rank, new id)` of a pair ([`NO_PAIR`] if it does not merge), the pair map asked only when the
+    /// filter cannot rule the pair out.
+    #[inline]
+    fn filtered_rank(&self, filter: &PairFilter, a: u32, b: u32) -> (u32, u32) {
+        if filter.may_contain(pack(a, b)) {
+            self.rank_of(a, b).unwrap_or(NO_PAIR)
+        } else {
+            NO_PAIR
+        }
     }
 
     /// [`Self::compute_raw_into`]'s merges with the word's atom chars pre-formed ([`CharAtoms`]: the same
@@ -924,7 +943,7 @@ impl BpeModel {
     fn merge_with_atoms(
         &self,
         atoms: &CharAtoms,
-        byte_pairs: Option<&[(u32, u32)]>,
+        tables: RawTables<'_>,
         raw: &[u8],
         byte_ids: &[u32; 256],
         syms: &mut Vec<Sym>,
@@ -954,18 +973,22 @@ impl BpeModel {
         if syms.len() < 2 {
             return true;
         }
+        let rank = |a: u32, b: u32| match tables.pair_filter {
+            Some(filter) => self.filtered_rank(filter, a, b),
+            None => self.rank_of(a, b).unwrap_or(NO_PAIR),
+        };
         let mut buf = [NO_PAIR; SMALL_WORD];
         let mut off = 0usize;
         for (r, w) in buf.iter_mut().zip(syms.windows(2)) {
             let ((a, la), (b, lb)) = (w[0], w[1]);
-            *r = match byte_pairs {
+            *r = match tables.byte_pairs {
                 // Two single bytes: the byte-pair table has their rank, cached for common pairs.
                 Some(pairs) if la == 1 && lb == 1 => pairs[(usize::from(raw[off]) << 8) | usize::from(raw[off + 1])],
-                _ => self.rank_of(a, b).unwrap_or(NO_PAIR),
+                _ => rank(a, b),
             };
             off += la as usize;
         }
-        self.merge_ranked(syms, &mut buf);
+        self.merge_ranked_with(syms, &mut buf, rank);
         true
     }
 
@@ -1104,13 +1127,18 @@ impl BpeModel {
     #[inline]
     fn raw_tables_when_due(&self) -> RawTables<'_> {
         let state = &*self.raw_tables;
-        let mut tables = RawTables { byte_pairs: state.byte_pairs.get().map(|p| &**p), index: state.index.get() };
+        let mut tables = RawTables {
+            byte_pairs: state.byte_pairs.get().map(|p| &**p),
+            pair_filter: state.pair_filter.get(),
+            index: state.index.get(),
+        };
         if tables.byte_pairs.is_some() && (tables.index.is_some() || !self.opts.ignore_merges) {
             return tables;
         }
         let misses = state.misses.fetch_add(1, Ordering::Relaxed);
         if misses >= BYTE_PAIRS_AFTER_MISSES.min(self.vocab.len() / 16) && tables.byte_pairs.is_none() {
             tables.byte_pairs = Some(state.byte_pairs.get_or_init(|| self.build_byte_pairs()));
+            tables.pair_filter = Some(state.pair_filter.get_or_init(|| PairFilter::new(self.merges.keys().copied())));
         }
         if misses >= self.vocab.len() / 8 && self.opts.ignore_merges && tables.index.is_none() {
             tables.index = Some(state.index.get_or_init(|| self.build_token_index()));
@@ -1253,7 +1281,17 @@ impl BpeModel {
     /// `SMALL_WORD`.
     #[inline]
     fn merge_ranked(&self, syms: &mut Vec<Sym>, buf: &mut [(u32, u32); SMALL_WORD]) {
-        let rank = |a: u32, b: u32| self.rank_of(a, b).unwrap_or(NO_PAIR);
+        self.merge_ranked_with(syms, buf, |a, b| self.rank_of(a, b).unwrap_or(NO_PAIR));
+    }
+
+    /// [`Self::merge_ranked`] with the pair ranks from `rank` (`(rank, new id)`, [`NO_PAIR`] if none).
+    #[inline]
+    fn merge_ranked_with(
+        &self,
+        syms: &mut Vec<Sym>,
+        buf: &mut [(u32, u32); SMALL_WORD],
+        rank: impl Fn(u32, u32) -> (u32, u32),
+    ) {
         let mut n = syms.len() - 1;
         loop {
             let ranks = &mut buf[..n];
@@ -1691,7 +1729,8 @@ mod tests {
                 assert_eq!(syms.iter().map(|s| s.0).collect::<Vec<_>>(), want, "seed {seed}, {word:?}");
                 // The atom path alone (no whole-word rule), where it applies.
                 syms.clear();
-                if !ranks.contains_key(&word) && model.merge_with_atoms(atoms, None, &word, &byte_ids, &mut syms) {
+                let tables = RawTables::default();
+                if !ranks.contains_key(&word) && model.merge_with_atoms(atoms, tables, &word, &byte_ids, &mut syms) {
                     atom_words += 1;
                     assert_eq!(syms.iter().map(|s| s.0).collect::<Vec<_>>(), want, "seed {seed}, atoms, {word:?}");
                     assert_eq!(syms.iter().map(|s| s.1 as usize).sum::<usize>(), word.len());
