@@ -2,7 +2,8 @@
 
 bench_peers.py reports medians; this prints every round, so the cost of new words (the miss path) and any drift
 as our cache fills are visible. ``--warm`` first encodes round 0 with both (as bench_peers' id check does), so
-round 0 is then a repeat and the later rounds are fresh. Run it alone, in the peers environment::
+round 0 is then a repeat and the later rounds are fresh; ``--seen`` times each slice again right after, so a
+round's fresh minus seen time is what its new words cost. Run it alone, in the peers environment::
 
     RAYON_NUM_THREADS=1 PYTHONPATH=. /work/venv-peers/bin/python benchmarks/profile_fresh_text.py --row o200k_base --warm
 
@@ -28,6 +29,8 @@ def main() -> None:
     ap.add_argument("--mb", type=float, default=0.3, help="size of one slice")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--warm", action="store_true", help="encode round 0 once before timing")
+    ap.add_argument("--seen", action="store_true",
+                    help="time each slice a second time right after its fresh pass (what the caches save)")
     args = ap.parse_args()
 
     variants = {k: bench_peers._rounds_of(t, args.rounds)
@@ -42,12 +45,15 @@ def main() -> None:
         for fn in contestants.values():
             fn(slices[0])
     for rnd, text in enumerate(slices):
-        for name, fn in contestants.items():
-            gc.collect()
-            t0 = time.perf_counter()
-            fn(text)
-            ms = 1000 * (time.perf_counter() - t0)
-            sys.stdout.write(f"round {rnd} {name:9s} {ms:8.2f} ms  {len(text.encode()) / ms / 1000:7.1f} MB/s\n")
+        for label in ("fresh", "seen") if args.seen else ("fresh",):
+            for name, fn in contestants.items():
+                own = (text + " ")[:-1]  # a new str each call: each pays its own UTF-8 conversion
+                gc.collect()
+                t0 = time.perf_counter()
+                fn(own)
+                ms = 1000 * (time.perf_counter() - t0)
+                mbs = len(text.encode()) / ms / 1000
+                sys.stdout.write(f"round {rnd} {label:5s} {name:9s} {ms:8.2f} ms  {mbs:7.1f} MB/s\n")
 
 
 if __name__ == "__main__":
