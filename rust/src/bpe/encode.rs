@@ -1059,6 +1059,9 @@ impl BpeModel {
 
     /// `(id, largest rank applied)` when BPE of `bytes` alone (a char: 2-4 bytes) ends in one token.
     fn merge_alone(&self, bytes: &[u8], byte_ids: &[u32; 256]) -> Option<(u32, u32)> {
+        if !(2..=4).contains(&bytes.len()) {
+            return None;
+        }
         let mut syms = [0u32; 4];
         let mut n = bytes.len();
         for (s, &b) in syms.iter_mut().zip(bytes) {
@@ -1081,7 +1084,7 @@ impl BpeModel {
             syms.copy_within(i + 2..n, i + 1);
             n -= 1;
         }
-        (n == 1 && bytes.len() <= 4).then_some((syms[0], last))
+        Some((syms[0], last))
     }
 
     /// `ignore_merges` on raw bytes: the id of the token spelled by the whole of `raw`, if there is one.
