@@ -40,7 +40,11 @@
 //!   its raw bytes in a [`TokenIndex`] (one cache line per probe), and its first pair ranks come from a
 //!   256x256 byte-pair table; each is built once per model, the byte pairs after a few hundred missed
 //!   words, the index when its caches have missed an eighth of its vocab's size in words ([`RawState`];
-//!   before that, the vocab and the pair map answer).
+//!   before that, the vocab and the pair map answer). With the byte pairs comes a 256 KB Bloom filter of
+//!   the merge pairs ([`PairFilter`]): the merge loop's lookups of pairs that do not merge (most of them
+//!   in Chinese) skip the pair map. In text with many multi-byte chars, a word starts from its chars'
+//!   own tokens where that is exact ([`CharAtoms`], built once the missed words held 20,000 continuation
+//!   bytes): a Chinese word then has a third of the merges.
 //! - Byte-level models whose vocab holds all 256 byte chars (every GPT-2-style file) get a fast
 //!   path that works on the RAW bytes of a piece: the byte->id table replaces the per-char string
 //!   lookups and no mapped string is ever built. Units are then raw bytes, which for byte-level
