@@ -93,19 +93,19 @@ pub struct Tokenizer {
     fast_bytes: bool,
 }
 
-/// `items.map(f)` on rayon's pool (in tasks of at least `BATCH_GRAIN` items), or sequentially in a
-/// forked child.
+/// `items.map(f)` on rayon's pool (in tasks of at least `BATCH_GRAIN` items), or on this thread in a
+/// forked child or with a one-thread pool ([`crate::parallel::parallel_useful`]).
 fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
-    if parallel_allowed() {
+    if crate::parallel::parallel_useful() {
         items.par_iter().with_min_len(BATCH_GRAIN).map(f).collect()
     } else {
         items.iter().map(f).collect()
     }
 }
 
-/// `f` over consecutive chunks of `BATCH_GRAIN` items, in parallel when allowed.
+/// `f` over consecutive chunks of `BATCH_GRAIN` items, in parallel when that can help.
 fn par_map_chunks<T: Sync, R: Send>(items: &[T], f: impl Fn(&[T]) -> R + Sync + Send) -> Vec<R> {
-    if parallel_allowed() {
+    if crate::parallel::parallel_useful() {
         items.par_chunks(BATCH_GRAIN).map(f).collect()
     } else {
         items.chunks(BATCH_GRAIN).map(f).collect()

@@ -806,7 +806,7 @@ impl SpmBpeModel {
     /// Batch encode in parallel.
     pub fn encode_batch(&self, texts: &[String]) -> Vec<Vec<u32>> {
         use rayon::prelude::*;
-        if texts.len() < 64 || !crate::parallel::parallel_allowed() {
+        if texts.len() < 64 || !crate::parallel::parallel_useful() {
             return texts.iter().map(|t| self.encode(t)).collect();
         }
         // chunks amortise rayon's per-task cost and keep each thread on its own warm word cache
