@@ -1605,6 +1605,40 @@ mod tests {
         assert_eq!(syms, vec![(256, 2), (97, 1)]);
     }
 
+    /// The single bytes of `alphabet`, then random joins of two earlier tokens (at most `max_len` bytes,
+    /// none repeated) until there are `count`; and the set of them, for the caller to add more.
+    fn random_joins(
+        alphabet: &[u8],
+        count: usize,
+        max_len: usize,
+        next: &mut impl FnMut(u64) -> u64,
+    ) -> (Vec<Vec<u8>>, std::collections::HashSet<Vec<u8>>) {
+        let mut made: Vec<Vec<u8>> = alphabet.iter().map(|&b| vec![b]).collect();
+        let mut seen: std::collections::HashSet<Vec<u8>> = made.iter().cloned().collect();
+        while made.len() < count {
+            let t =
+                [made[next(made.len() as u64) as usize].as_slice(), &made[next(made.len() as u64) as usize]].concat();
+            if t.len() <= max_len && seen.insert(t.clone()) {
+                made.push(t);
+            }
+        }
+        (made, seen)
+    }
+
+    /// Ranks of a tiktoken-like file: the 256 bytes first, then `made[skip..]` in a shuffled order (so
+    /// the merge order is not the order the tokens were made in).
+    fn shuffled_ranks(made: &[Vec<u8>], skip: usize, next: &mut impl FnMut(u64) -> u64) -> HashMap<Vec<u8>, u32> {
+        let mut order: Vec<usize> = (skip..made.len()).collect();
+        for i in (1..order.len()).rev() {
+            order.swap(i, next(i as u64 + 1) as usize);
+        }
+        let mut ranks: HashMap<Vec<u8>, u32> = (0..=255u8).map(|b| (vec![b], u32::from(b))).collect();
+        for (k, &i) in order.iter().enumerate() {
+            ranks.insert(made[i].clone(), 256 + k as u32);
+        }
+        ranks
+    }
+
     #[test]
     fn byte_level_path_equals_tiktoken_by_definition() {
         // A random tiktoken-like vocabulary: the 256 bytes, then joins of two earlier tokens over a small
@@ -1617,23 +1651,8 @@ mod tests {
             (x >> 33) % m
         };
         let alphabet: &[u8] = b"ab c\xc3\xa9";
-        let mut made: Vec<Vec<u8>> = alphabet.iter().map(|&b| vec![b]).collect();
-        let mut seen: std::collections::HashSet<Vec<u8>> = made.iter().cloned().collect();
-        while made.len() < 700 {
-            let t =
-                [made[next(made.len() as u64) as usize].as_slice(), &made[next(made.len() as u64) as usize]].concat();
-            if t.len() <= 24 && seen.insert(t.clone()) {
-                made.push(t);
-            }
-        }
-        let mut order: Vec<usize> = (alphabet.len()..made.len()).collect();
-        for i in (1..order.len()).rev() {
-            order.swap(i, next(i as u64 + 1) as usize);
-        }
-        let mut ranks: HashMap<Vec<u8>, u32> = (0..=255u8).map(|b| (vec![b], u32::from(b))).collect();
-        for (k, &i) in order.iter().enumerate() {
-            ranks.insert(made[i].clone(), 256 + k as u32);
-        }
+        let (made, _) = random_joins(alphabet, 700, 24, &mut next);
+        let ranks = shuffled_ranks(&made, alphabet.len(), &mut next);
         let words: Vec<Vec<u8>> = (0..4000)
             .map(|_| {
                 let len = 1 + next(SMALL_WORD as u64 + 8) as usize; // past SMALL_WORD (the heap merge) too
@@ -1692,15 +1711,7 @@ mod tests {
                 a.dedup();
                 a
             };
-            let mut made: Vec<Vec<u8>> = alphabet.iter().map(|&b| vec![b]).collect();
-            let mut seen: std::collections::HashSet<Vec<u8>> = made.iter().cloned().collect();
-            while made.len() < 400 {
-                let t = [made[next(made.len() as u64) as usize].as_slice(), &made[next(made.len() as u64) as usize]]
-                    .concat();
-                if t.len() <= 12 && seen.insert(t.clone()) {
-                    made.push(t);
-                }
-            }
+            let (mut made, mut seen) = random_joins(&alphabet, 400, 12, &mut next);
             // The chars themselves, made from their bytes in a random order if not made already.
             for c in &chars[2..] {
                 let b = c.as_bytes();
@@ -1712,14 +1723,7 @@ mod tests {
                     }
                 }
             }
-            let mut order: Vec<usize> = (alphabet.len()..made.len()).collect();
-            for i in (1..order.len()).rev() {
-                order.swap(i, next(i as u64 + 1) as usize);
-            }
-            let mut ranks: HashMap<Vec<u8>, u32> = (0..=255u8).map(|b| (vec![b], u32::from(b))).collect();
-            for (k, &i) in order.iter().enumerate() {
-                ranks.insert(made[i].clone(), 256 + k as u32);
-            }
+            let ranks = shuffled_ranks(&made, alphabet.len(), &mut next);
             let model = tiktoken_like_model(&ranks);
             let atoms = model.raw_tables.atoms.get_or_init(|| model.build_char_atoms());
             let Some(atoms) = atoms.as_ref() else { continue };
