@@ -3,6 +3,7 @@
 //! `cargo run --release --example fresh_rounds -- TOKENIZER.json FILE [SLICE_MB] [ROUNDS] [evict]`.
 //! `evict`: read 64 MB of other memory before each timed call, as the benchmark's `gc.collect()` and
 //! the other libraries' calls between ours push our tables out of the CPU caches.
+use std::io::Write;
 use std::time::Instant;
 use subword_core::tokenizer::Tokenizer;
 
@@ -26,6 +27,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         start = end;
     }
     let mut other = vec![1u8; 64 << 20];
+    // `PERF_CTL=FIFO` (perf record -D -1 --control fifo:FIFO): profile the timed calls only.
+    let mut perf_ctl = std::env::var_os("PERF_CTL").map(std::fs::File::create).transpose()?;
     let mut time = |s: &str| -> Result<f64, Box<dyn std::error::Error>> {
         if evict {
             for (i, b) in other.iter_mut().enumerate().step_by(64) {
@@ -33,9 +36,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             std::hint::black_box(&mut other); // the writes must happen
         }
+        if let Some(ctl) = perf_ctl.as_mut() {
+            ctl.write_all(b"enable\n")?;
+        }
         let t = Instant::now();
         tok.encode_ids(s, false)?;
-        Ok(t.elapsed().as_secs_f64() * 1e3)
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        if let Some(ctl) = perf_ctl.as_mut() {
+            ctl.write_all(b"disable\n")?;
+        }
+        Ok(ms)
     };
     time(slices[0])?;
     let mut fresh = Vec::new();
