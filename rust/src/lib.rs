@@ -38,6 +38,7 @@ pub mod pretok;
 pub mod spm;
 pub mod tokenizer;
 pub mod wordpiece;
+pub mod wordpiece_cache;
 pub mod wordpiece_prefixes;
 
 pub mod unigram;

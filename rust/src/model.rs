@@ -190,13 +190,7 @@ impl Model {
     pub fn tokenize_with(&self, word: &str, salt: u64, sink: impl FnOnce(&[Sym])) -> Result<(), String> {
         match self {
             Model::Bpe(m) => m.tokenize_with(word, salt, sink).map_err(|e| e.to_string()),
-            Model::WordPiece(m) => WP_BUF.with(|b| {
-                let mut b = b.borrow_mut();
-                b.clear();
-                m.tokenize_into(word, &mut b).map_err(|e| e.to_string())?;
-                sink(&b);
-                Ok(())
-            }),
+            Model::WordPiece(m) => m.tokenize_with(word, sink).map_err(|e| e.to_string()),
             Model::WordLevel(m) => WP_BUF.with(|b| {
                 let mut b = b.borrow_mut();
                 b.clear();

@@ -645,6 +645,19 @@ impl Tokenizer {
                     })
                 }
             }
+            // WordPiece: the text's words against this thread's word cache, borrowed once (no salts:
+            // WordPiece has no dropout).
+            Some(p) if !p.is_byte_level() && matches!(self.model, Model::WordPiece(_)) => {
+                if let Model::WordPiece(m) = &self.model {
+                    m.with_words(|words| {
+                        p.for_each_raw_piece(t, |raw| {
+                            if let Err(e) = words.tokenize_with(raw, |s| ids.extend(s.iter().map(|x| x.0))) {
+                                err.get_or_insert(e.to_string());
+                            }
+                        })
+                    });
+                }
+            }
             Some(p) => {
                 let byte_level = p.is_byte_level();
                 p.for_each_raw_piece(t, |raw| {

@@ -78,6 +78,7 @@ use std::sync::Arc;
 
 use crate::encoding::TokenTable;
 use crate::piece_index::PieceIndex;
+use crate::wordpiece_cache;
 use crate::wordpiece_prefixes::{self, Longest, PrefixTable};
 use std::collections::BinaryHeap;
 
@@ -705,7 +706,40 @@ pub struct WordPieceModel {
     max_cont_bytes: usize,
     /// The prefix table of the walk ([`PrefixState`]), shared by clones.
     prefixes: Arc<PrefixState>,
+    /// This model's key in the threads' word caches ([`crate::wordpiece_cache`]); clones, which
+    /// tokenize alike, share it.
+    cache_id: u64,
 }
+
+/// A model with this thread's word cache borrowed ([`WordPieceModel::with_words`]).
+pub struct CachedWords<'a> {
+    model: &'a WordPieceModel,
+    slots: &'a mut wordpiece_cache::WordSlots,
+}
+
+impl CachedWords<'_> {
+    /// [`WordPieceModel::tokenize_with`] against the borrowed cache.
+    #[inline]
+    pub fn tokenize_with(&mut self, word: &str, sink: impl FnOnce(&[Sym])) -> Result<(), WordPieceError> {
+        let slots = &mut *self.slots;
+        let key = wordpiece_cache::pack_word(word.as_bytes());
+        let mut syms = std::mem::take(&mut slots.scratch);
+        syms.clear();
+        let found = key.is_some_and(|k| slots.get(k, &mut syms));
+        let done = if found { Ok(()) } else { self.model.tokenize_uncached(word, &mut syms) };
+        if done.is_ok() {
+            if let (false, Some(k)) = (found, key) {
+                slots.put(k, &syms);
+            }
+            sink(&syms);
+        }
+        slots.scratch = syms;
+        done
+    }
+}
+
+/// The next [`WordPieceModel::cache_id`].
+static NEXT_CACHE_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// [`PrefixTable`] of a model's tokens (kind 0) and continuation tokens without their prefix (kind 1),
 /// built once the model has met [`PREFIXES_AFTER`] positions whose rest was not one token (the table
@@ -788,6 +822,7 @@ impl WordPieceModel {
             max_bytes,
             max_cont_bytes,
             prefixes: Arc::default(),
+            cache_id: NEXT_CACHE_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         }
     }
 
@@ -890,8 +925,63 @@ impl WordPieceModel {
 
     /// Tokenizes one word, appending to `out`: greedy longest match, the whole word as one unk
     /// token when a position cannot be matched or the word has more than
-    /// `max_input_chars_per_word` chars. Lengths are bytes of `word`.
+    /// `max_input_chars_per_word` chars. Lengths are bytes of `word`. Short words are answered from
+    /// this thread's word cache when they were tokenized before ([`crate::wordpiece_cache`]).
+    ///
+    /// ```
+    /// use ahash::AHashMap;
+    /// use subword_core::wordpiece::WordPieceModel;
+    /// let vocab: AHashMap<String, u32> =
+    ///     [("[UNK]", 0), ("play", 1), ("##ing", 2)].into_iter().map(|(t, i)| (t.to_string(), i)).collect();
+    /// let model = WordPieceModel::new(vocab, "[UNK]", "##", 100).unwrap();
+    /// let mut out = Vec::new();
+    /// model.tokenize_into("playing", &mut out).unwrap();
+    /// model.tokenize_into("playing", &mut out).unwrap(); // the second from the cache
+    /// assert_eq!(out, vec![(1, 4), (2, 3), (1, 4), (2, 3)]);
+    /// ```
     pub fn tokenize_into(&self, word: &str, out: &mut Vec<Sym>) -> Result<(), WordPieceError> {
+        let Some(key) = wordpiece_cache::pack_word(word.as_bytes()) else {
+            return self.tokenize_uncached(word, out);
+        };
+        wordpiece_cache::with_slots(self.cache_id, |slots| {
+            if slots.get(key, out) {
+                return Ok(());
+            }
+            let base = out.len();
+            self.tokenize_uncached(word, out)?;
+            slots.put(key, &out[base..]);
+            Ok(())
+        })
+    }
+
+    /// Like [`Self::tokenize_into`], handing the tokens to `sink`.
+    pub fn tokenize_with(&self, word: &str, sink: impl FnOnce(&[Sym])) -> Result<(), WordPieceError> {
+        self.with_words(|words| words.tokenize_with(word, sink))
+    }
+
+    /// Runs `f` with this thread's word cache for this model borrowed once, for many words (a text's):
+    /// one thread-local access instead of one per word.
+    ///
+    /// ```
+    /// use ahash::AHashMap;
+    /// use subword_core::wordpiece::WordPieceModel;
+    /// let vocab: AHashMap<String, u32> =
+    ///     [("[UNK]", 0), ("play", 1), ("##ing", 2)].into_iter().map(|(t, i)| (t.to_string(), i)).collect();
+    /// let model = WordPieceModel::new(vocab, "[UNK]", "##", 100).unwrap();
+    /// let mut ids = Vec::new();
+    /// model.with_words(|words| {
+    ///     for w in ["playing", "play", "xyz"] {
+    ///         words.tokenize_with(w, |syms| ids.extend(syms.iter().map(|s| s.0))).unwrap();
+    ///     }
+    /// });
+    /// assert_eq!(ids, vec![1, 2, 1, 0]);
+    /// ```
+    pub fn with_words<R>(&self, f: impl FnOnce(&mut CachedWords<'_>) -> R) -> R {
+        wordpiece_cache::with_slots(self.cache_id, |slots| f(&mut CachedWords { model: self, slots }))
+    }
+
+    /// [`Self::tokenize_into`] without the word cache.
+    fn tokenize_uncached(&self, word: &str, out: &mut Vec<Sym>) -> Result<(), WordPieceError> {
         let base = out.len();
         let unk = |out: &mut Vec<Sym>| -> Result<(), WordPieceError> {
             out.truncate(base);
@@ -1220,6 +1310,18 @@ mod tests {
                 assert_eq!(out, definition(w), "{w:?} (prefix {prefix:?})");
             }
             assert!(m.prefixes.table.get().is_some_and(|t| t.is_some()), "the prefix table was never built");
+            // Again, now that the short words are in this thread's word cache (and some have pushed
+            // others out of their slots): the cached answers, both entry points, and a clone's.
+            let clone = m.clone();
+            for (k, w) in words.iter().enumerate() {
+                out.clear();
+                m.tokenize_into(w, &mut out).unwrap();
+                assert_eq!(out, definition(w), "{w:?} again (prefix {prefix:?})");
+                let mut seen = Vec::new();
+                let by = if k % 2 == 0 { &m } else { &clone };
+                by.tokenize_with(w, |s| seen.extend_from_slice(s)).unwrap();
+                assert_eq!(seen, out, "{w:?} through tokenize_with (prefix {prefix:?})");
+            }
         }
     }
 }
