@@ -22,7 +22,10 @@
 
 use unicode_general_category::{get_general_category, GeneralCategory as Gc};
 
+pub use bert::{is_bert_punctuation, split_bert};
+
 pub mod aligned;
+pub mod bert;
 pub mod engine;
 mod lanes;
 pub mod metaspace;
@@ -351,45 +354,6 @@ pub fn for_each_slice_piece(items: &[PreTokenizer], text: &str, f: &mut dyn FnMu
         Some((first, rest)) => first.for_each_raw_piece_with_offsets(text, |_, (s, e)| {
             for_each_slice_piece(rest, &text[s..e], &mut |a, b| f(s + a, s + b))
         }),
-    }
-}
-
-/// HF `BertPreTokenizer` punctuation: ASCII punctuation or general category P*.
-pub fn is_bert_punctuation(c: char) -> bool {
-    if c.is_ascii() {
-        return c.is_ascii_punctuation();
-    }
-    matches!(
-        get_general_category(c),
-        Gc::ConnectorPunctuation
-            | Gc::DashPunctuation
-            | Gc::OpenPunctuation
-            | Gc::ClosePunctuation
-            | Gc::InitialPunctuation
-            | Gc::FinalPunctuation
-            | Gc::OtherPunctuation
-    )
-}
-
-/// Calls `f(start, end)` for every BertPreTokenizer piece of `text`: runs of non-whitespace,
-/// non-punctuation chars, and each punctuation char alone (whitespace = `char::is_whitespace`).
-pub fn split_bert(text: &str, mut f: impl FnMut(usize, usize)) {
-    let mut start: Option<usize> = None;
-    for (i, c) in text.char_indices() {
-        let ws = if c.is_ascii() { matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r') } else { c.is_whitespace() };
-        if ws || is_bert_punctuation(c) {
-            if let Some(s) = start.take() {
-                f(s, i);
-            }
-            if !ws {
-                f(i, i + c.len_utf8());
-            }
-        } else if start.is_none() {
-            start = Some(i);
-        }
-    }
-    if let Some(s) = start {
-        f(s, text.len());
     }
 }
 
