@@ -50,7 +50,7 @@ struct Slot {
 pub struct WordSlots {
     slots: Box<[Slot]>,
     /// Scratch for one word's tokens, kept with the slots so that a word takes one thread-local access.
-    pub scratch: Vec<(u32, u32)>,
+    pub(crate) scratch: Vec<(u32, u32)>,
 }
 
 impl Default for WordSlots {
