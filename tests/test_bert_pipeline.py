@@ -37,7 +37,7 @@ from subword.trainers import BERT_SPECIAL_TOKENS, bert_pipeline
 
 import tokenizers
 
-from _unicode_samples import CORPORA  # ../shared/corpora; tests that need it skip when it is absent
+from _unicode_samples import CORPORA, corpus_lines  # ../shared/corpora; tests that need it skip when it is absent
 
 
 def _minilm_dir() -> Path:
@@ -367,3 +367,18 @@ def test_rust_fast_path_equals_aligned_path(options):
     for _ in range(20000):
         text = "".join(rng.choice(pool) for _ in range(rng.randint(1, 6)))
         assert rust.normalize_str(text) == rust.normalize_with_alignment(text)[0], repr(text)
+
+
+def test_one_long_text_equals_hf(hf_bert, ours_from_json):
+    """One text of 100s of KB, its words repeated (so most come from the word cache, some pushed out of it
+    and computed again), with punctuation, accents, CJK, CRLF, digits and unknown chars around its newlines:
+    the ids must be HF's for the whole text."""
+    edges = ["end.\nNext", "a\nb", "x  \nY", "x\r\nY", "中\n文", "。\n中", "don't\n's", "q!\n\n!q", "1\n2",
+             "é\nÉcole", "naïve\nCAFÉ", "\ue000\n\ue000", "##\n##ing", "(a)\n[b]"]
+    body = MULTILINGUAL + [line.rstrip("\n") for line in corpus_lines("gutenberg_en_20M.txt", 2000)]
+    text = "".join(line + edges[i % len(edges)] for i, line in enumerate(body * 60))
+    assert len(text.encode()) > 300_000
+    want = hf_bert.encode(text, add_special_tokens=False).ids
+    ids, offsets = ours_from_json.encode_batch_ids_flat([text], add_special_tokens=False)
+    assert ids.tolist() == want
+    assert offsets.tolist() == [0, len(want)]
