@@ -111,7 +111,8 @@ def test_sentencepiece_model_equals_sentencepiece(tmp_path) -> None:
                                    model_type="unigram", minloglevel=2, num_threads=1)
     ref = spm.SentencePieceProcessor(model_file=str(tmp_path / "m.model"))
     tok = Tokenizer.from_file(tmp_path / "m.model")
-    probe = _lines()[:1500]
+    # Fresh str objects of every kind: the pool's workers make their UTF-8 (``py/text.rs``).
+    probe = _lines()[:1500] + [(t + " ")[:-1] for t in _str_kinds()]
     ids, offsets = tok.encode_batch_ids_flat(probe)
     assert _split(ids, offsets) == ref.encode(probe) == tok.encode_batch_ids(probe)
 
@@ -183,6 +184,17 @@ def test_a_lone_surrogate_is_refused_as_python_refuses_it() -> None:
         tok.encode_batch_ids_flat(["a\ud800b"])
     with pytest.raises(UnicodeEncodeError):
         "a\ud800b".encode()
+    # Deep in a large batch (found by a pool worker as it makes the text's UTF-8), in each kind of str,
+    # on both batch outputs and with batch padding.
+    padded = Tokenizer(BPE({"a": 0, "[PAD]": 1}, []))
+    padded.enable_padding(pad_id=1, pad_token="[PAD]")
+    for bad in ["a\ud800b", "\u00e9\udfff", "\U0001f980\ud800"]:
+        batch = ["\u00e9a b", "a \u4e16"] * 2000
+        batch[3001] = bad
+        for call in (tok.encode_batch_ids_flat, tok.encode_batch_ids, padded.encode_batch_ids_flat,
+                     padded.encode_batch_ids):
+            with pytest.raises(UnicodeEncodeError):
+                call(batch)
 
 
 def test_flat_arrays_outlive_the_tokenizer_and_stay_writable() -> None:

@@ -22,6 +22,7 @@
 //! - Each hot module starts with its own notes (see `bpe/train.rs`, `bpe/encode.rs`, `pretok.rs`).
 
 pub mod added;
+pub mod batch_text;
 pub mod bpe;
 pub mod compare;
 pub mod count;

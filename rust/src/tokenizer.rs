@@ -52,6 +52,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::added::{AddedToken, AddedVocab, Piece};
+use crate::batch_text::BatchText;
 use crate::bpe::encode::{BpeModel, BpeOptions, Sym};
 use crate::decode::Decoder;
 use crate::encoding::{Direction, Encoding, Padding, TokenTable, Truncation, EXTRA_BIT};
@@ -557,13 +558,18 @@ impl Tokenizer {
 
     /// Ids-only batch as flat chunks: for each chunk of consecutive texts, (all ids, id count per
     /// text). One allocation per chunk instead of one per text.
-    pub fn encode_batch_ids_flat<S: AsRef<str> + Sync>(
+    pub fn encode_batch_ids_flat<S: BatchText>(
         &self,
         texts: &[S],
         add_special_tokens: bool,
     ) -> Result<Vec<FlatChunk>, String> {
         if self.padding.is_some() {
-            let encs = self.encode_batch(texts, add_special_tokens)?;
+            let mut scratch = Vec::new();
+            let mut owned = Vec::with_capacity(texts.len());
+            for t in texts {
+                owned.push(t.with_utf8(&mut scratch, str::to_owned).map_err(|e| e.to_string())?);
+            }
+            let encs = self.encode_batch(&owned, add_special_tokens)?;
             let lens = encs.iter().map(|e| e.len() as u32).collect();
             return Ok(vec![(encs.into_iter().flat_map(|e| e.ids).collect(), lens)]);
         }
@@ -572,14 +578,17 @@ impl Tokenizer {
 
     /// The ids of consecutive texts on this thread: all ids back to back, and the count per text.
     /// Without batch padding (see [`Self::pads_batch`]) a chunk's ids are those of its texts alone,
-    /// so a batch may be encoded chunk by chunk in any order.
-    pub fn encode_ids_chunk<S: AsRef<str>>(&self, chunk: &[S], add_special_tokens: bool) -> Result<FlatChunk, String> {
-        let total: usize = chunk.iter().map(|t| t.as_ref().len()).sum();
+    /// so a batch may be encoded chunk by chunk in any order. A text that is not UTF-8 yet is made so
+    /// here, on the encoding thread (see [`BatchText`]).
+    pub fn encode_ids_chunk<S: BatchText>(&self, chunk: &[S], add_special_tokens: bool) -> Result<FlatChunk, String> {
+        let total: usize = chunk.iter().map(BatchText::len_hint).sum();
         let mut ids = Vec::with_capacity(total / 3 + 8);
         let mut lens = Vec::with_capacity(chunk.len());
+        let mut scratch = Vec::new();
         for t in chunk {
             let before = ids.len();
-            self.encode_ids_into(t.as_ref(), add_special_tokens, &mut ids)?;
+            t.with_utf8(&mut scratch, |s| self.encode_ids_into(s, add_special_tokens, &mut ids))
+                .map_err(|e| e.to_string())??;
             lens.push((ids.len() - before) as u32);
         }
         Ok((ids, lens))

@@ -145,9 +145,9 @@ impl PyCoreSpmTokenizer {
         add_special_tokens: bool,
     ) -> PyResult<Bound<'py, PyList>> {
         let _ = add_special_tokens;
-        let owned: Vec<_> = texts.iter().map(super::text::utf8_of).collect::<PyResult<_>>()?;
-        let strs: Vec<&str> = owned.iter().map(|t| t.as_ref()).collect();
-        super::nested_id_lists(py, &None, strs.len(), |range| self.inner.encode_ids_chunk(&strs[range]))
+        let views = super::text::views_of(&texts)?;
+        super::nested_id_lists(py, &None, views.len(), |range| self.inner.encode_ids_chunk(&views[range]))
+            .map_err(|e| super::text::batch_list_error(py, &texts, e))
     }
 
     /// Ids-only batch as two flat buffers (see [`super::flat_buffers`]).
@@ -159,10 +159,9 @@ impl PyCoreSpmTokenizer {
         add_special_tokens: bool,
     ) -> PyResult<(Py<super::flat::FlatBuffer>, Py<super::flat::FlatBuffer>)> {
         let _ = add_special_tokens;
-        let owned: Vec<_> = texts.iter().map(super::text::utf8_of).collect::<PyResult<_>>()?;
-        let strs: Vec<&str> = owned.iter().map(|t| t.as_ref()).collect();
-        let chunks = py.detach(|| self.inner.encode_batch_ids_flat(&strs)).map_err(err)?;
-        super::flat_buffers(py, chunks)
+        let views = super::text::views_of(&texts)?;
+        let joined = py.detach(|| self.inner.encode_batch_ids_flat(&views).map(super::flat::join_chunks));
+        super::flat_buffers(py, joined.map_err(|msg| super::text::batch_error(&texts, msg))?)
     }
 
     /// sentencepiece's decode (control pieces are always dropped, as sentencepiece does).

@@ -329,12 +329,11 @@ impl PyCoreTokenizer {
         add_special_tokens: bool,
     ) -> PyResult<Bound<'py, PyList>> {
         let tok = self.get()?;
-        let owned: Vec<_> = texts.iter().map(super::text::utf8_of).collect::<PyResult<_>>()?;
-        let strs: Vec<&str> = owned.iter().map(|t| t.as_ref()).collect();
+        let views = super::text::views_of(&texts)?;
+        let failed = |msg| super::text::batch_error(&texts, msg);
         if tok.pads_batch() {
             // Padded to the batch's longest: encoded whole, then built.
-            let chunks =
-                py.detach(|| tok.encode_batch_ids_flat(&strs, add_special_tokens)).map_err(PyValueError::new_err)?;
+            let chunks = py.detach(|| tok.encode_batch_ids_flat(&views, add_special_tokens)).map_err(failed)?;
             let _pause = super::GcPause::new(py)?;
             let out = PyList::empty(py);
             for (ids, lens) in &chunks {
@@ -342,7 +341,8 @@ impl PyCoreTokenizer {
             }
             return Ok(out);
         }
-        super::nested_id_lists(py, &None, strs.len(), |range| tok.encode_ids_chunk(&strs[range], add_special_tokens))
+        super::nested_id_lists(py, &None, views.len(), |range| tok.encode_ids_chunk(&views[range], add_special_tokens))
+            .map_err(|e| super::text::batch_list_error(py, &texts, e))
     }
 
     /// Ids-only batch as two flat buffers (see [`super::flat_buffers`]): ids (u32) and offsets (i64,
@@ -355,11 +355,9 @@ impl PyCoreTokenizer {
         add_special_tokens: bool,
     ) -> PyResult<(Py<super::flat::FlatBuffer>, Py<super::flat::FlatBuffer>)> {
         let tok = self.get()?;
-        let owned: Vec<_> = texts.iter().map(super::text::utf8_of).collect::<PyResult<_>>()?;
-        let strs: Vec<&str> = owned.iter().map(|t| t.as_ref()).collect();
-        let chunks =
-            py.detach(|| tok.encode_batch_ids_flat(&strs, add_special_tokens)).map_err(PyValueError::new_err)?;
-        super::flat_buffers(py, chunks)
+        let views = super::text::views_of(&texts)?;
+        let joined = py.detach(|| tok.encode_batch_ids_flat(&views, add_special_tokens).map(super::flat::join_chunks));
+        super::flat_buffers(py, joined.map_err(|msg| super::text::batch_error(&texts, msg))?)
     }
 
     #[pyo3(signature = (ids, skip_special_tokens = true))]

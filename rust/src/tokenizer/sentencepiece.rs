@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
+use crate::batch_text::BatchText;
 use crate::encoding::{Encoding, TokenTable};
 use crate::spm::encode::SpmBpeModel;
 use crate::piece_index::PieceIndex;
@@ -161,7 +162,7 @@ impl SpmPipeline {
     }
 
     /// Ids of many texts in parallel: per rayon task, the ids back to back and the count per text.
-    pub fn encode_batch_ids_flat(&self, texts: &[&str]) -> Result<Vec<FlatIds>, String> {
+    pub fn encode_batch_ids_flat<S: BatchText>(&self, texts: &[S]) -> Result<Vec<FlatIds>, String> {
         if texts.len() < BATCH_MIN_LEN || !crate::parallel::parallel_allowed() {
             return Ok(vec![self.encode_ids_chunk(texts)?]);
         }
@@ -170,14 +171,16 @@ impl SpmPipeline {
     }
 
     /// The ids of consecutive texts on this thread, back to back, and the count per text (each
-    /// text's ids are its own: a batch may be encoded chunk by chunk in any order).
-    pub fn encode_ids_chunk(&self, part: &[&str]) -> Result<FlatIds, String> {
+    /// text's ids are its own: a batch may be encoded chunk by chunk in any order). A text that is not
+    /// UTF-8 yet is made so here, on the encoding thread (see [`BatchText`]).
+    pub fn encode_ids_chunk<S: BatchText>(&self, part: &[S]) -> Result<FlatIds, String> {
         let mut ids = Vec::with_capacity(part.len() * 16);
         let mut lens = Vec::with_capacity(part.len());
         let mut buf = String::new();
+        let mut scratch = Vec::new();
         for t in part {
             let before = ids.len();
-            self.encode_ids(t, &mut buf, &mut ids)?;
+            t.with_utf8(&mut scratch, |s| self.encode_ids(s, &mut buf, &mut ids)).map_err(|e| e.to_string())??;
             lens.push((ids.len() - before) as u32);
         }
         Ok((ids, lens))
