@@ -137,6 +137,24 @@ def pipeline_difference(a: dict[str, Any], b: dict[str, Any]) -> str | None:
     return walk(a, b, "")
 
 
+def feed_lines(counter: Any, batch: list[str], digest: Any, first_line: int, where: str = "") -> None:
+    """``counter.feed(batch, digest)``: the words of ``batch`` counted into a ``_core.WordCounter`` and
+    its text hashed into a ``_core.InputDigest``, both in Rust without the GIL. ``first_line`` (lines
+    before this batch) and ``where`` name a line that is not a str.
+
+    Raises:
+        TypeError: a line is not a str.
+    """
+    try:
+        counter.feed(batch, digest)
+    except TypeError:
+        bad = next((i for i, line in enumerate(batch) if not isinstance(line, str)), None)
+        if bad is None:
+            raise
+        raise TypeError(f"lines must be str, got {type(batch[bad]).__name__} at line "
+                        f"{first_line + bad + 1}{where}") from None
+
+
 def _core_counter(pipeline: dict[str, Any], threads: int | None) -> Any:
     from subword._native import core_class
 
@@ -477,25 +495,18 @@ class Counter:
         Raises:
             TypeError: a line is not a str.
         """
-        sha = hashlib.sha256()
-        n_lines = n_bytes = 0
+        from subword._native import core_class
+
+        digest = core_class("InputDigest")()
+        n_lines = 0
         it = iter(lines)
         while batch := list(islice(it, _BATCH_LINES)):
-            try:
-                data = "".join(batch).encode("utf-8")
-            except TypeError:
-                bad = next(i for i, line in enumerate(batch) if not isinstance(line, str))
-                raise TypeError(f"lines must be str, got {type(batch[bad]).__name__} at line "
-                                f"{n_lines + bad + 1} of {source}") from None
-            sha.update(data)
+            feed_lines(self._counts._counter, batch, digest, n_lines, f" of {source}")
             n_lines += len(batch)
-            n_bytes += len(data)
-            del data
-            self._counts._counter.feed(batch)
             self._maybe_spill()
             if progress is not None:
-                progress(n_bytes)
-        entry = {"source": source, "sha256": sha.hexdigest(), "lines": n_lines, "bytes": n_bytes,
+                progress(digest.bytes)
+        entry = {"source": source, "sha256": digest.hexdigest(), "lines": n_lines, "bytes": digest.bytes,
                  "range": list(byte_range) if byte_range is not None else None}
         self._counts.inputs.append(entry)
         return entry

@@ -266,19 +266,25 @@ def _count(
 
     if isinstance(lines, (WordCounts, CountsFile)):  # already counted (train_from_counts)
         return lines._for_training(trainer, pre, normalizer)
-    sha = hashlib.sha256()
     stats = {"lines": 0}
     words: Any
+    sha: Any
     if trainer.engine == "rust":
         from subword._native import core_class
+        from subword.counts import feed_lines
 
         words = core_class("WordCounter")(pre.to_json(), normalizer.to_json() if normalizer else None, trainer.threads)
-        for batch in _batches(lines, sha, stats, _BATCH_LINES):
-            words.feed(batch)
+        sha = core_class("InputDigest")()  # hashed in Rust beside the counting
+        it = iter(lines)
+        while batch := list(islice(it, _BATCH_LINES)):
+            feed_lines(words, batch, sha, stats["lines"])
+            stats["lines"] += len(batch)
             if progress is not None:
                 progress("read", stats["lines"], 0)
     else:
         from subword.reference import bpe as reference
+
+        sha = hashlib.sha256()
 
         words = {}
         for batch in _batches(lines, sha, stats, _BATCH_LINES):

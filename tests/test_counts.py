@@ -368,3 +368,34 @@ def test_a_corrupt_word_list_is_refused_when_streamed(swc, flip):
     swc.write_bytes(bytes(data))
     with pytest.raises(FormatError, match=r"c\.swc.*corrupt word-counts file|corrupt word-counts file.*c\.swc"):
         BpeTrainer(vocab_size=300, min_frequency=2).train_from_counts(CountsFile(swc))
+
+
+def test_every_kind_of_str_is_counted_and_hashed_as_its_utf8(lines) -> None:
+    """Fresh non-ASCII strs (Latin-1, UCS-2, UCS-4 inside) are made UTF-8 by the counting threads and
+    hashed beside them: the counts equal the pure-Python reference's, the recorded sha256 and bytes
+    hashlib's of the joined text, at one and at two threads."""
+    import hashlib
+
+    from subword.pre_tokenizers import ByteLevel
+    from subword.reference import bpe as reference
+    from tests._unicode_samples import TRICKY
+
+    texts = lines[:3000] + [t + "\n" for t in TRICKY] + ["Grüße ½ Käse\n", "世界 ok —\n", "🦀 x 𝄞\n"] * 700
+    raw = "".join(texts).encode("utf-8")
+    want = reference.count_words(texts, ByteLevel(add_prefix_space=False, use_regex=True))
+    for threads in (1, 2):
+        counts = count_words([(t + " ")[:-1] for t in texts], like="byte-bpe", threads=threads)
+        assert dict(counts.words()) == want
+        entry = counts.inputs[-1]
+        assert (entry["sha256"], entry["bytes"], entry["lines"]) == (hashlib.sha256(raw).hexdigest(), len(raw),
+                                                                     len(texts))
+
+
+def test_a_line_that_is_not_text_is_named_and_nothing_of_its_batch_is_counted() -> None:
+    counter = Counter(pipeline_for("byte-bpe"))
+    counter.add_lines(["one two\n"], source="a")
+    with pytest.raises(TypeError, match=r"lines must be str, got int at line 3 of b"):
+        counter.add_lines(["x\n", "y\n", 7], source="b")
+    with pytest.raises(UnicodeEncodeError):  # a lone surrogate, found by a counting thread
+        counter.add_lines(["ok\n"] * 5000 + ["bad \ud800\n"], source="c")
+    assert dict(counter.counts().words()) == {"one": 1, "Ġtwo": 1, "Ċ": 1}

@@ -17,6 +17,7 @@
 //!   table, the next batch's new words, and a rehash's doubled table) would pass the budget, so
 //!   memory stays bounded on any corpus.
 
+use crate::batch_text::{BatchText, NotUtf8};
 use crate::normalize::Normalizer;
 use crate::pretok::PreTokenizer;
 use ahash::AHashMap;
@@ -38,8 +39,13 @@ pub struct WordCounter {
 /// Lines per parallel task; large enough that map merging stays cheap.
 const MIN_CHUNK_LINES: usize = 2048;
 
-fn count_chunk<S: AsRef<str>>(lines: &[S], pre: &PreTokenizer, norm: Option<&Normalizer>) -> AHashMap<String, u64> {
-    let mut m: AHashMap<String, u64> = AHashMap::new();
+/// Adds the words of `lines` to `m`.
+fn count_into<S: BatchText>(
+    m: &mut AHashMap<String, u64>,
+    lines: &[S],
+    pre: &PreTokenizer,
+    norm: Option<&Normalizer>,
+) -> Result<(), NotUtf8> {
     let mut add = |p: &str| {
         if let Some(c) = m.get_mut(p) {
             *c = c.saturating_add(1);
@@ -47,17 +53,17 @@ fn count_chunk<S: AsRef<str>>(lines: &[S], pre: &PreTokenizer, norm: Option<&Nor
             m.insert(p.to_string(), 1);
         }
     };
+    let mut scratch = Vec::new();
     for line in lines {
-        let line = line.as_ref();
-        match norm {
+        line.with_utf8(&mut scratch, |line| match norm {
             Some(n) => {
                 let t = n.normalize_str(line);
                 pre.for_each_raw_piece(&t, &mut add);
             }
             None => pre.for_each_raw_piece(line, &mut add),
-        }
+        })?;
     }
-    m
+    Ok(())
 }
 
 /// Adds `src` into `dst`; returns the byte length of the keys that were new to `dst`.
@@ -102,25 +108,30 @@ impl WordCounter {
         self.norm.as_ref()
     }
 
-    /// Counts the words of `lines` (in parallel on the current rayon pool).
-    pub fn feed<S: AsRef<str> + Sync>(&mut self, lines: &[S]) {
+    /// Counts the words of `lines` (in parallel on the current rayon pool). A line with no UTF-8 form
+    /// (see [`BatchText`]) is an error, and then nothing of `lines` is counted.
+    pub fn feed<S: BatchText>(&mut self, lines: &[S]) -> Result<(), NotUtf8> {
         if lines.is_empty() {
-            return;
+            return Ok(());
         }
         let threads = rayon::current_num_threads().max(1);
         let chunk = lines.len().div_ceil(threads * 4).max(MIN_CHUNK_LINES);
         let pre = &self.pre;
         let norm = self.norm.as_ref();
-        let merged = lines.par_chunks(chunk).map(|c| count_chunk(c, pre, norm)).reduce(AHashMap::new, |mut a, b| {
+        let maps = lines.par_chunks(chunk).map(|c| {
+            let mut m = AHashMap::new();
+            count_into(&mut m, c, pre, norm).map(|()| m)
+        });
+        let merged = maps.try_reduce(AHashMap::new, |mut a, b| {
             // Fold the smaller map into the larger one.
             if a.len() < b.len() {
                 let mut b = b;
                 merge_into(&mut b, a);
-                return b;
+                return Ok(b);
             }
             merge_into(&mut a, b);
-            a
-        });
+            Ok(a)
+        })?;
         let (len0, bytes0) = (self.counts.len(), self.key_bytes);
         if self.counts.is_empty() {
             self.key_bytes = merged.keys().map(|k| k.len()).sum();
@@ -129,6 +140,7 @@ impl WordCounter {
             self.key_bytes += merge_into(&mut self.counts, merged);
         }
         self.last_new = (self.counts.len() - len0, self.key_bytes - bytes0);
+        Ok(())
     }
 
     /// Adds `count` occurrences of an already pre-tokenized raw word.
@@ -267,7 +279,7 @@ mod tests {
             PreTokenizer::ByteLevel { add_prefix_space: false, use_regex: true, trim_offsets: true },
             None,
         );
-        wc.feed(&["the cat\n", "the dog\n"]);
+        wc.feed(&["the cat\n", "the dog\n"]).unwrap();
         assert_eq!(
             wc.words(),
             vec![("the".to_string(), 2), ("Ċ".to_string(), 2), ("Ġcat".to_string(), 1), ("Ġdog".to_string(), 1)]
@@ -279,10 +291,10 @@ mod tests {
     fn chunking_does_not_change_counts() {
         let lines: Vec<String> = (0..20000).map(|i| format!("w{} x{} shared\n", i % 97, i % 13)).collect();
         let mut a = WordCounter::new(PreTokenizer::Whitespace, None);
-        a.feed(&lines);
+        a.feed(&lines).unwrap();
         let mut b = WordCounter::new(PreTokenizer::Whitespace, None);
         for part in lines.chunks(333) {
-            b.feed(part);
+            b.feed(part).unwrap();
         }
         assert_eq!(a.words(), b.words());
         let shared = a.words().into_iter().find(|(w, _)| w == "shared").unwrap();
@@ -292,7 +304,7 @@ mod tests {
     #[test]
     fn normalizer_applies_before_splitting() {
         let mut wc = WordCounter::new(PreTokenizer::Whitespace, Some(Normalizer::Lowercase));
-        wc.feed(&["Hello HELLO"]);
+        wc.feed(&["Hello HELLO"]).unwrap();
         assert_eq!(wc.words(), vec![("hello".to_string(), 2)]);
     }
 
@@ -300,12 +312,12 @@ mod tests {
     fn merge_equals_counting_together_and_memory_grows() {
         let lines: Vec<String> = (0..5000).map(|i| format!("w{} é{} z\n", i % 311, i % 7)).collect();
         let mut whole = WordCounter::new(PreTokenizer::Whitespace, None);
-        whole.feed(&lines);
+        whole.feed(&lines).unwrap();
         let mut a = WordCounter::new(PreTokenizer::Whitespace, None);
-        a.feed(&lines[..1234]);
+        a.feed(&lines[..1234]).unwrap();
         let before = a.memory_bytes();
         let mut b = WordCounter::new(PreTokenizer::Whitespace, None);
-        b.feed(&lines[1234..]);
+        b.feed(&lines[1234..]).unwrap();
         a.merge(&b);
         assert_eq!(a.words(), whole.words());
         assert!(a.memory_bytes() >= before && before > 0);
