@@ -16,7 +16,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let t1 = Instant::now();
     let pre = PreTokenizer::ByteLevel { add_prefix_space: false, use_regex: true, trim_offsets: true };
     let mut wc = WordCounter::new(pre, None);
-    wc.feed(&lines);
+    wc.feed(&lines)?;
     let t2 = Instant::now();
     let words = wc.words_unsorted();
     let t3 = Instant::now();

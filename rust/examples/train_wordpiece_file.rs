@@ -18,7 +18,7 @@ fn main() {
         PreTokenizer::Bert,
         Some(Normalizer::Bert { clean_text: true, handle_chinese_chars: true, strip_accents: None, lowercase: true }),
     );
-    wc.feed(&lines);
+    wc.feed(&lines).expect("a &str is UTF-8");
     let words = wc.words_unsorted();
     let t1 = t.elapsed();
     let cfg = BpeTrainerConfig {

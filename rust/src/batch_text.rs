@@ -34,6 +34,8 @@ impl std::fmt::Display for NotUtf8 {
     }
 }
 
+impl std::error::Error for NotUtf8 {}
+
 impl<T: AsRef<str> + Sync> BatchText for T {
     #[inline]
     fn with_utf8<R>(&self, _scratch: &mut Vec<u8>, f: impl FnOnce(&str) -> R) -> Result<R, NotUtf8> {
