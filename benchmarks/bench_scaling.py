@@ -1,7 +1,8 @@
 """How our parallel paths scale from 1 to all cores, beside HF ``tokenizers`` on the same work.
 
 Paths, each timed in a child process per thread count ``n`` (``RAYON_NUM_THREADS=n`` for both libraries,
-and our ``threads=n`` option where one exists), median of ``--runs``:
+and our ``threads=n`` option where one exists), median of ``--runs`` calls, then median over ``--rounds``
+such processes, the thread counts alternating:
 
 * training byte-level BPE (``--vocab`` tokens) on ``--mb`` of English: ours split into its two stages,
   **counting** (``subword.counts.count_words``, parallel over batches of lines) and **merging**
@@ -18,8 +19,8 @@ jobs the figures are indicative only; the load is recorded with them.
 
 Usage::
 
-    PYTHONPATH=. python benchmarks/bench_scaling.py --mb 5 --runs 3
-    PYTHONPATH=. python benchmarks/bench_scaling.py --mb 1 --runs 1      # proves the script in a minute
+    PYTHONPATH=. python benchmarks/bench_scaling.py --mb 5 --runs 5 --rounds 3
+    PYTHONPATH=. python benchmarks/bench_scaling.py --mb 1 --runs 1 --rounds 1   # proves the script in a minute
     PYTHONPATH=. python benchmarks/bench_scaling.py --encode-only         # the encode paths alone
 """
 
@@ -119,7 +120,8 @@ def _encode_paths(lines: list[str], runs: int, out: dict[str, float]) -> Any:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--mb", type=float, default=5.0)
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--runs", type=int, default=3, help="timed calls per process (median)")
+    ap.add_argument("--rounds", type=int, default=3, help="processes per thread count, alternating (median)")
     ap.add_argument("--vocab", type=int, default=32000)
     ap.add_argument("--max-threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--encode-only", action="store_true", help="time the encode paths only (no training, no compare)")
@@ -128,18 +130,23 @@ def main() -> None:
     if args.child:
         json.dump(child(args.mb, args.runs, args.child, args.vocab, args.encode_only), sys.stdout)
         return
-    per_n: dict[int, dict[str, float]] = {}
-    for n in range(1, args.max_threads + 1):
-        env = dict(os.environ, RAYON_NUM_THREADS=str(n), TOKENIZERS_PARALLELISM="true")
-        res = subprocess.run([sys.executable, __file__, "--mb", str(args.mb), "--runs", str(args.runs), "--vocab",
-                              str(args.vocab), "--child", str(n)] + ["--encode-only"] * args.encode_only, env=env, capture_output=True, text=True, check=False)
-        if res.returncode != 0:
-            raise SystemExit(f"child with {n} threads failed:\n{res.stderr[-3000:]}")
-        per_n[n] = json.loads(res.stdout)
+    # The machine's speed drifts by 10-30% over minutes: the thread counts' processes alternate, round after
+    # round, and each cell is the median over the rounds of a process's median.
+    rounds: dict[int, list[dict[str, float]]] = {n: [] for n in range(1, args.max_threads + 1)}
+    for _ in range(args.rounds):
+        for n in rounds:
+            env = dict(os.environ, RAYON_NUM_THREADS=str(n), TOKENIZERS_PARALLELISM="true")
+            res = subprocess.run([sys.executable, __file__, "--mb", str(args.mb), "--runs", str(args.runs), "--vocab",
+                                  str(args.vocab), "--child", str(n)] + ["--encode-only"] * args.encode_only, env=env,
+                                 capture_output=True, text=True, check=False)
+            if res.returncode != 0:
+                raise SystemExit(f"child with {n} threads failed:\n{res.stderr[-3000:]}")
+            rounds[n].append(json.loads(res.stdout))
+    per_n = {n: {path: statistics.median(r[path] for r in rs) for path in rs[0]} for n, rs in rounds.items()}
     uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     ns = sorted(per_n)
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load `{uptime}`, {args.mb} MB of English, "
-          f"byte-level BPE {args.vocab}, median of {args.runs}\n")
+          f"byte-level BPE {args.vocab}, median of {args.rounds} alternating processes' medians of {args.runs} calls\n")
     print("| path | " + " | ".join(f"{n} thr s" for n in ns) + " | " + " | ".join(f"speed-up x{n}" for n in ns[1:])
           + " |")
     print("|---|" + "---:|" * (2 * len(ns) - 1))

@@ -208,3 +208,34 @@ def test_flat_arrays_outlive_the_tokenizer_and_stay_writable() -> None:
     assert ids[:3].tolist() == [2, 2, 2] and offsets.tolist() == [0, 2000, 2002]
     ids[0] = 9
     assert int(ids[0]) == 9
+
+
+@pytest.mark.parametrize("method", ["encode_batch_ids", "encode_batch_ids_flat"])
+def test_strs_the_workers_cannot_read_send_the_batch_the_long_way(method: str) -> None:
+    """The pool's workers read exact, compact strs themselves (``py/held_batch.rs``); a str subclass, a
+    non-str or a surrogate anywhere in a large batch makes them give up, and the batch is encoded again
+    with the interpreter's help: the same ids as encoding each text alone, or the interpreter's error."""
+    pytest.importorskip("tokenizers")
+    from tests._hf_fixtures import byte_level_hf
+
+    hf = byte_level_hf()
+    ours = Tokenizer.from_str(hf.to_str())
+    call = getattr(ours, method)
+
+    def ids(result):
+        return _split(*result) if method == "encode_batch_ids_flat" else result
+
+    class Text(str):
+        pass
+
+    texts = _lines()[:2000] + [(t + " ")[:-1] for t in _str_kinds()]
+    want = [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)]
+    mixed = list(texts)
+    mixed[1500] = Text(mixed[1500])
+    mixed[-3] = Text(mixed[-3])
+    assert ids(call(mixed, add_special_tokens=False)) == want
+    assert ids(call(tuple(texts), add_special_tokens=False)) == want
+    bad = list(texts)
+    bad[1700] = 7
+    with pytest.raises(TypeError, match=r"texts\[1700\] must be a str"):
+        call(bad)

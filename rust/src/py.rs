@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 mod compare;
 mod compare_vocab;
 mod flat;
+mod held_batch;
 mod load;
 mod spm;
 mod spm_tokenizer;

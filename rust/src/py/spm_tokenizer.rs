@@ -7,6 +7,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
+use crate::batch_text::BatchText;
 use crate::spm::{CharsMap, SpmNormalizer, SpmSpec};
 use crate::tokenizer::sentencepiece::SpmPipeline;
 
@@ -24,6 +25,24 @@ impl PyCoreSpmTokenizer {
     /// The pipeline, for the Rust-side reductions of `subword compare`.
     pub(super) fn pipeline(&self) -> Arc<SpmPipeline> {
         self.inner.clone()
+    }
+}
+
+/// A batch's ids as the flat output's two vectors (see [`super::flat::join_chunks`]).
+struct FlatIds<'a>(&'a SpmPipeline);
+
+impl super::held_batch::BatchJob<(Vec<u32>, Vec<i64>)> for FlatIds<'_> {
+    fn run<S: BatchText>(&self, items: &[S]) -> Result<(Vec<u32>, Vec<i64>), String> {
+        self.0.encode_batch_ids_flat(items).map(super::flat::join_chunks)
+    }
+}
+
+/// A batch's ids as one Python list per text.
+struct IdLists<'a>(&'a SpmPipeline);
+
+impl<'py> super::held_batch::GilBatchJob<'py, Bound<'py, PyList>> for IdLists<'_> {
+    fn run<S: BatchText>(&self, py: Python<'py>, items: &[S]) -> PyResult<Bound<'py, PyList>> {
+        super::nested_id_lists(py, &None, items.len(), |range| self.0.encode_ids_chunk(&items[range]))
     }
 }
 
@@ -141,13 +160,11 @@ impl PyCoreSpmTokenizer {
     fn encode_batch_ids<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<Bound<'py, PyString>>,
+        texts: Bound<'py, PyAny>,
         add_special_tokens: bool,
     ) -> PyResult<Bound<'py, PyList>> {
         let _ = add_special_tokens;
-        let views = super::text::views_of(&texts)?;
-        super::nested_id_lists(py, &None, views.len(), |range| self.inner.encode_ids_chunk(&views[range]))
-            .map_err(|e| super::text::batch_list_error(py, &texts, e))
+        super::held_batch::run_held_with_gil(py, &texts, &IdLists(&self.inner))
     }
 
     /// Ids-only batch as two flat buffers (see [`super::flat_buffers`]).
@@ -155,13 +172,11 @@ impl PyCoreSpmTokenizer {
     fn encode_batch_ids_flat<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<Bound<'py, PyString>>,
+        texts: Bound<'py, PyAny>,
         add_special_tokens: bool,
     ) -> PyResult<(Py<super::flat::FlatBuffer>, Py<super::flat::FlatBuffer>)> {
         let _ = add_special_tokens;
-        let views = super::text::views_of(&texts)?;
-        let joined = py.detach(|| self.inner.encode_batch_ids_flat(&views).map(super::flat::join_chunks));
-        super::flat_buffers(py, joined.map_err(|msg| super::text::batch_error(&texts, msg))?)
+        super::flat_buffers(py, super::held_batch::run_held(py, &texts, &FlatIds(&self.inner))?)
     }
 
     /// sentencepiece's decode (control pieces are always dropped, as sentencepiece does).

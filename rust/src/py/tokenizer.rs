@@ -13,6 +13,7 @@ use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
 use super::load::{Kind, PyNativeModel};
 
+use crate::batch_text::BatchText;
 use crate::encoding::{CharOffsets, Direction, Encoding, TokenTable, NO_SEQ};
 use crate::normalize::Normalizer;
 use crate::pretok::PreTokenizer;
@@ -325,24 +326,10 @@ impl PyCoreTokenizer {
     fn encode_batch_ids<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<Bound<'py, PyString>>,
+        texts: Bound<'py, PyAny>,
         add_special_tokens: bool,
     ) -> PyResult<Bound<'py, PyList>> {
-        let tok = self.get()?;
-        let views = super::text::views_of(&texts)?;
-        let failed = |msg| super::text::batch_error(&texts, msg);
-        if tok.pads_batch() {
-            // Padded to the batch's longest: encoded whole, then built.
-            let chunks = py.detach(|| tok.encode_batch_ids_flat(&views, add_special_tokens)).map_err(failed)?;
-            let _pause = super::GcPause::new(py)?;
-            let out = PyList::empty(py);
-            for (ids, lens) in &chunks {
-                super::push_id_lists(py, &out, ids, lens)?;
-            }
-            return Ok(out);
-        }
-        super::nested_id_lists(py, &None, views.len(), |range| tok.encode_ids_chunk(&views[range], add_special_tokens))
-            .map_err(|e| super::text::batch_list_error(py, &texts, e))
+        super::held_batch::run_held_with_gil(py, &texts, &IdLists { tok: &*self.get()?, add_special_tokens })
     }
 
     /// Ids-only batch as two flat buffers (see [`super::flat_buffers`]): ids (u32) and offsets (i64,
@@ -351,13 +338,11 @@ impl PyCoreTokenizer {
     fn encode_batch_ids_flat<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<Bound<'py, PyString>>,
+        texts: Bound<'py, PyAny>,
         add_special_tokens: bool,
     ) -> PyResult<(Py<super::flat::FlatBuffer>, Py<super::flat::FlatBuffer>)> {
-        let tok = self.get()?;
-        let views = super::text::views_of(&texts)?;
-        let joined = py.detach(|| tok.encode_batch_ids_flat(&views, add_special_tokens).map(super::flat::join_chunks));
-        super::flat_buffers(py, joined.map_err(|msg| super::text::batch_error(&texts, msg))?)
+        let job = FlatIds { tok: &*self.get()?, add_special_tokens };
+        super::flat_buffers(py, super::held_batch::run_held(py, &texts, &job)?)
     }
 
     #[pyo3(signature = (ids, skip_special_tokens = true))]
@@ -392,6 +377,41 @@ impl PyCoreTokenizer {
         t.set_dropout(p, seed).map_err(PyValueError::new_err)?;
         *guard = Arc::new(t);
         Ok(())
+    }
+}
+
+/// A batch's ids as one Python list per text.
+struct IdLists<'a> {
+    tok: &'a Tokenizer,
+    add_special_tokens: bool,
+}
+
+impl<'py> super::held_batch::GilBatchJob<'py, Bound<'py, PyList>> for IdLists<'_> {
+    fn run<S: BatchText>(&self, py: Python<'py>, items: &[S]) -> PyResult<Bound<'py, PyList>> {
+        let (tok, add) = (self.tok, self.add_special_tokens);
+        if tok.pads_batch() {
+            // Padded to the batch's longest: encoded whole, then built.
+            let chunks = py.detach(|| tok.encode_batch_ids_flat(items, add)).map_err(PyValueError::new_err)?;
+            let _pause = super::GcPause::new(py)?;
+            let out = PyList::empty(py);
+            for (ids, lens) in &chunks {
+                super::push_id_lists(py, &out, ids, lens)?;
+            }
+            return Ok(out);
+        }
+        super::nested_id_lists(py, &None, items.len(), |range| tok.encode_ids_chunk(&items[range], add))
+    }
+}
+
+/// A batch's ids as the flat output's two vectors (see [`super::flat::join_chunks`]).
+struct FlatIds<'a> {
+    tok: &'a Tokenizer,
+    add_special_tokens: bool,
+}
+
+impl super::held_batch::BatchJob<(Vec<u32>, Vec<i64>)> for FlatIds<'_> {
+    fn run<S: BatchText>(&self, items: &[S]) -> Result<(Vec<u32>, Vec<i64>), String> {
+        self.tok.encode_batch_ids_flat(items, self.add_special_tokens).map(super::flat::join_chunks)
     }
 }
 
