@@ -138,6 +138,7 @@ impl PyCompareCollector {
         lines: Vec<Bound<'_, PyString>>,
         last_chunk: bool,
     ) -> PyResult<(Vec<String>, Vec<u32>)> {
+        let _pages = crate::alloc::HoldFreedPages::new();
         let strs: Vec<&str> = lines.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
         let index = &mut self.index;
         let before = self.tail;
@@ -200,6 +201,7 @@ impl PyCompareCollector {
         lines: Vec<Bound<'py, PyString>>,
         block_lines: usize,
     ) -> PyResult<Bound<'py, PyDict>> {
+        let _pages = crate::alloc::HoldFreedPages::new();
         let Some((m, segs)) = self.pending.take() else {
             return Err(PyValueError::new_err("reduce() needs segment() of the same lines first"));
         };

@@ -118,6 +118,7 @@ pub(crate) trait BatchJob<T>: Sync {
 /// where a lone surrogate raises the interpreter's `UnicodeEncodeError` and an item that is not a str a
 /// `TypeError` naming it. Any other error of `job` is a `ValueError`.
 pub(crate) fn run_held<T: Send>(py: Python<'_>, texts: &Bound<'_, PyAny>, job: &impl BatchJob<T>) -> PyResult<T> {
+    let _pages = crate::alloc::HoldFreedPages::new();
     let held = hold(texts)?;
     let items = held_items(&held);
     match py.detach(|| job.run(items)) {
@@ -143,6 +144,7 @@ pub(crate) fn run_held_with_gil<'py, T>(
     texts: &Bound<'py, PyAny>,
     job: &impl GilBatchJob<'py, T>,
 ) -> PyResult<T> {
+    let _pages = crate::alloc::HoldFreedPages::new();
     let held = hold(texts)?;
     let gave_up = |e: &PyErr| {
         e.is_instance_of::<pyo3::exceptions::PyValueError>(py) && e.value(py).to_string() == NotUtf8.to_string()

@@ -137,6 +137,7 @@ impl PyCoreSpmTokenizer {
         pairs: Option<Vec<Option<Bound<'py, PyString>>>>,
     ) -> PyResult<Bound<'py, PyList>> {
         let _ = add_special_tokens;
+        let _pages = crate::alloc::HoldFreedPages::new();
         if pairs.is_some_and(|p| p.iter().any(Option::is_some)) {
             return Err(PyValueError::new_err("a SentencePiece model encodes single texts, not pairs"));
         }

@@ -106,6 +106,7 @@ impl PyWordCounter {
         mut digest: Option<PyRefMut<'_, PyInputDigest>>,
     ) -> PyResult<()> {
         let mut strs = Vec::with_capacity(lines.len());
+        let _pages = crate::alloc::HoldFreedPages::new();
         for (i, item) in lines.iter().enumerate() {
             let s = item.downcast_into::<PyString>().map_err(|e| {
                 let item = e.into_inner();
