@@ -357,6 +357,7 @@ pub(crate) fn run_trainer<T: Send>(
     pool: &Option<Arc<rayon::ThreadPool>>,
     work: impl FnOnce(&mut crate::bpe::train::ProgressFn<'_>) -> Result<T, TrainError> + Send,
 ) -> PyResult<T> {
+    let _pages = crate::alloc::HoldFreedPages::new();
     let mut py_err: Option<PyErr> = None;
     let result = {
         let py_err = &mut py_err;
