@@ -43,8 +43,9 @@ static HOLDERS: AtomicUsize = AtomicUsize::new(0);
 /// next batch faults its memory in afresh: 3,300 page faults per `encode_batch_ids_flat` of 5 MB of lines
 /// (13 MB), a fifth of its time in the kernel. While a guard lives the delay is raised, so the pages freed
 /// in the call are only scheduled for purging; the delay goes back to 0 when the last guard drops, which
-/// leaves them committed: the next batch call reuses them, and mimalloc purges those older than the arena
-/// delay (about a second) on its allocation paths during a later call. The cost is RSS between calls of
+/// leaves them committed: the next batch call reuses them, and mimalloc purges what is still free about a
+/// second (the arena delay) after the first was scheduled, on its allocation paths during a later guarded
+/// call (none run at delay 0). The cost is RSS between calls of
 /// at most one call's freed memory; loading, and any call outside a guard, purge at once as before. A
 /// forced purge when the call ends was tried: it gives the faults back to the next call (no gain).
 ///
