@@ -444,13 +444,12 @@ def train_bpe(
         )
     warn_short_vocabulary(reached, trainer.vocab_size, _merges_ran_out(trainer, "BPE stops at the first pair below it"))
 
-    model = BPE(
-        {token: i for i, token in enumerate(vocab)},
-        merges,
-        unk_token=trainer.unk_token,
-        continuing_subword_prefix=trainer.continuing_subword_prefix,
-        end_of_word_suffix=trainer.end_of_word_suffix,
-    )
+    options = {"unk_token": trainer.unk_token, "continuing_subword_prefix": trainer.continuing_subword_prefix,
+               "end_of_word_suffix": trainer.end_of_word_suffix}
+    vocab_ids = dict(zip(vocab, range(len(vocab))))
+    # The Rust trainer's output is consistent by construction (BPE._from_trainer); the reference's is checked.
+    model = (BPE._from_trainer(vocab_ids, merges, **options) if trainer.engine == "rust"
+             else BPE(vocab_ids, merges, **options))
     if byte_level:
         decoder: decoders.Decoder | None = decoders.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True)
         post: processors.PostProcessor | None = processors.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True)

@@ -418,3 +418,37 @@ def test_reference_encoder_matches_hf_bpe_on_held_out_text():
     for line in test:
         ours = [t for piece, _ in pre.pre_tokenize_str(line) for t in reference.encode_word(piece, ranks)]
         assert ours == tok.encode(line).tokens
+
+
+# ==== the Rust trainer's model is taken without the constructor's data checks ====
+
+@pytest.mark.parametrize("options", [
+    {},
+    {"continuing_subword_prefix": "##", "end_of_word_suffix": "</w>", "unk_token": "[UNK]",
+     "special_tokens": ["[UNK]", "[PAD]"]},
+])
+def test_the_rust_trainers_model_passes_every_check_it_skips(options):
+    # train_bpe builds the Rust engine's model with BPE._from_trainer (no data validation: consistent by
+    # construction). Here the same vocab and merges go through the checking constructor, on real text.
+    import corpora
+    from subword.model import BPE
+
+    with open(corpora.builtin_corpus(), encoding="utf-8") as f:
+        lines = [next(f) for _ in range(3000)]
+    tok = train_bpe(lines, BpeTrainer(vocab_size=3000, **options), byte_level=False)
+    model = tok.model
+    checked = BPE(model.vocab, model.merges, unk_token=model.unk_token,
+                  continuing_subword_prefix=model.continuing_subword_prefix,
+                  end_of_word_suffix=model.end_of_word_suffix)
+    assert checked.to_dict() == model.to_dict()
+    assert len(model.merges) > 1000 and sorted(model.vocab.values()) == list(range(len(model.vocab)))
+
+
+def test_a_trained_model_still_refuses_an_unk_token_outside_its_vocab():
+    from subword.errors import ModelError
+    from subword.model import BPE
+
+    with pytest.raises(ModelError, match="unk_token 'zz' is not in the vocab"):
+        BPE._from_trainer({"a": 0}, [], unk_token="zz")
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        BPE._from_trainer({"a": 0}, [], bogus=1)
