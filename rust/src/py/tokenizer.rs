@@ -5,6 +5,7 @@
 //! objects only when it is read, and converts byte offsets to CHARACTER offsets (HF's Python
 //! convention) at that moment, so `encode_batch` does not pay for fields nobody reads.
 
+use std::mem::ManuallyDrop;
 use std::sync::{Arc, RwLock};
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -26,7 +27,10 @@ fn parse_direction(s: &str) -> PyResult<Direction> {
 /// Immutable result of encoding one text; offsets are character spans of the original text.
 #[pyclass(name = "Encoding", module = "subword._core", frozen)]
 pub struct PyEncoding {
-    enc: Encoding,
+    /// Boxed, so that the Python object is small (56 bytes, not 248): a batch makes one per text on the
+    /// calling thread, and Python's own arenas for them were most of `encode_batch`'s remaining page
+    /// faults. The box is made by the pool's worker that encoded the text ([`encoding_list`]).
+    enc: ManuallyDrop<Box<Encoding>>,
     /// The text and the optional pair text (offsets of pair tokens index into the pair).
     texts: Arc<(Py<PyString>, Option<Py<PyString>>)>,
     table: Arc<TokenTable>,
@@ -39,7 +43,8 @@ impl Drop for PyEncoding {
     /// faults per call with the call alone held, 15,000 with its Encodings' drops held too).
     fn drop(&mut self) {
         let _pages = crate::alloc::HoldFreedPages::new();
-        drop(std::mem::take(&mut self.enc));
+        // SAFETY: dropped here once; `self` is never used again (this is its destructor).
+        unsafe { ManuallyDrop::drop(&mut self.enc) };
     }
 }
 
@@ -49,7 +54,15 @@ impl PyEncoding {
         texts: Arc<(Py<PyString>, Option<Py<PyString>>)>,
         table: Arc<TokenTable>,
     ) -> Self {
-        PyEncoding { enc, texts, table }
+        Self::wrap_boxed(Box::new(enc), texts, table)
+    }
+
+    fn wrap_boxed(
+        enc: Box<Encoding>,
+        texts: Arc<(Py<PyString>, Option<Py<PyString>>)>,
+        table: Arc<TokenTable>,
+    ) -> Self {
+        PyEncoding { enc: ManuallyDrop::new(enc), texts, table }
     }
 }
 
@@ -156,7 +169,7 @@ impl PyEncoding {
     /// in windows overlapping by `stride`).
     #[pyo3(signature = (max_length, stride = 0, direction = "right"))]
     fn truncate(&self, max_length: usize, stride: usize, direction: &str) -> PyResult<PyEncoding> {
-        let mut e = self.enc.clone();
+        let mut e = Encoding::clone(&self.enc);
         e.truncate(max_length, stride, parse_direction(direction)?).map_err(PyValueError::new_err)?;
         Ok(PyEncoding::wrap(e, self.texts.clone(), self.table.clone()))
     }
@@ -171,7 +184,7 @@ impl PyEncoding {
         pad_token: &str,
         direction: &str,
     ) -> PyResult<PyEncoding> {
-        let mut e = self.enc.clone();
+        let mut e = Encoding::clone(&self.enc);
         e.pad_with_str(length, pad_id, pad_type_id, &self.table, pad_token, parse_direction(direction)?);
         Ok(PyEncoding::wrap(e, self.texts.clone(), self.table.clone()))
     }
@@ -312,7 +325,7 @@ impl PyCoreTokenizer {
                 py.detach(|| tok.encode_batch_pairs(&inputs, add_special_tokens)).map_err(PyValueError::new_err)?;
             let out = PyList::empty(py);
             for (k, e) in encs.into_iter().enumerate() {
-                out.append(encoding_object(py, e, &texts, pairs.as_deref(), k, &table)?)?;
+                out.append(encoding_object(py, Box::new(e), &texts, pairs.as_deref(), k, &table)?)?;
             }
             return Ok(out);
         }
@@ -438,6 +451,8 @@ pub(super) fn encoding_list<'py>(
     pool: &Option<Arc<rayon::ThreadPool>>,
     encode: impl Fn(std::ops::Range<usize>) -> Result<Vec<Encoding>, String> + Sync,
 ) -> PyResult<Bound<'py, PyList>> {
+    // Boxed on the worker (see `PyEncoding::enc`).
+    let encode = |r: std::ops::Range<usize>| encode(r).map(|v| v.into_iter().map(Box::new).collect::<Vec<_>>());
     let n = texts.len();
     let size = super::chunk_len(n, pool);
     let out = PyList::empty(py);
@@ -461,7 +476,7 @@ pub(super) fn encoding_list<'py>(
 /// The `Encoding` object of text `k` of a batch (it keeps the text and its pair for offsets).
 fn encoding_object<'py>(
     py: Python<'py>,
-    enc: Encoding,
+    enc: Box<Encoding>,
     texts: &[Bound<'py, PyString>],
     pairs: Option<&[Option<Bound<'py, PyString>>]>,
     k: usize,
@@ -469,7 +484,7 @@ fn encoding_object<'py>(
 ) -> PyResult<Bound<'py, PyEncoding>> {
     let text = texts.get(k).ok_or_else(|| PyRuntimeError::new_err("more encodings than texts"))?;
     let pair = pairs.and_then(|p| p.get(k)).and_then(|p| p.as_ref()).map(|p| p.clone().unbind());
-    Bound::new(py, PyEncoding::wrap(enc, Arc::new((text.clone().unbind(), pair)), table.clone()))
+    Bound::new(py, PyEncoding::wrap_boxed(enc, Arc::new((text.clone().unbind(), pair)), table.clone()))
 }
 
 /// A pre-tokenizer built from its HF JSON text.
