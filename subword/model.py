@@ -166,12 +166,7 @@ class BPE(_VocabModel):
         """
         self = cls.__new__(cls)
         self._defer(loader, native)
-        defaults = _BPE_OPTION_DEFAULTS
-        unknown = sorted(set(options) - set(defaults))
-        if unknown:
-            raise TypeError(f"BPE() got unexpected keyword argument(s) {unknown}")
-        self._set_options(**{**defaults, **options})
-        self._validate_options()
+        self._set_checked_options(options)
         return self
 
     @classmethod
@@ -189,17 +184,20 @@ class BPE(_VocabModel):
         ([('a', 'b')], 2)
         """
         self = cls.__new__(cls)
-        defaults = _BPE_OPTION_DEFAULTS
-        unknown = sorted(set(options) - set(defaults))
-        if unknown:
-            raise TypeError(f"BPE() got unexpected keyword argument(s) {unknown}")
         self.vocab = vocab
         self.merges = merges
-        self._set_options(**{**defaults, **options})
-        self._validate_options()
+        self._set_checked_options(options)
         if self.unk_token is not None and self.unk_token not in self.vocab:
             raise ModelError(f"unk_token {self.unk_token!r} is not in the vocab")
         return self
+
+    def _set_checked_options(self, options: dict[str, Any]) -> None:
+        """Sets ``options`` over the constructor's defaults and checks them as the constructor does."""
+        unknown = sorted(set(options) - set(_BPE_OPTION_DEFAULTS))
+        if unknown:
+            raise TypeError(f"BPE() got unexpected keyword argument(s) {unknown}")
+        self._set_options(**{**_BPE_OPTION_DEFAULTS, **options})
+        self._validate_options()
 
     def _set_options(self, **options: Any) -> None:
         for name, value in options.items():

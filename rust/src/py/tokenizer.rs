@@ -27,7 +27,7 @@ fn parse_direction(s: &str) -> PyResult<Direction> {
 /// Immutable result of encoding one text; offsets are character spans of the original text.
 #[pyclass(name = "Encoding", module = "subword._core", frozen)]
 pub struct PyEncoding {
-    /// Boxed, so that the Python object is small (56 bytes, not 248): a batch makes one per text on the
+    /// Boxed, so that the Python object is small (40 bytes, not 248): a batch makes one per text on the
     /// calling thread, and Python's own arenas for them were most of `encode_batch`'s remaining page
     /// faults. The box is made by the pool's worker that encoded the text ([`encoding_list`]).
     enc: ManuallyDrop<Box<Encoding>>,
