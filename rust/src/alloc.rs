@@ -1,4 +1,5 @@
-//! The Python extension's memory allocator: mimalloc, set to give freed memory back at once.
+//! The Python extension's memory allocator: mimalloc, set to give freed memory back at once, except
+//! what batch calls free, which is kept for the next one ([`HoldFreedPages`]).
 //!
 //! Inside a Python process glibc's heap is shared with the interpreter and every other extension.
 //! After other libraries had run in the same process (bench_peers' later rows), 40% of our encode
@@ -8,7 +9,8 @@
 //! freed memory (the temporaries of loading a tokenizer) and commit its arenas eagerly, which
 //! doubled the RSS of a loaded tokenizer; purging at once and committing on demand brings it to
 //! glibc's figures or below (RSS added by a first load, MiB: cl100k 16.9 -> 13.2, llama3 27.1 ->
-//! 22.5, BERT 6.7 -> 6.7; benchmarks/RESULTS.md, the allocator subsection).
+//! 22.5, BERT 6.7 -> 6.7; benchmarks/RESULTS.md, the allocator subsection). Batch calls raise the
+//! purge delay while they run, which leaves a loaded tokenizer's RSS as it was.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
