@@ -59,6 +59,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::char_atoms::{CharAtoms, CharAtomsBuilder};
 use super::pair_filter::PairFilter;
+use super::pair_table::PairTable;
 use super::token_index::{TokenIndex, TokenIndexBuilder};
 use super::token_strings::TokenStrings;
 
@@ -117,8 +118,6 @@ fn mix64(mut h: u64) -> u64 {
     h ^= h >> 33;
     h
 }
-
-type PairMap = HashMap<u64, (u32, u32), BuildHasherDefault<PairHasher>>;
 
 #[inline]
 fn pack(a: u32, b: u32) -> u64 {
@@ -498,7 +497,7 @@ pub struct BpeModel {
     vocab: HashMap<String, u32, ahash::RandomState>,
     /// id -> token; `None` for ids not used by the model.
     vocab_r: TokenStrings,
-    merges: PairMap,
+    merges: PairTable,
     opts: BpeOptions,
     /// For byte-level models: token id of the mapped char of every byte, when all 256 exist and
     /// no prefix/suffix is set (the raw-byte fast path).
@@ -624,15 +623,18 @@ impl BpeModel {
             return Err(BpeError::Invalid(format!("token id {} is too large", max_id - 1)));
         }
         let vocab_r = TokenStrings::from_vocab(vocab.iter().map(|(t, &id)| (t.as_str(), id)), max_id);
-        let mut map = PairMap::with_capacity_and_hasher(merges.len(), Default::default());
+        let mut pairs = Vec::with_capacity(merges.len());
         for (rank, &(ida, idb, new_id)) in merges.iter().enumerate() {
             let known = |id: u32| vocab_r.get(id).is_some();
             if !known(ida) || !known(idb) || !known(new_id) {
                 return Err(BpeError::Invalid(format!("merge #{rank}: a part's id is not in the vocab")));
             }
             let rank = if opts.merge_by_token_id { new_id } else { rank as u32 };
-            map.insert(pack(ida, idb), (rank, new_id));
+            pairs.push((pack(ida, idb), (rank, new_id)));
         }
+        // A pair listed twice keeps its last (rank, id), as HF's map does.
+        let map = PairTable::from_pairs(&pairs);
+        drop(pairs);
         let table = bytes_to_unicode();
         let mut byte_ids = [0u32; 256];
         let mut all_bytes = opts.continuing_subword_prefix.is_none() && opts.end_of_word_suffix.is_none();
@@ -1048,7 +1050,7 @@ impl BpeModel {
             }
         }
         let mut operand_min = vec![u32::MAX; self.id_bound()];
-        for (&pair, &(rank, _)) in &self.merges {
+        for (pair, (rank, _)) in self.merges.iter() {
             for part in [(pair >> 32) as usize, pair as u32 as usize] {
                 if let Some(m) = operand_min.get_mut(part) {
                     *m = (*m).min(rank);
@@ -1145,7 +1147,7 @@ impl BpeModel {
         let misses = state.misses.fetch_add(1, Ordering::Relaxed);
         if misses >= BYTE_PAIRS_AFTER_MISSES.min(self.vocab.len() / 16) && tables.byte_pairs.is_none() {
             tables.byte_pairs = Some(state.byte_pairs.get_or_init(|| self.build_byte_pairs()));
-            tables.pair_filter = Some(state.pair_filter.get_or_init(|| PairFilter::new(self.merges.keys().copied())));
+            tables.pair_filter = Some(state.pair_filter.get_or_init(|| PairFilter::new(self.merges.keys())));
         }
         if misses >= self.vocab.len() / 8 && self.opts.ignore_merges && tables.index.is_none() {
             tables.index = Some(state.index.get_or_init(|| self.build_token_index()));
@@ -1262,7 +1264,7 @@ impl BpeModel {
 
     #[inline]
     fn rank_of(&self, a: u32, b: u32) -> Option<(u32, u32)> {
-        self.merges.get(&pack(a, b)).copied()
+        self.merges.get(pack(a, b))
     }
 
     /// Applies all merges (no dropout).

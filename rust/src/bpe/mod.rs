@@ -3,6 +3,7 @@
 pub mod char_atoms;
 pub mod encode;
 pub mod pair_filter;
+pub mod pair_table;
 pub mod spm_train;
 pub mod token_index;
 pub mod token_strings;
