@@ -378,7 +378,12 @@ def _peer_fastokens(row: Row, threads: int) -> Enc:
     import numpy as np
     import fastokens
 
-    if row.kind == "tiktoken":
+    if row.kind == "tiktoken" and row.name in ("cl100k_base", "o200k_base"):
+        # Its preset, not our pattern string: given a pattern, fastokens 0.3.5 runs its general regex where
+        # its preset runs a hand-made scanner (cl100k, 0.3 MB English one string: 6.8 ms with the pattern
+        # string, 1.6 ms with the preset, 2026-12-07). Its ids are checked like every peer's.
+        tok = fastokens.Tokenizer.from_tiktoken(str(row.files["ranks"]), encoding=row.name)
+    elif row.kind == "tiktoken":
         tok = fastokens.Tokenizer.from_tiktoken(str(row.files["ranks"]), pattern=row.pattern,
                                                 special_tokens=row.specials or {})
     elif row.kind == "hf":
