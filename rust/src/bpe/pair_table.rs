@@ -332,6 +332,26 @@ mod tests {
     }
 
     #[test]
+    fn a_bulk_build_keeps_each_repeated_pairs_last_value() {
+        let mut next = stream(5);
+        // 60,000 pairs over 40 x 40 ids: every pair repeats (~37 times), so most first-bucket groups are
+        // long; then one pair listed 5,000 times in a row; then fresh pairs.
+        let mut pairs: Vec<(u64, (u32, u32))> =
+            (0..60_000).map(|i| ((next() % 40) << 32 | (next() % 40), (i, (next() % 1000) as u32))).collect();
+        pairs.extend((0..5_000).map(|i| (7u64 << 32 | 9, (100_000 + i, i))));
+        pairs.extend((0..20_000).map(|i| ((1000 + next() % 5000) << 32 | (next() % 5000), (200_000 + i, i))));
+        let table = PairTable::from_pairs(&pairs);
+        let mut oracle = HashMap::new();
+        for &(k, v) in &pairs {
+            oracle.insert(k, v);
+        }
+        assert_eq!(table.len(), oracle.len());
+        assert!(oracle.iter().all(|(&k, &v)| table.get(k) == Some(v)));
+        assert_eq!(table.iter().count(), oracle.len());
+        assert_eq!(table.get(7u64 << 32 | 9), Some((104_999, 4_999)));
+    }
+
+    #[test]
     fn a_full_vocab_fits_at_its_planned_size() {
         // o200k's count of merge pairs, sized up front: no growth, a load between 0.45 and 0.9.
         let n = 446_189;
