@@ -109,13 +109,8 @@ impl PairTable {
                     continue;
                 }
                 t.len += 1;
-                let bucket = &mut t.buckets[b];
-                match bucket.keys.iter().position(|&k| k == EMPTY) {
-                    Some(s) => {
-                        bucket.keys[s] = key;
-                        bucket.vals[s] = val;
-                    }
-                    None => overflow.push((key, val)),
+                if !t.put(b, key, val) {
+                    overflow.push((key, val));
                 }
             }
         }
@@ -124,13 +119,8 @@ impl PairTable {
         second.sort_unstable_by_key(|&(b, _)| b);
         let mut left = Vec::new();
         for (b, (key, val)) in second {
-            let bucket = &mut t.buckets[b];
-            match bucket.keys.iter().position(|&k| k == EMPTY) {
-                Some(s) => {
-                    bucket.keys[s] = key;
-                    bucket.vals[s] = val;
-                }
-                None => left.push((key, val)),
+            if !t.put(b, key, val) {
+                left.push((key, val));
             }
         }
         for pair in left {
@@ -200,23 +190,16 @@ impl PairTable {
         let (mut at, _) = self.buckets_of(key);
         for _ in 0..MAX_KICKS {
             let (i, j) = self.buckets_of(key);
-            for b in [i, j] {
-                if let Some(s) = self.buckets[b].keys.iter().position(|&k| k == EMPTY) {
-                    self.buckets[b].keys[s] = key;
-                    self.buckets[b].vals[s] = val;
-                    return None;
-                }
+            if self.put(i, key, val) || self.put(j, key, val) {
+                return None;
             }
             // Both full: a held pair whose other bucket has room moves there (one step, found by
             // looking at the eight held pairs' other buckets; most builds need nothing longer) ...
             for b in [i, j] {
                 for s in 0..WAYS {
-                    let victim = self.buckets[b].keys[s];
+                    let (victim, victim_val) = (self.buckets[b].keys[s], self.buckets[b].vals[s]);
                     let (vi, vj) = self.buckets_of(victim);
-                    let other = if vi == b { vj } else { vi };
-                    if let Some(free) = self.buckets[other].keys.iter().position(|&k| k == EMPTY) {
-                        self.buckets[other].keys[free] = victim;
-                        self.buckets[other].vals[free] = self.buckets[b].vals[s];
+                    if self.put(if vi == b { vj } else { vi }, victim, victim_val) {
                         self.buckets[b].keys[s] = key;
                         self.buckets[b].vals[s] = val;
                         return None;
@@ -234,6 +217,20 @@ impl PairTable {
             std::mem::swap(&mut val, &mut bucket.vals[s]);
         }
         Some((key, val))
+    }
+
+    /// Puts a pair in a free slot of bucket `b`; `false` when the bucket is full.
+    #[inline]
+    fn put(&mut self, b: usize, key: u64, val: u64) -> bool {
+        let bucket = &mut self.buckets[b];
+        match bucket.keys.iter().position(|&k| k == EMPTY) {
+            Some(s) => {
+                bucket.keys[s] = key;
+                bucket.vals[s] = val;
+                true
+            }
+            None => false,
+        }
     }
 
     /// Doubles the buckets (more, in the unseen case that a pair still finds no slot) and puts every
