@@ -626,9 +626,10 @@ impl Tokenizer {
                             .par_iter()
                             .map(|part| {
                                 let mut v = Vec::with_capacity(part.len() / 3 + 8);
-                                let bytes = part.as_bytes();
                                 self.model.with_raw_pieces(|enc| {
-                                    p.for_each_raw_piece(part, |raw| enc.push(bytes, raw.as_bytes(), &mut v))
+                                    enc.encode_text(part, &mut v, |sink| {
+                                        p.for_each_raw_piece(part, |raw| sink.push(raw.as_bytes()))
+                                    })
                                 });
                                 v
                             })
@@ -641,8 +642,9 @@ impl Tokenizer {
                     }
                 }
                 // The whole text against this thread's cache, borrowed once (no dropout: salts unused).
-                let text = t.as_bytes();
-                let done = self.model.with_raw_pieces(|enc| p.for_each_raw_piece(t, |raw| enc.push(text, raw.as_bytes(), ids)));
+                let done = self.model.with_raw_pieces(|enc| {
+                    enc.encode_text(t, ids, |sink| p.for_each_raw_piece(t, |raw| sink.push(raw.as_bytes())))
+                });
                 if done.is_none() {
                     p.for_each_raw_piece(t, |raw| {
                         *salt += 1;

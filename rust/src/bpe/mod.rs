@@ -8,4 +8,5 @@ pub mod spm_train;
 pub mod token_index;
 pub mod token_strings;
 pub mod train;
+pub mod word_table;
 pub mod select;

@@ -275,7 +275,7 @@ impl std::fmt::Debug for PairTable {
 
 /// Asks the CPU to start loading `value`'s cache line (a hint: nothing is read, nothing can fault).
 #[inline(always)]
-fn prefetch<T>(value: &T) {
+pub(crate) fn prefetch<T>(value: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch only hints at a load; the pointer is that of a live value.
     unsafe {

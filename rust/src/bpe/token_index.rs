@@ -83,6 +83,17 @@ impl TokenIndex {
         }
     }
 
+    /// Asks the CPU to start loading the bucket where a lookup of `bytes` begins (tokens of up to
+    /// [`PACKED_BYTES`] bytes; a hint, nothing else).
+    #[inline]
+    pub fn prefetch(&self, bytes: &[u8]) {
+        if (1..=PACKED_BYTES).contains(&bytes.len()) {
+            if let Some(bucket) = self.buckets.get(bucket_of(packed_key(bytes), self.buckets.len())) {
+                super::pair_table::prefetch(bucket);
+            }
+        }
+    }
+
     /// The id of the token with packed key `key` ([`packed_key`]).
     #[inline]
     fn get_packed(&self, key: u128) -> Option<u32> {
