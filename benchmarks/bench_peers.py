@@ -44,7 +44,7 @@ first sight of each slice (text the word caches have never seen); the lines form
 also pins the child process to that many CPUs: fastokens splits one long string over threads of its own whatever
 ``RAYON_NUM_THREADS`` says (1.6-1.9 CPU seconds per wall second at "1 thread", measured 2026-12-05), so without
 the pin its 1-thread cells timed two cores. The cold case runs each library in a fresh process, pinned to one CPU,
-and times its first encode of the ``en`` string (load timed apart).
+and times its first encode of the ``en`` string (load timed apart), numpy imported before either timer.
 
 Every contestant gets its own copy of each text (see ``_own_copy``), so each pays Python's UTF-8 conversion
 of a str, as a freshly read text makes it do.
@@ -629,6 +629,11 @@ def cold(args: argparse.Namespace) -> None:
     pin_to_cpus(1)
     texts = load_texts(args.mb)
     row = build_rows(texts, [args.rows[0]])[0]
+    # numpy before the timers: our flat output and fastokens's are numpy arrays, and their first call would
+    # otherwise time numpy's import (75 ms of our 0.15 s on cl100k, 2026-12-07), a cost of the caller's
+    # array library that a process feeding a model has paid before it tokenizes
+    import numpy  # noqa: F401
+
     t0 = time.perf_counter()
     if args.cold == "ours":
         enc = make_ours(row, 1)
