@@ -119,7 +119,7 @@ def test_sentencepiece_model_equals_sentencepiece(tmp_path) -> None:
 
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
 def test_one_long_text_cut_over_threads_equals_tiktoken(name: str) -> None:
-    """A text of 100s of KB is cut after newlines and encoded on several threads (``newline_cuts`` in
+    """A text of over 512 KB is cut after newlines and encoded on several threads (``newline_cuts`` in
     ``rust/src/tokenizer.rs``); its ids must be tiktoken's for the whole text, whatever sits around the
     newlines (punctuation tails, o200k's ``/`` tail, spaces, CRLF, CJK, contractions)."""
     pytest.importorskip("tiktoken")
@@ -134,8 +134,9 @@ def test_one_long_text_cut_over_threads_equals_tiktoken(name: str) -> None:
     edges = ["end.\n/path", "a\nb", "x  \nY", "x\r\nY", "中\n文", "。\n中", "word\n's", "q!\n\n!q", "1\n2", "é\nx",
              "x\n é", "HTTP\nServer", "a \n/b", "z\n\u3000z"]
     body = corpus_lines("gutenberg_en_20M.txt", 4000) + TRICKY
-    text = "".join(line + edges[i % len(edges)] for i, line in enumerate(body)) * 2
-    assert len(text.encode()) > 300_000
+    unit = "".join(line + edges[i % len(edges)] for i, line in enumerate(body))
+    text = unit * (1 + 600_000 // len(unit.encode()))
+    assert len(text.encode()) > 600_000  # cut from 512 KB on (twice `PAR_PART_BYTES`)
     ids, offsets = tok.encode_batch_ids_flat([text])
     assert ids.tolist() == ref.encode_ordinary(text)
     assert offsets.tolist() == [0, len(ids)]

@@ -118,7 +118,7 @@ fn par_map_chunks<T: Sync, R: Send>(items: &[T], f: impl Fn(&[T]) -> R + Sync + 
 const BATCH_GRAIN: usize = 64;
 
 /// Smallest part of one long text encoded on its own thread (see `words_ids`).
-const PAR_PART_BYTES: usize = 64 * 1024;
+const PAR_PART_BYTES: usize = 256 * 1024;
 
 /// `text` cut into parts of about `target` bytes, each cut right after a `\n` that has a printable
 /// ASCII char (not `/` after it) or a CJK ideograph on both sides. For the pre-tokenizers of

@@ -258,10 +258,11 @@ fn short_key(key: &[u8]) -> Option<u128> {
 /// cl100k); a piece inside the text is keyed by one 16-byte load where the text allows it.
 ///
 /// Pieces the front table misses wait in a queue ([`PENDING_MISSES`] of them), their cache slots and
-/// token-index bucket prefetched, while the next pieces are scanned: the lookups of a word the cache
-/// has never seen (young and old generation, token index) missed the CPU caches one after the other,
-/// and were half the time of encoding text new to the cache (perf, cl100k, shuffled-letter words);
-/// queued, the misses of several words overlap.
+/// token-index bucket prefetched, while the next pieces are scanned and written out; their ids are
+/// spliced in at their places when the queue is looked up. The lookups of a word the cache has never
+/// seen (young and old generation, token index) missed the CPU caches one after the other, and were
+/// half the time of encoding text new to the cache (perf, cl100k, shuffled-letter words); queued, the
+/// misses of several words overlap.
 pub struct RawPieces<'a> {
     model: &'a BpeModel,
     byte_ids: &'a [u32; 256],
@@ -270,23 +271,26 @@ pub struct RawPieces<'a> {
     /// allocates only what the cache keeps (nothing for a one-token piece); the allocator was a fifth
     /// of encoding text the cache had never seen (perf, cl100k, 2026-12).
     syms: Vec<Sym>,
-    /// Pieces not yet written out, in text order: front-table misses and every piece after the first.
-    pending: std::collections::VecDeque<Pending>,
-    /// Misses in `pending`.
-    pending_misses: usize,
+    /// Front-table misses not yet looked up, in text order, each with the place of its ids in `out`.
+    pending: Vec<Pending>,
+    /// The ids of the pending pieces once looked up, before they are spliced into `out`.
+    looked_up: Vec<u32>,
+    /// Where each pending piece's ids end in `looked_up`.
+    looked_up_ends: Vec<usize>,
 }
 
 /// Front-table misses a text's pieces may have waiting (see [`RawPieces`]).
 const PENDING_MISSES: usize = 8;
 
-/// A piece waiting in [`RawPieces`]: a known id (`key` 0), a short piece to look up (`key` its packed
-/// key) or a long one (`key` [`LONG_PIECE`]), at `off..off + len` of the text.
+/// A piece waiting in [`RawPieces`]: a short piece to look up (`key` its packed key) or a long one (`key`
+/// [`LONG_PIECE`]), at `off..off + len` of the text; its ids go before `out[at]` as `out` was when it
+/// was queued (the ids of the pieces after it are written meanwhile).
 #[derive(Clone, Copy)]
 struct Pending {
     key: u128,
     off: usize,
-    len: u32,
-    id: u32,
+    len: usize,
+    at: usize,
 }
 
 /// The `key` of a waiting piece of more than 15 bytes (no packed key has a top byte above 15).
@@ -337,7 +341,7 @@ impl<'a> RawPieces<'a> {
                 self.flush(text, out);
                 return self.push_long(raw, out);
             }
-            return self.queue(Pending { key: LONG_PIECE, off, len: len as u32, id: 0 }, text, out);
+            return self.queue(LONG_PIECE, off, len, text, out);
         }
         let k = match text.get(off..off.wrapping_add(16)) {
             Some(w) if inside => {
@@ -363,57 +367,57 @@ impl<'a> RawPieces<'a> {
         if let Some(index) = self.model.whole_token_index() {
             index.prefetch(raw);
         }
-        self.queue(Pending { key: k, off, len: len as u32, id: 0 }, text, out);
+        self.queue(k, off, len, text, out);
     }
 
-    /// Writes `id` out, behind the waiting pieces if there are any.
+    /// Writes `id` out (a piece queued before it gets its place back when it is looked up).
     #[inline(always)]
     fn emit(&mut self, id: u32, out: &mut Vec<u32>) {
-        if self.pending.is_empty() {
-            out.push(id);
-        } else {
-            self.pending.push_back(Pending { key: 0, off: 0, len: 0, id });
-        }
+        out.push(id);
     }
 
-    /// Queues a piece to look up, encoding the oldest waiting ones when the queue is full.
+    /// Queues a piece to look up, looking up the waiting ones when there are enough.
     #[inline(never)]
-    fn queue(&mut self, piece: Pending, text: &[u8], out: &mut Vec<u32>) {
-        self.pending.push_back(piece);
-        self.pending_misses += 1;
-        if self.pending_misses > PENDING_MISSES {
-            self.drain(text, out, 1);
+    fn queue(&mut self, key: u128, off: usize, len: usize, text: &[u8], out: &mut Vec<u32>) {
+        self.pending.push(Pending { key, off, len, at: out.len() });
+        if self.pending.len() >= PENDING_MISSES {
+            self.flush(text, out);
         }
     }
 
-    /// Writes out waiting pieces in order until `misses` lookups are done (all with `usize::MAX`).
-    fn drain(&mut self, text: &[u8], out: &mut Vec<u32>, mut misses: usize) {
-        while misses > 0 {
-            let Some(p) = self.pending.pop_front() else { break };
-            if p.key == 0 {
-                out.push(p.id);
-                continue;
-            }
-            misses -= 1;
-            self.pending_misses -= 1;
-            let raw = text.get(p.off..p.off + p.len as usize).unwrap_or(&[]);
-            if p.key == LONG_PIECE {
-                self.push_long(raw, out);
-            } else {
-                self.push_short(p.key, raw, out);
-            }
-        }
-        // Ids that waited only behind the pieces just done.
-        while let Some(p) = self.pending.front().filter(|p| p.key == 0) {
-            out.push(p.id);
-            self.pending.pop_front();
-        }
-    }
-
-    /// Writes out every waiting piece.
+    /// Looks up every waiting piece and splices its ids into `out` at its place.
     pub fn flush(&mut self, text: &[u8], out: &mut Vec<u32>) {
-        self.drain(text, out, usize::MAX);
-        debug_assert!(self.pending.is_empty() && self.pending_misses == 0);
+        if self.pending.is_empty() {
+            return;
+        }
+        let mut pending = std::mem::take(&mut self.pending);
+        let mut ids = std::mem::take(&mut self.looked_up);
+        let mut ends = std::mem::take(&mut self.looked_up_ends);
+        ids.clear();
+        ends.clear();
+        for p in &pending {
+            let raw = text.get(p.off..p.off + p.len).unwrap_or(&[]);
+            if p.key == LONG_PIECE {
+                self.push_long(raw, &mut ids);
+            } else {
+                self.push_short(p.key, raw, &mut ids);
+            }
+            ends.push(ids.len());
+        }
+        // Splice from the back: each segment of `out` moves right by the ids of the pieces before it.
+        let old_len = out.len();
+        out.resize(old_len + ids.len(), 0);
+        let mut seg_end = old_len;
+        for (i, p) in pending.iter().enumerate().rev() {
+            let start = if i == 0 { 0 } else { ends[i - 1] };
+            out.copy_within(p.at..seg_end, p.at + ends[i]);
+            out[p.at + start..p.at + ends[i]].copy_from_slice(&ids[start..ends[i]]);
+            seg_end = p.at;
+        }
+        pending.clear();
+        self.pending = pending;
+        self.looked_up = ids;
+        self.looked_up_ends = ends;
     }
 
     #[inline(never)]
@@ -1009,8 +1013,9 @@ impl BpeModel {
                 byte_ids,
                 cache,
                 syms: Vec::new(),
-                pending: Default::default(),
-                pending_misses: 0,
+                pending: Vec::new(),
+                looked_up: Vec::new(),
+                looked_up_ends: Vec::new(),
             })
         }))
     }
