@@ -117,7 +117,11 @@ fn par_map_chunks<T: Sync, R: Send>(items: &[T], f: impl Fn(&[T]) -> R + Sync + 
 /// otherwise dominate.
 const BATCH_GRAIN: usize = 64;
 
-/// Smallest part of one long text encoded on its own thread (see `words_ids`).
+/// Smallest part of one long text encoded on its own thread (see `words_ids`): a text is cut from twice
+/// this on. Each thread encodes against its own word cache, so a part's words are new to its thread more
+/// often than to the one thread; with 64 KB parts a 0.3 MB English string took 3.4 ms on two threads
+/// against 2.4 on one (cl100k, each call after 64 MB of other memory, 2026-12-07); with 256 KB parts
+/// two threads win from 0.6 MB up (3.9 against 5.1 ms).
 const PAR_PART_BYTES: usize = 256 * 1024;
 
 /// `text` cut into parts of about `target` bytes, each cut right after a `\n` that has a printable
