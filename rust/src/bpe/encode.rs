@@ -282,9 +282,9 @@ pub struct RawPieces<'a> {
 /// Front-table misses a text's pieces may have waiting (see [`RawPieces`]).
 const PENDING_MISSES: usize = 8;
 
-/// A piece waiting in [`RawPieces`]: a short piece to look up (`key` its packed key) or a long one (`key`
-/// [`LONG_PIECE`]), at `off..off + len` of the text; its ids go before `out[at]` as `out` was when it
-/// was queued (the ids of the pieces after it are written meanwhile).
+/// A piece waiting in [`RawPieces`]: a short piece (`key` its packed key) at `off..off + len` of the
+/// text; its ids go before `out[at]` as `out` was when it was queued (the ids of the pieces after it are
+/// written meanwhile).
 #[derive(Clone, Copy)]
 struct Pending {
     key: u128,
@@ -292,9 +292,6 @@ struct Pending {
     len: usize,
     at: usize,
 }
-
-/// The `key` of a waiting piece of more than 15 bytes (no packed key has a top byte above 15).
-const LONG_PIECE: u128 = u128::MAX;
 
 /// The pieces of one text as [`RawPieces::encode_text`] hands them over: `push` each in text order.
 pub struct RawSink<'s, 'a> {
@@ -337,11 +334,9 @@ impl<'a> RawPieces<'a> {
         let off = (raw.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
         let inside = off.checked_add(len).is_some_and(|end| end <= text.len());
         if len > 15 {
-            if !inside {
-                self.flush(text, out);
-                return self.push_long(raw, out);
-            }
-            return self.queue(LONG_PIECE, off, len, text, out);
+            // Nothing to prefetch for a long piece (its map's slot is not known before the lookup).
+            self.flush(text, out);
+            return self.push_long(raw, out);
         }
         let k = match text.get(off..off.wrapping_add(16)) {
             Some(w) if inside => {
@@ -397,11 +392,7 @@ impl<'a> RawPieces<'a> {
         ends.clear();
         for p in &pending {
             let raw = text.get(p.off..p.off + p.len).unwrap_or(&[]);
-            if p.key == LONG_PIECE {
-                self.push_long(raw, &mut ids);
-            } else {
-                self.push_short(p.key, raw, &mut ids);
-            }
+            self.push_short(p.key, raw, &mut ids);
             ends.push(ids.len());
         }
         // Splice from the back: each segment of `out` moves right by the ids of the pieces before it.
