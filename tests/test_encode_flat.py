@@ -119,7 +119,7 @@ def test_sentencepiece_model_equals_sentencepiece(tmp_path) -> None:
 
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
 def test_one_long_text_cut_over_threads_equals_tiktoken(name: str) -> None:
-    """A text of over 512 KB is cut after newlines and encoded on several threads (``newline_cuts`` in
+    """A text of over 600 KB is cut after newlines and encoded on several threads (``newline_cuts`` in
     ``rust/src/tokenizer.rs``); its ids must be tiktoken's for the whole text, whatever sits around the
     newlines (punctuation tails, o200k's ``/`` tail, spaces, CRLF, CJK, contractions)."""
     pytest.importorskip("tiktoken")
@@ -136,7 +136,7 @@ def test_one_long_text_cut_over_threads_equals_tiktoken(name: str) -> None:
     body = corpus_lines("gutenberg_en_20M.txt", 4000) + TRICKY
     unit = "".join(line + edges[i % len(edges)] for i, line in enumerate(body))
     text = unit * (1 + 600_000 // len(unit.encode()))
-    assert len(text.encode()) > 600_000  # cut from 512 KB on (twice `PAR_PART_BYTES`)
+    assert len(text.encode()) > 600_000  # cut from 128 KB on (twice `PAR_PART_BYTES`), into several parts
     ids, offsets = tok.encode_batch_ids_flat([text])
     assert ids.tolist() == ref.encode_ordinary(text)
     assert offsets.tolist() == [0, len(ids)]

@@ -117,12 +117,14 @@ fn par_map_chunks<T: Sync, R: Send>(items: &[T], f: impl Fn(&[T]) -> R + Sync + 
 /// otherwise dominate.
 const BATCH_GRAIN: usize = 64;
 
-/// Smallest part of one long text encoded on its own thread (see `words_ids`): a text is cut from twice
-/// this on. Each thread encodes against its own word cache, so a part's words are new to its thread more
-/// often than to the one thread; with 64 KB parts a 0.3 MB English string took 3.4 ms on two threads
-/// against 2.4 on one (cl100k, each call after 64 MB of other memory, 2026-12-07); with 256 KB parts
-/// two threads win from 0.6 MB up (3.9 against 5.1 ms).
-const PAR_PART_BYTES: usize = 256 * 1024;
+/// Smallest part of one long text encoded on its own thread (see `words_ids`). Each thread encodes against
+/// its own word cache, so a part's words are new to its thread more often than to one thread: a 0.3 MB
+/// English string took 3.4 ms on two threads against 2.4 on one (cl100k, each call after 64 MB of other
+/// memory, 2026-12-07). Cutting only from 512 KB up (256 KB parts) fixed that, but then a text encoded
+/// whole ran on the calling thread, and its lines encoded next on the pool's threads found none of its
+/// words in their caches (bench_peers' two-thread lines cells: 2-3x slower); it was undone. A word cache
+/// the threads share would serve both.
+const PAR_PART_BYTES: usize = 64 * 1024;
 
 /// `text` cut into parts of about `target` bytes, each cut right after a `\n` that has a printable
 /// ASCII char (not `/` after it) or a CJK ideograph on both sides. For the pre-tokenizers of
