@@ -39,7 +39,9 @@
 //! - A whole text on the byte-level fast path borrows the thread's cache once
 //!   ([`BpeModel::with_raw_pieces`]): no thread-local access, cache search or closure per piece. Its
 //!   pieces that miss the front table queue up a few at a time, their lookups prefetched, so that the
-//!   memory latency of several new words overlaps ([`RawPieces`]).
+//!   memory latency of several new words overlaps ([`RawPieces`]). When the pool has more than one
+//!   thread, a short word a thread's cache misses is asked of a cache the threads share, and every word a
+//!   thread computes goes there too ([`SharedWords`]): a word is then computed once for all threads.
 //! - `ignore_merges` (tiktoken's whole-piece rule) is decided once per word inside the cache.
 //! - A word the cache has not seen (the first sight of most words of a new text) is looked up whole by
 //!   its raw bytes in a [`TokenIndex`] (one cache line per probe), and its first pair ranks come from a
@@ -66,6 +68,7 @@ use super::pair_filter::PairFilter;
 use super::pair_table::PairTable;
 use super::token_index::{TokenIndex, TokenIndexBuilder};
 use super::token_strings::TokenStrings;
+use super::shared_words::SharedWords;
 use super::word_table::WordTable;
 
 use crate::pretok::bytes_to_unicode;
@@ -277,6 +280,8 @@ pub struct RawPieces<'a> {
     looked_up: Vec<u32>,
     /// Where each pending piece's ids end in `looked_up`.
     looked_up_ends: Vec<usize>,
+    /// The model's words shared by threads, when more than one may encode with it.
+    shared: Option<&'a SharedWords>,
 }
 
 /// Front-table misses a text's pieces may have waiting (see [`RawPieces`]).
@@ -359,6 +364,9 @@ impl<'a> RawPieces<'a> {
         // Start the loads of the lookups this piece will need.
         self.cache.short.prefetch(k);
         self.cache.old_short.prefetch(k);
+        if let Some(shared) = self.shared {
+            shared.prefetch(k);
+        }
         if let Some(index) = self.model.whole_token_index() {
             index.prefetch(raw);
         }
@@ -431,7 +439,15 @@ impl<'a> RawPieces<'a> {
             }
             return;
         }
-        self.model.compute_raw_into(raw, self.byte_ids, &mut self.syms);
+        match self.shared {
+            Some(shared) if shared.get_into(k, &mut self.syms) => {}
+            shared => {
+                self.model.compute_raw_into(raw, self.byte_ids, &mut self.syms);
+                if let Some(shared) = shared {
+                    shared.insert(k, &self.syms);
+                }
+            }
+        }
         let syms = self.syms.as_slice();
         out.extend(syms.iter().map(|x| x.0));
         if let [one] = syms {
@@ -496,6 +512,9 @@ struct RawState {
     atoms: OnceLock<Option<CharAtoms>>,
     /// Continuation bytes of the missed words, counted until `atoms` is built.
     atom_savings: std::sync::atomic::AtomicUsize,
+    /// The words computed by any thread, for the others (made when a text is encoded with more than one
+    /// thread in the pool).
+    shared: OnceLock<SharedWords>,
 }
 
 impl std::fmt::Debug for RawState {
@@ -996,6 +1015,8 @@ impl BpeModel {
         if self.dropout_active() || self.cache_capacity == 0 {
             return None;
         }
+        let shared = (rayon::current_num_threads() > 1)
+            .then(|| self.raw_tables.shared.get_or_init(|| SharedWords::new(self.cache_capacity / 2)));
         Some(CACHES.with(|cell| {
             let mut caches = cell.borrow_mut();
             let cache = self.thread_cache(&mut caches);
@@ -1007,6 +1028,7 @@ impl BpeModel {
                 pending: Vec::new(),
                 looked_up: Vec::new(),
                 looked_up_ends: Vec::new(),
+                shared,
             })
         }))
     }

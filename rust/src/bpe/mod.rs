@@ -10,3 +10,4 @@ pub mod token_strings;
 pub mod train;
 pub mod word_table;
 pub mod select;
+pub mod shared_words;

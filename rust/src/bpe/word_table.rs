@@ -68,6 +68,23 @@ impl WordTable {
         (hash(key) >> self.shift) as usize
     }
 
+    /// `(address of the first slot, shift)`: with [`Self::slot_address`], where a lookup of a key would
+    /// begin, for a caller that cannot reach the table itself without a lock (a prefetch). `(0, 0)` while
+    /// the table has no slots.
+    pub fn layout(&self) -> (usize, u32) {
+        if self.slots.is_empty() {
+            (0, 0)
+        } else {
+            (self.slots.as_ptr() as usize, self.shift)
+        }
+    }
+
+    /// The address of the slot where a lookup of `key` begins in a table of [`Self::layout`] `(base, shift)`.
+    #[inline(always)]
+    pub fn slot_address(base: usize, shift: u32, key: u128) -> usize {
+        base + ((hash(key) >> shift) as usize) * std::mem::size_of::<Slot>()
+    }
+
     /// Asks the CPU to start loading the slot where a lookup of `key` begins.
     #[inline(always)]
     pub fn prefetch(&self, key: u128) {
