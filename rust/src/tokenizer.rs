@@ -122,8 +122,8 @@ const BATCH_GRAIN: usize = 64;
 /// English string took 3.4 ms on two threads against 2.4 on one (cl100k, each call after 64 MB of other
 /// memory, 2026-12-07). Cutting only from 512 KB up (256 KB parts) fixed that, but then a text encoded
 /// whole ran on the calling thread, and its lines encoded next on the pool's threads found none of its
-/// words in their caches (bench_peers' two-thread lines cells: 2-3x slower); it was undone. A word cache
-/// the threads share would serve both.
+/// words in their caches (bench_peers' two-thread lines cells: 2-3x slower); it was undone. Since then a
+/// word cache the threads share (`bpe/shared_words.rs`) holds every word any thread computed.
 const PAR_PART_BYTES: usize = 64 * 1024;
 
 /// `text` cut into parts of about `target` bytes, each cut right after a `\n` that has a printable

@@ -331,7 +331,7 @@ impl<'a> RawPieces<'a> {
         let len = raw.len();
         if len <= 1 {
             if let Some(&b) = raw.first() {
-                self.emit(self.byte_ids[b as usize], out);
+                out.push(self.byte_ids[b as usize]);
             }
             return;
         }
@@ -354,7 +354,8 @@ impl<'a> RawPieces<'a> {
         };
         let slot = self.cache.front[front_slot(k)];
         if slot.0 == k {
-            self.emit(slot.1, out);
+            // Written now; a piece queued before this one gets its place back when it is looked up.
+            out.push(slot.1);
             return;
         }
         if !inside {
@@ -371,12 +372,6 @@ impl<'a> RawPieces<'a> {
             index.prefetch(raw);
         }
         self.queue(k, off, len, text, out);
-    }
-
-    /// Writes `id` out (a piece queued before it gets its place back when it is looked up).
-    #[inline(always)]
-    fn emit(&mut self, id: u32, out: &mut Vec<u32>) {
-        out.push(id);
     }
 
     /// Queues a piece to look up, looking up the waiting ones when there are enough.
