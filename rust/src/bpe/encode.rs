@@ -200,10 +200,16 @@ fn front_slot(k: u128) -> usize {
 }
 
 impl WordCache {
+    /// Whether the young generation holds its half of `capacity` (both generations together).
+    #[inline]
+    fn young_full(&self, capacity: usize) -> bool {
+        self.short.len() + self.long.len() >= (capacity / 2).max(1)
+    }
+
     /// Makes room for one more young entry under `capacity` (both generations together).
     #[inline]
     fn make_room(&mut self, capacity: usize) {
-        if self.short.len() + self.long.len() >= (capacity / 2).max(1) {
+        if self.young_full(capacity) {
             // The old table's allocations are reused for the young one.
             std::mem::swap(&mut self.old_short, &mut self.short);
             self.short.clear();
@@ -215,7 +221,7 @@ impl WordCache {
     /// goes with the old generation).
     #[inline(never)]
     fn revive_short(&mut self, k: u128, capacity: usize) -> Option<&[Sym]> {
-        if self.short.len() + self.long.len() >= (capacity / 2).max(1) {
+        if self.young_full(capacity) {
             // The rotation would drop the old generation: copy the symbols out first (rare).
             let syms = self.old_short.get(k)?.to_vec();
             self.make_room(capacity);
@@ -335,14 +341,14 @@ impl<'a> RawPieces<'a> {
             }
             return;
         }
-        // `raw` lies in `text` at `off` when the pointers say so (compared as numbers, no unsafe).
-        let off = (raw.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
-        let inside = off.checked_add(len).is_some_and(|end| end <= text.len());
         if len > 15 {
             // Nothing to prefetch for a long piece (its map's slot is not known before the lookup).
             self.flush(text, out);
             return self.push_long(raw, out);
         }
+        // `raw` lies in `text` at `off` when the pointers say so (compared as numbers, no unsafe).
+        let off = (raw.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
+        let inside = off.checked_add(len).is_some_and(|end| end <= text.len());
         let k = match text.get(off..off.wrapping_add(16)) {
             Some(w) if inside => {
                 let mut b = [0u8; 16];

@@ -276,14 +276,22 @@ impl std::fmt::Debug for PairTable {
 /// Asks the CPU to start loading `value`'s cache line (a hint: nothing is read, nothing can fault).
 #[inline(always)]
 pub(crate) fn prefetch<T>(value: &T) {
+    prefetch_address(value as *const T as usize);
+}
+
+/// Asks the CPU to start loading the cache line at `address`, which need not be of a live value: a
+/// prefetch reads nothing architecturally and cannot fault.
+#[inline(always)]
+pub(crate) fn prefetch_address(address: usize) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch only hints at a load; the pointer is that of a live value.
+    // SAFETY: a prefetch only hints at a load; it accesses no memory architecturally and never faults,
+    // whatever the address.
     unsafe {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>((value as *const T).cast::<i8>());
+        _mm_prefetch::<_MM_HINT_T0>(address as *const i8);
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = value;
+    let _ = address;
 }
 
 #[cfg(test)]

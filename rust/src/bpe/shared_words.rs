@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use super::encode::Sym;
+use super::pair_table::prefetch_address;
 use super::word_table::WordTable;
 
 const SHARDS: usize = 64;
@@ -65,10 +66,10 @@ impl SharedWords {
     }
 
     #[inline]
-    fn shard(&self, key: u128) -> MutexGuard<'_, WordTable> {
+    fn lock(shard: &Shard) -> MutexGuard<'_, WordTable> {
         // A panic while a shard was held leaves nothing half-written that a lookup could misread (an
         // insert writes its slot last), so a poisoned lock is used as it is.
-        self.shard_of(key).table.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        shard.table.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Asks the CPU to start loading the slot where a lookup of `key` begins (a hint: no lock is taken).
@@ -77,23 +78,15 @@ impl SharedWords {
         let shard = self.shard_of(key);
         let base = shard.base.load(Ordering::Relaxed);
         if base != 0 {
-            let addr = WordTable::slot_address(base, shard.shift.load(Ordering::Relaxed), key);
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: a prefetch only hints at a load: it reads nothing architecturally and cannot fault,
-            // whatever the address (this one may be of slots freed since the shard last grew).
-            unsafe {
-                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-                _mm_prefetch::<_MM_HINT_T0>(addr as *const i8);
-            }
-            #[cfg(not(target_arch = "x86_64"))]
-            let _ = addr;
+            // The address may be of slots freed since the shard last grew: harmless for a prefetch.
+            prefetch_address(WordTable::slot_address(base, shard.shift.load(Ordering::Relaxed), key));
         }
     }
 
     /// Replaces `out` with the symbols stored for `key` (a packed word key); `false` if there are none.
     pub fn get_into(&self, key: u128, out: &mut Vec<Sym>) -> bool {
-        let shard = self.shard(key);
-        match shard.get(key) {
+        let table = Self::lock(self.shard_of(key));
+        match table.get(key) {
             Some(syms) => {
                 out.clear();
                 out.extend_from_slice(syms);
@@ -105,14 +98,14 @@ impl SharedWords {
 
     /// Stores `syms` for `key` (a packed word key).
     pub fn insert(&self, key: u128, syms: &[Sym]) {
-        let mut table = self.shard(key);
+        let shard = self.shard_of(key);
+        let mut table = Self::lock(shard);
         if table.len() >= self.per_shard {
             table.clear();
         }
         table.insert(key, syms);
         // The slots move only when the table grows (inside `insert`).
         let (base, shift) = table.layout();
-        let shard = self.shard_of(key);
         shard.base.store(base, Ordering::Relaxed);
         shard.shift.store(shift, Ordering::Relaxed);
     }
