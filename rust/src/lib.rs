@@ -29,6 +29,7 @@ pub mod count;
 pub mod counts_file;
 pub mod decode;
 pub mod encoding;
+pub mod huge;
 pub mod io;
 pub mod model;
 pub mod normalize;

@@ -18,6 +18,8 @@
 //! assert_eq!(t.len(), 1);
 //! ```
 
+use crate::huge::HugeSlice;
+
 /// Pairs a bucket holds (4 keys then 4 values: 64 bytes, one cache line).
 const WAYS: usize = 4;
 /// An empty slot's key: the pair `(u32::MAX, u32::MAX)`, which [`PairTable::insert`] refuses.
@@ -41,7 +43,8 @@ const EMPTY_BUCKET: Bucket = Bucket { keys: [EMPTY; WAYS], vals: [0; WAYS] };
 /// Merge pairs (`left << 32 | right`) -> `(rank, new id)`; see the module doc.
 #[derive(Clone)]
 pub struct PairTable {
-    buckets: Box<[Bucket]>,
+    /// Megabytes probed at random: on huge pages where the kernel allows ([`HugeSlice`]).
+    buckets: HugeSlice<Bucket>,
     /// log2 of the number of buckets.
     bits: u32,
     len: usize,
@@ -52,7 +55,7 @@ impl PairTable {
     pub fn with_capacity(n: usize) -> Self {
         let want = (n * 8).div_ceil(MAX_LOAD_EIGHTHS * WAYS).max(2);
         let bits = want.next_power_of_two().trailing_zeros();
-        PairTable { buckets: vec![EMPTY_BUCKET; 1 << bits].into_boxed_slice(), bits, len: 0 }
+        PairTable { buckets: HugeSlice::filled(1 << bits, EMPTY_BUCKET), bits, len: 0 }
     }
 
     /// A table of `pairs` (`(pair, (rank, new id))`), a repeated pair keeping its last value, as
@@ -244,7 +247,7 @@ impl PairTable {
             .collect();
         let mut bits = self.bits + 1;
         loop {
-            let mut t = PairTable { buckets: vec![EMPTY_BUCKET; 1 << bits].into_boxed_slice(), bits, len: 0 };
+            let mut t = PairTable { buckets: HugeSlice::filled(1 << bits, EMPTY_BUCKET), bits, len: 0 };
             if pairs.iter().all(|&p| t.place(p).is_none()) {
                 self.buckets = t.buckets;
                 self.bits = bits;

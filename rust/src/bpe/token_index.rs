@@ -18,6 +18,8 @@
 
 use std::collections::HashMap;
 
+use crate::huge::HugeSlice;
+
 /// Tokens of at most this many bytes are packed into the buckets; longer ones go to the map.
 pub const PACKED_BYTES: usize = 12;
 const ID_BITS: u32 = 28;
@@ -32,7 +34,8 @@ struct Bucket([u128; 4]);
 
 /// See the module docs.
 pub struct TokenIndex {
-    buckets: Vec<Bucket>,
+    /// Megabytes probed at random: on huge pages where the kernel allows ([`HugeSlice`]).
+    buckets: HugeSlice<Bucket>,
     long: HashMap<Box<[u8]>, u32, ahash::RandomState>,
     /// Some token of up to [`PACKED_BYTES`] bytes is in `long` (its id did not fit the packed field).
     short_in_long: bool,
@@ -167,7 +170,7 @@ impl TokenIndexBuilder {
     pub fn build(self) -> TokenIndex {
         let TokenIndexBuilder { entries, long, short_in_long } = self;
         let n_buckets = bucket_count(entries.len());
-        let mut buckets = vec![Bucket::default(); n_buckets];
+        let mut buckets = HugeSlice::filled(n_buckets, Bucket::default());
         // Bins of 64 buckets (4 KB), so each bin's writes stay in the L1 cache.
         let shift = 6;
         let bin_of = |e: u128| bucket_of(e & !ID_FIELD, n_buckets) >> shift;

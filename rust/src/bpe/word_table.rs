@@ -21,6 +21,7 @@
 
 use super::encode::Sym;
 use super::pair_table::prefetch;
+use crate::huge::HugeSlice;
 
 /// A slot: 32 bytes, two to a cache line. A one-token word keeps its symbol inline (`n == 1`); a
 /// longer one keeps `n` symbols at `off` in the pool.
@@ -39,7 +40,8 @@ const FIRST_SLOTS: usize = 1 << 12;
 /// See the module docs.
 #[derive(Default)]
 pub struct WordTable {
-    slots: Vec<Slot>,
+    /// On huge pages once a table reaches one ([`HugeSlice`]): up to 8 MB probed at random.
+    slots: HugeSlice<Slot>,
     /// `64 - log2(slots.len())`: a slot index is the top bits of the key's hash.
     shift: u32,
     pool: Vec<Sym>,
@@ -153,10 +155,10 @@ impl WordTable {
     /// Twice the slots (the first allocation if there were none), every word moved to its new slot.
     fn grow(&mut self) {
         let n = (self.slots.len() * 2).max(FIRST_SLOTS);
-        let old = std::mem::replace(&mut self.slots, vec![Slot::default(); n]);
+        let old = std::mem::replace(&mut self.slots, HugeSlice::filled(n, Slot::default()));
         self.shift = 64 - n.trailing_zeros();
         let mask = n - 1;
-        for s in old.into_iter().filter(|s| s.key != 0) {
+        for &s in old.iter().filter(|s| s.key != 0) {
             let mut i = self.first_slot(s.key);
             while self.slots[i].key != 0 {
                 i = (i + 1) & mask;
