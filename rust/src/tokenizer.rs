@@ -123,7 +123,9 @@ const BATCH_GRAIN: usize = 64;
 /// memory, 2026-12-07). Cutting only from 512 KB up (256 KB parts) fixed that, but then a text encoded
 /// whole ran on the calling thread, and its lines encoded next on the pool's threads found none of its
 /// words in their caches (bench_peers' two-thread lines cells: 2-3x slower); it was undone. Since then a
-/// word cache the threads share (`bpe/shared_words.rs`) holds every word any thread computed.
+/// word cache the threads share (`bpe/shared_words.rs`) holds every word any thread computed, but two
+/// threads still lose on 0.3 MB (86-111 MB/s against 138-146 at one, session 40), and cutting from 512 KB
+/// with the text kept on the calling thread still cost the lines after it 15-25% (benchmarks/RESULTS.md).
 const PAR_PART_BYTES: usize = 64 * 1024;
 
 /// `text` cut into parts of about `target` bytes, each cut right after a `\n` that has a printable
