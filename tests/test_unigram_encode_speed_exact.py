@@ -129,6 +129,27 @@ def test_near_ties_that_flip_with_the_running_score_match_sentencepiece(tmp_path
 
 
 @needs_corpora
+def test_one_long_string_matches_sentencepiece_past_its_score_reset(gutenberg_model: Path, tmp_path: Path) -> None:
+    """Held-out text as ONE string, and near-tie lines of tens of thousands of words: the running score
+    passes 1e5, where sentencepiece 0.2.3 takes its values relative to the current start
+    (``kScoreResetThreshold``). Without that reset (this encoder before 2026-12-07) the path differed
+    from sentencepiece's about 20,000 pieces into 0.3 MB of English."""
+    cases = [(gutenberg_model, ["\n".join(_tail(600_000))])]
+    rng = random.Random(5)
+    tie = _near_tie_model(tmp_path / "tie.model", 3)
+    cases.append((tie, [" ".join("".join(rng.choice("abcd") for _ in range(rng.randint(1, 7)))
+                                 for _ in range(30_000)) for _ in range(2)]))
+    for path, texts in cases:
+        sp = spm.SentencePieceProcessor(model_file=str(path))
+        enc = UnigramEncoder(read_model(path))
+        want = sp.encode(texts)
+        assert all(len(w) > 50_000 for w in want)  # long enough to pass the threshold several times
+        assert [enc.encode(t) for t in texts] == want
+        assert enc.encode_batch(texts) == want
+        assert enc.encode_batch(texts, word_cache=False) == want
+
+
+@needs_corpora
 def test_suffix_mode_and_byte_fallback_match_sentencepiece(tmp_path: Path) -> None:
     path = _train(tmp_path, _head(400_000), 2000, treat_whitespace_as_suffix=True, byte_fallback=True,
                   character_coverage=0.99)

@@ -33,9 +33,12 @@ from collections.abc import Callable, Mapping, Sequence
 
 from subword.reference.unigram_seed import suffix_array_seeds
 
-__all__ = ["digamma", "sample", "train_unigram", "viterbi"]
+__all__ = ["best_ends", "digamma", "sample", "train_unigram", "viterbi"]
 
 UNK_PENALTY = 10.0
+#: SentencePiece 0.2.3's encoder resets its float sums at a start whose value is past this magnitude
+#: (``kScoreResetThreshold``; see :func:`best_ends`).
+SCORE_RESET = 100_000.0
 
 
 def _f32(x: float) -> float:
@@ -175,8 +178,52 @@ class Lattice:
 # ==== Encoding ====
 
 
+def best_ends(text: str, pieces: Mapping[str, tuple[int, float]], unk: tuple[int, float],
+              r: Callable[[float], float], max_len: int, reset: bool) -> list[tuple[int, int]]:
+    """The encoder's Viterbi, as SentencePiece's ``EncodeOptimized`` (and HF's port of it) run it:
+    ``(start, piece id)`` of the best path's last piece at every char boundary.
+
+    Starts in order; each offers ``r(V[start] + score)`` to the end of every piece that matches there
+    (and the unknown char when no one-char piece does), kept on a strict ``>`` (the earliest start
+    wins a tie). With ``reset`` (SentencePiece 0.2.3), a start whose value is past
+    :data:`SCORE_RESET` first has that value subtracted from every value already held from it on, and
+    goes on from 0: the float sums stay small, and near-ties round as they do there.
+
+    >>> best_ends("ab", {"a": (0, -1.0), "b": (1, -1.0), "ab": (2, -3.0)}, (-2, -11.0), _f32, 2, True)
+    [(-1, -1), (0, 0), (1, 1)]
+    """
+    n = len(text)
+    value = [0.0] * (n + 1)
+    best = [(-1, -1)] * (n + 1)
+    frontier = 0
+
+    def offer(start: int, end: int, pid: int, cand: float) -> None:
+        if best[end][0] < 0 or cand > value[end]:
+            value[end], best[end] = cand, (start, pid)
+
+    for s in range(n):
+        base = value[s]
+        if reset and not -SCORE_RESET <= base <= SCORE_RESET:
+            for i in range(s, max(frontier, s) + 1):
+                if i == s or best[i][0] >= 0:
+                    value[i] = r(value[i] - base)
+            base = 0.0
+        single = False
+        for e in range(s + 1, min(n, s + max_len) + 1):
+            hit = pieces.get(text[s:e])
+            if hit is not None:
+                single = single or e == s + 1
+                frontier = max(frontier, e)
+                offer(s, e, hit[0], r(base + hit[1]))
+        if not single:
+            frontier = max(frontier, s + 1)
+            offer(s, s + 1, unk[0], r(base + unk[1]))
+    return best
+
+
 def viterbi(text: str, scores: Mapping[str, float], *, compat: str = "spm", unk: str = "<unk>") -> list[str]:
-    """Best segmentation of ``text``; unknown chars become ``unk`` (consecutive ones fused).
+    """Best segmentation of ``text`` (:func:`best_ends`); unknown chars become ``unk`` (consecutive
+    ones fused).
 
     >>> viterbi("www", {"w": -1.0, "ww": -2.0}, compat="hf")  # tie: the longest last piece wins
     ['w', 'ww']
@@ -185,10 +232,15 @@ def viterbi(text: str, scores: Mapping[str, float], *, compat: str = "spm", unk:
     pieces = {p: (i, r(s)) for i, (p, s) in enumerate(scores.items())}
     names = list(scores)
     unk_score = r(min(r(s) for s in scores.values()) - UNK_PENALTY)
-    lat = Lattice(text, pieces, (-2, unk_score), r, max(map(len, scores)))
+    best = best_ends(text, pieces, (-2, unk_score), r, max(map(len, scores)), compat == "spm")
+    pids: list[int] = []
+    end = len(text)
+    while end > 0:
+        start, pid = best[end]
+        pids.append(pid)
+        end = start
     out: list[str] = []
-    for k in lat.viterbi()[0]:
-        pid = lat.nodes[k][0]
+    for pid in reversed(pids):
         if pid < 0 and out and out[-1] == unk:
             continue
         out.append(names[pid] if pid >= 0 else unk)

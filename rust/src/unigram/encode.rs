@@ -363,7 +363,10 @@ impl UnigramModel {
     /// Runs over byte positions with the byte-level double array: only char boundaries are ever
     /// reached (pieces are whole strings), and starts are visited in the same increasing order as
     /// a char-indexed pass, so the sums, their order and the tie rule (strict `>`: the earliest
-    /// start wins) are those of a lattice over chars. Sums are rounded with `compat.r`.
+    /// start wins) are those of a lattice over chars. Sums are rounded with `compat.r`, and in
+    /// `Spm` mode the values are reset as SentencePiece resets them ([`super::SPM_SCORE_RESET`]):
+    /// at a start whose value is past the threshold, that value is subtracted from every value
+    /// already held at or after the start (up to the furthest end offered so far).
     ///
     /// With `TRACK`, also keeps `second[end]`, the best losing candidate at `end` (a tie counts as
     /// a loser), and returns (chars in `bytes`, largest |candidate value|) for the cache guard.
@@ -385,6 +388,8 @@ impl UnigramModel {
         }
         let mut chars = 0usize;
         let mut largest = 0.0f64;
+        // The furthest end offered so far (SentencePiece's `max_frontier`).
+        let mut frontier = 0usize;
         let mut start = 0;
         while start < n {
             let lead = bytes[start];
@@ -394,10 +399,19 @@ impl UnigramModel {
                 start += width;
                 continue;
             }
-            let base = score[start];
+            let mut base = score[start];
+            if c.resets_at(base) {
+                for i in start..=frontier.max(start) {
+                    if i == start || from[i] != usize::MAX {
+                        score[i] = c.r(score[i] - base);
+                    }
+                }
+                base = 0.0;
+            }
             let single_end = start + width;
             let mut single = false;
             let mut offer = |end: usize, id: i64, cand: f64| {
+                frontier = frontier.max(end);
                 if TRACK {
                     largest = largest.max(cand.abs());
                 }

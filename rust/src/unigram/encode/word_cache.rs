@@ -41,6 +41,16 @@
 //!
 //! `|B| < (m - 2γΛ)(1 - γ) / (2γ) - Λ(1 + γ)`.
 //!
+//! # SentencePiece's reset
+//!
+//! On a long string SentencePiece's encoder takes its values relative to a start whose value is past
+//! `T = 1e5` ([`super::super::SPM_SCORE_RESET`]), so `V` is not the plain rounded running sum there.
+//! At a word's first char nothing after `p` is held yet (no node crosses `p`), so a reset there only
+//! sets `B` to 0, which the walk does too. Inside a word a reset would change the values the walk
+//! adds up, so an entry is used only when none can happen: from `B` every value is within `γS` of `B`
+//! plus its exact local value, below `T` when `|B| < (T - Λ(1 + γ(1 + γ)/(1 - γ)))(1 - γ)` (the
+//! budget is the smaller of the two bounds), and never when the local pass itself may have reset.
+//!
 //! Only the decisions on the word's own path matter (off-path values enter through the bounds
 //! above whatever their decisions were), so the word's budget uses the smallest margin on its
 //! path, shrunk a little for the f64 evaluation of the formula. At `B = 0` exactly (the first
@@ -299,6 +309,29 @@ pub(super) fn budget(chars: usize, largest: f64, margin: f64, eps: f64) -> f64 {
     }
 }
 
+/// A budget that is never met, not even at `B = 0`: the word is always run from its `B`.
+const NEVER: f64 = f64::NEG_INFINITY;
+
+/// The largest `|B|` from which no start inside the word reaches SentencePiece's reset threshold
+/// ([`super::super::SPM_SCORE_RESET`]), so that the word's values are the rounded running sums the
+/// cached walk computes; [`NEVER`] when the local pass (from 0) itself may have reset. From `B`, every
+/// value is within `γS` of `B` plus its exact local value (module comment), so it stays below the
+/// threshold when `|B| + Λ + γS < T`, with `S = (|B| + Λ(1 + γ)) / (1 - γ)`; solved for `|B|`.
+pub(super) fn reset_room(chars: usize, largest: f64, eps: f64) -> f64 {
+    let t = super::super::SPM_SCORE_RESET;
+    let gamma = chars as f64 * eps;
+    if chars == 0 || gamma >= 0.25 || !largest.is_finite() || largest * (1.0 + gamma) >= t {
+        return NEVER;
+    }
+    // 1.0 and 1e-9: room for the rounding of this f64 formula.
+    let room = (t - largest * (1.0 + gamma * (1.0 + gamma) / (1.0 - gamma))) * (1.0 - gamma) - 1.0;
+    if room > 0.0 {
+        room * (1.0 - 1e-9)
+    } else {
+        -1.0
+    }
+}
+
 /// Calls `f(start, end)` for each word of `text` (split as `split` says; never empty).
 #[inline]
 fn for_each_word(text: &str, split: WsSplit, mut f: impl FnMut(usize, usize)) {
@@ -417,6 +450,11 @@ impl UnigramModel {
                 let (p, q, key, hash) = w.words[k];
                 let (p, q) = (p as usize, q as usize);
                 let word = &bytes[p..q];
+                // A reset at the word's first char ([`super::super::SPM_SCORE_RESET`]): no value after
+                // `p` is held yet (no node crosses `p`), so only `b` itself goes to 0.
+                if c.resets_at(b) {
+                    b = 0.0;
+                }
                 // (budget, ids) of the word's local path: the short table's entry (one probe; a
                 // miss computes and inserts it), or the long table's
                 let mut short = NOT_CACHED;
@@ -450,7 +488,7 @@ impl UnigramModel {
                     None
                 };
                 if let Some((budget, cached)) = found {
-                    if b == 0.0 || b.abs() < budget {
+                    if budget != NEVER && (b == 0.0 || b.abs() < budget) {
                         let mut at = p;
                         for &id in cached {
                             if SPANS {
@@ -543,7 +581,11 @@ impl UnigramModel {
             end = w.from[end];
         }
         ids.reverse();
-        budget(chars, largest, margin, eps(self.compat))
+        let b = budget(chars, largest, margin, eps(self.compat));
+        match self.compat {
+            Compat::Spm => b.min(reset_room(chars, largest, eps(self.compat))),
+            Compat::Hf => b,
+        }
     }
 }
 
@@ -780,5 +822,15 @@ mod tests {
         let large = budget(5, 20.0, 1.0, e);
         assert!(0.0 < small && small < large);
         assert_eq!(budget(5, 20.0, f64::INFINITY, e), f64::INFINITY);
+    }
+
+    #[test]
+    fn reset_room_keeps_every_value_below_the_threshold() {
+        let (e, t) = (eps(Compat::Spm), super::super::super::SPM_SCORE_RESET);
+        let room = reset_room(10, 500.0, e);
+        // |B| + Λ plus the rounding slack stays under the threshold, and little room is wasted
+        assert!(room > t - 500.0 - 100.0 && room + 500.0 < t);
+        assert_eq!(reset_room(10, t, e), NEVER); // the local pass itself may have reset
+        assert!(reset_room(10, t - 1.0, e) < 0.0); // only from B = 0
     }
 }
