@@ -41,6 +41,12 @@ impl Compat {
             Compat::Hf => x,
         }
     }
+
+    /// Whether a Viterbi value `v` at a start makes this mode's encoder reset ([`SPM_SCORE_RESET`]).
+    #[inline]
+    pub fn resets_at(self, v: f64) -> bool {
+        self == Compat::Spm && !(-SPM_SCORE_RESET..=SPM_SCORE_RESET).contains(&v)
+    }
 }
 
 /// SentencePiece 0.2.3's Viterbi (`EncodeOptimized`) takes the values of a long string relative to a
@@ -49,14 +55,6 @@ impl Compat {
 /// Where rounding decides a near-tie this changes the path, so `Compat::Spm` does the same (without it,
 /// 0.3 MB of English as one string took another path about 20,000 pieces in).
 pub const SPM_SCORE_RESET: f64 = 100_000.0;
-
-impl Compat {
-    /// Whether a Viterbi value `v` at a start makes this mode's encoder reset ([`SPM_SCORE_RESET`]).
-    #[inline]
-    pub fn resets_at(self, v: f64) -> bool {
-        self == Compat::Spm && !(-SPM_SCORE_RESET..=SPM_SCORE_RESET).contains(&v)
-    }
-}
 
 /// SentencePiece's unknown-piece penalty: the unk node scores `min_score - 10`.
 pub const UNK_PENALTY: f64 = 10.0;
