@@ -53,7 +53,7 @@ use serde_json::Value;
 
 use crate::added::{AddedToken, AddedVocab, Piece};
 use crate::batch_text::BatchText;
-use crate::bpe::encode::{BpeModel, BpeOptions, Sym};
+use crate::bpe::encode::{BpeModel, BpeOptions, Sym, PRELOAD_FROM_BYTES};
 use crate::decode::Decoder;
 use crate::encoding::{Direction, Encoding, Padding, TokenTable, Truncation, EXTRA_BIT};
 use crate::model::Model;
@@ -561,6 +561,7 @@ impl Tokenizer {
         if self.padding.is_some() {
             return Ok(self.encode_batch(texts, add_special_tokens)?.into_iter().map(|e| e.ids).collect());
         }
+        self.preload_for_batch(texts);
         par_map(texts, |t| self.encode_ids(t.as_ref(), add_special_tokens)).into_iter().collect()
     }
 
@@ -581,7 +582,27 @@ impl Tokenizer {
             let lens = encs.iter().map(|e| e.len() as u32).collect();
             return Ok(vec![(encs.into_iter().flat_map(|e| e.ids).collect(), lens)]);
         }
+        self.preload_for_batch(texts);
         par_map_chunks(texts, |chunk| self.encode_ids_chunk(chunk, add_special_tokens)).into_iter().collect()
+    }
+
+    /// For a batch of many short texts, each too short to preload the BPE tables itself
+    /// ([`crate::bpe::encode::RawPieces::preload`]): preloads them once on every thread that will
+    /// encode the batch, when the batch has [`PRELOAD_FROM_BYTES`] in all.
+    fn preload_for_batch<S: BatchText>(&self, texts: &[S]) {
+        let Model::Bpe(m) = &self.model else { return };
+        let bytes: usize = texts.iter().map(BatchText::len_hint).sum();
+        if !self.fast_bytes || texts.len() < 2 || bytes < PRELOAD_FROM_BYTES {
+            return;
+        }
+        let preload = || {
+            m.with_raw_pieces(|enc| enc.preload());
+        };
+        if crate::parallel::parallel_useful() {
+            rayon::broadcast(|_| preload());
+        } else {
+            preload();
+        }
     }
 
     /// The ids of consecutive texts on this thread: all ids back to back, and the count per text.
