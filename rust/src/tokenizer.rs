@@ -162,6 +162,14 @@ fn newline_cuts(text: &str, target: usize) -> Vec<&str> {
     parts
 }
 
+/// Numbers the batch calls that preload the BPE tables ([`Tokenizer::preload_once`]); 0 is never used.
+static BATCH_CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+thread_local! {
+    /// The batch call this thread last preloaded the BPE tables for.
+    static PRELOADED_FOR: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
 /// Byte length of the first char of `t` (0 when empty).
 fn first_char_len(t: &str) -> usize {
     t.chars().next().map_or(0, |c| c.len_utf8())
@@ -561,8 +569,13 @@ impl Tokenizer {
         if self.padding.is_some() {
             return Ok(self.encode_batch(texts, add_special_tokens)?.into_iter().map(|e| e.ids).collect());
         }
-        self.preload_for_batch(texts);
-        par_map(texts, |t| self.encode_ids(t.as_ref(), add_special_tokens)).into_iter().collect()
+        let preload = self.batch_preload_token(texts);
+        par_map(texts, |t| {
+            self.preload_once(preload);
+            self.encode_ids(t.as_ref(), add_special_tokens)
+        })
+        .into_iter()
+        .collect()
     }
 
     /// Ids-only batch as flat chunks: for each chunk of consecutive texts, (all ids, id count per
@@ -582,27 +595,43 @@ impl Tokenizer {
             let lens = encs.iter().map(|e| e.len() as u32).collect();
             return Ok(vec![(encs.into_iter().flat_map(|e| e.ids).collect(), lens)]);
         }
-        self.preload_for_batch(texts);
-        par_map_chunks(texts, |chunk| self.encode_ids_chunk(chunk, add_special_tokens)).into_iter().collect()
+        let preload = self.batch_preload_token(texts);
+        par_map_chunks(texts, |chunk| {
+            self.preload_once(preload);
+            self.encode_ids_chunk(chunk, add_special_tokens)
+        })
+        .into_iter()
+        .collect()
     }
 
     /// For a batch of many short texts, each too short to preload the BPE tables itself
-    /// ([`crate::bpe::encode::RawPieces::preload`]): preloads them once on every thread that will
-    /// encode the batch, when the batch has [`PRELOAD_FROM_BYTES`] in all.
-    fn preload_for_batch<S: BatchText>(&self, texts: &[S]) {
-        let Model::Bpe(m) = &self.model else { return };
+    /// ([`crate::bpe::encode::RawPieces::preload`]): a token that [`Self::preload_once`] takes to
+    /// preload them once on each thread that encodes part of this batch call, when the batch has
+    /// [`PRELOAD_FROM_BYTES`] in all; 0 (nothing to preload) otherwise. Each thread preloads when it
+    /// starts its first share rather than in a broadcast first: waking every worker for the preload
+    /// and waiting for the last would add a wake-up to the call.
+    fn batch_preload_token<S: BatchText>(&self, texts: &[S]) -> u64 {
         let bytes: usize = texts.iter().map(BatchText::len_hint).sum();
-        if !self.fast_bytes || texts.len() < 2 || bytes < PRELOAD_FROM_BYTES {
+        if !self.fast_bytes || !matches!(self.model, Model::Bpe(_)) || texts.len() < 2 || bytes < PRELOAD_FROM_BYTES {
+            return 0;
+        }
+        BATCH_CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Preloads the BPE tables on this thread unless it already did for the batch call `token`.
+    #[inline]
+    fn preload_once(&self, token: u64) {
+        if token == 0 {
             return;
         }
-        let preload = || {
-            m.with_raw_pieces(|enc| enc.preload());
-        };
-        if crate::parallel::parallel_useful() {
-            rayon::broadcast(|_| preload());
-        } else {
-            preload();
-        }
+        PRELOADED_FOR.with(|done| {
+            if done.get() != token {
+                done.set(token);
+                if let Model::Bpe(m) = &self.model {
+                    m.with_raw_pieces(|enc| enc.preload());
+                }
+            }
+        });
     }
 
     /// The ids of consecutive texts on this thread: all ids back to back, and the count per text.
