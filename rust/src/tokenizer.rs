@@ -48,7 +48,6 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::added::{AddedToken, AddedVocab, Piece};
@@ -98,7 +97,11 @@ pub struct Tokenizer {
 /// forked child or with a one-thread pool ([`crate::parallel::parallel_useful`]).
 fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
     if crate::parallel::parallel_useful() {
-        items.par_iter().with_min_len(BATCH_GRAIN).map(f).collect()
+        let chunks: Vec<&[T]> = items.chunks(BATCH_GRAIN).collect();
+        let done = crate::parallel::claim_map(chunks.len(), rayon::current_num_threads() - 1, |i| {
+            chunks[i].iter().map(&f).collect::<Vec<R>>()
+        });
+        done.into_iter().flatten().collect()
     } else {
         items.iter().map(f).collect()
     }
@@ -107,7 +110,8 @@ fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> 
 /// `f` over consecutive chunks of `BATCH_GRAIN` items, in parallel when that can help.
 fn par_map_chunks<T: Sync, R: Send>(items: &[T], f: impl Fn(&[T]) -> R + Sync + Send) -> Vec<R> {
     if crate::parallel::parallel_useful() {
-        items.par_chunks(BATCH_GRAIN).map(f).collect()
+        let chunks: Vec<&[T]> = items.chunks(BATCH_GRAIN).collect();
+        crate::parallel::claim_map(chunks.len(), rayon::current_num_threads() - 1, |i| f(chunks[i]))
     } else {
         items.chunks(BATCH_GRAIN).map(f).collect()
     }
@@ -117,16 +121,15 @@ fn par_map_chunks<T: Sync, R: Send>(items: &[T], f: impl Fn(&[T]) -> R + Sync + 
 /// otherwise dominate.
 const BATCH_GRAIN: usize = 64;
 
-/// Smallest part of one long text encoded on its own thread (see `words_ids`). Each thread encodes against
-/// its own word cache, so a part's words are new to its thread more often than to one thread: a 0.3 MB
-/// English string took 3.4 ms on two threads against 2.4 on one (cl100k, each call after 64 MB of other
-/// memory, 2026-12-07). Cutting only from 512 KB up (256 KB parts) fixed that, but then a text encoded
-/// whole ran on the calling thread, and its lines encoded next on the pool's threads found none of its
-/// words in their caches (bench_peers' two-thread lines cells: 2-3x slower); it was undone. Since then a
-/// word cache the threads share (`bpe/shared_words.rs`) holds every word any thread computed, but two
-/// threads still lose on 0.3 MB (86-111 MB/s against 138-146 at one, session 40), and cutting from 512 KB
-/// with the text kept on the calling thread still cost the lines after it 15-25% (benchmarks/RESULTS.md).
-const PAR_PART_BYTES: usize = 64 * 1024;
+/// Smallest part of one long text encoded on its own (see `words_ids`). The parts are taken one by one
+/// by the calling thread and the pool's other threads ([`crate::parallel::claim_map`]), each part against
+/// its thread's word cache; words one thread computed reach the others through the shared word cache
+/// (`bpe/shared_words.rs`). When the parts went to the pool's workers alone, two threads lost to one on
+/// 0.3 MB (86-111 MB/s against 138-146, session 40): a worker asleep woke late, and the parts often ran
+/// one after the other on a single worker. With the caller taking parts from the start, a fresh 0.3 MB
+/// English slice at two threads took 2.34 ms (median) against 3.08 (cl100k, 64 MB written before each
+/// call; benchmarks/RESULTS.md, session 42).
+const PAR_PART_BYTES: usize = 32 * 1024;
 
 /// `text` cut into parts of about `target` bytes, each cut right after a `\n` that has a printable
 /// ASCII char (not `/` after it) or a CJK ideograph on both sides. For the pre-tokenizers of
@@ -678,20 +681,19 @@ impl Tokenizer {
                     && p.cuts_after_newline()
                     && self.model.with_raw_pieces(|_| ()).is_some()
                 {
-                    let parts = newline_cuts(t, (t.len() / (4 * rayon::current_num_threads())).max(PAR_PART_BYTES));
+                    let threads = rayon::current_num_threads();
+                    let parts = newline_cuts(t, (t.len() / (4 * threads)).max(PAR_PART_BYTES));
                     if parts.len() > 1 {
-                        let done: Vec<Vec<u32>> = parts
-                            .par_iter()
-                            .map(|part| {
-                                let mut v = Vec::with_capacity(part.len() / 3 + 8);
-                                self.model.with_raw_pieces(|enc| {
-                                    enc.encode_text(part, &mut v, |sink| {
-                                        p.for_each_raw_piece(part, |raw| sink.push(raw.as_bytes()))
-                                    })
-                                });
-                                v
-                            })
-                            .collect();
+                        let done: Vec<Vec<u32>> = crate::parallel::claim_map(parts.len(), threads - 1, |i| {
+                            let part = parts[i];
+                            let mut v = Vec::with_capacity(part.len() / 3 + 8);
+                            self.model.with_raw_pieces(|enc| {
+                                enc.encode_text(part, &mut v, |sink| {
+                                    p.for_each_raw_piece(part, |raw| sink.push(raw.as_bytes()))
+                                })
+                            });
+                            v
+                        });
                         ids.reserve(done.iter().map(Vec::len).sum());
                         for v in done {
                             ids.extend_from_slice(&v);
