@@ -97,11 +97,7 @@ pub struct Tokenizer {
 /// forked child or with a one-thread pool ([`crate::parallel::parallel_useful`]).
 fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
     if crate::parallel::parallel_useful() {
-        let chunks: Vec<&[T]> = items.chunks(BATCH_GRAIN).collect();
-        let done = crate::parallel::claim_map(chunks.len(), rayon::current_num_threads() - 1, |i| {
-            chunks[i].iter().map(&f).collect::<Vec<R>>()
-        });
-        done.into_iter().flatten().collect()
+        par_map_chunks(items, |chunk| chunk.iter().map(&f).collect::<Vec<R>>()).into_iter().flatten().collect()
     } else {
         items.iter().map(f).collect()
     }
